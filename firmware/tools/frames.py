@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Largest stack frames in a linked Arm ELF, from its disassembly.
+
+    frames.py OBJDUMP ELF [N]
+
+For every function, the prologue's push/vpush/stmdb plus `sub sp` immediates
+(register-sized `sub sp, rX` is reported as dynamic). Prints the N biggest,
+demangled. A static figure: the painted-stack measurement is the real peak;
+this says which function is deep.
+"""
+import re
+import subprocess
+import sys
+
+
+def main():
+    objdump, elf = sys.argv[1], sys.argv[2]
+    n = int(sys.argv[3]) if len(sys.argv) > 3 else 8
+    out = subprocess.run([objdump, "-d", "-C", "--no-show-raw-insn", elf],
+                         capture_output=True, text=True).stdout
+    frames = []
+    name, count, size, dyn = None, 0, 0, False
+    for ln in out.splitlines():
+        m = re.match(r"^[0-9a-f]+ <(.+)>:$", ln)
+        if m:
+            if name:
+                frames.append((size, name, dyn))
+            name, count, size, dyn = m.group(1), 0, 0, False
+            continue
+        if name is None or count > 12:
+            continue
+        m = re.match(r"^\s+[0-9a-f]+:\s+(\S+)\s*(.*)$", ln)
+        if not m:
+            continue
+        count += 1
+        op, args = m.group(1), m.group(2)
+        if op in ("push", "push.w", "stmdb", "stmdb.w") and ("sp!" in args or op.startswith("push")):
+            regs = re.search(r"\{(.*)\}", args)
+            if regs:
+                k = 0
+                for r in regs.group(1).split(","):
+                    r = r.strip()
+                    mm = re.match(r"r(\d+)-r(\d+)", r)
+                    k += int(mm.group(2)) - int(mm.group(1)) + 1 if mm else 1
+                size += 4 * k
+        elif op.startswith("vpush") or (op.startswith("vstmdb") and "sp!" in args):
+            regs = re.search(r"\{(.*)\}", args)
+            if regs:
+                k = 0
+                for r in regs.group(1).split(","):
+                    mm = re.match(r"\s*([sd])(\d+)-[sd](\d+)", r)
+                    if mm:
+                        k += (int(mm.group(3)) - int(mm.group(2)) + 1) * (2 if mm.group(1) == "d" else 1)
+                    else:
+                        k += 2 if r.strip().startswith("d") else 1
+                size += 4 * k
+        elif op.startswith("sub") and re.match(r"sp,\s*(sp,\s*)?#", args):
+            imm = re.search(r"#(\d+)", args)
+            if imm:
+                size += int(imm.group(1))
+        elif op.startswith("sub") and re.match(r"sp,\s*(sp,\s*)?r\d+", args):
+            dyn = True
+    if name:
+        frames.append((size, name, dyn))
+    frames.sort(reverse=True)
+    for size, name, dyn in frames[:n]:
+        print("%6d  %s%s" % (size, name[:110], "  (+ dynamic)" if dyn else ""))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,20 @@
+"""atome: Python (ctypes) binding of the atome inference library.
+
+    import atome
+    path = atome.build_library({"V": 256, "D": 64, "L": 4, "DH": 16, "K": 5, "TOPK": 4, "S": 64})
+    eng = atome.Engine(path)
+    model = atome.Model.load(open("model_toy.atome", "rb").read(), engine=eng)
+    model.generate(b"Once upon a ", 16)
+
+No compiled extension: the library is built by cargo (build_library) and
+loaded with ctypes.
+"""
+
+from ._build import BuildError, build_library, config_name, normalize_config, repo_root
+from ._engine import AtomeError, BuildConfig, Classifier, Engine, Model, Sampling
+
+__all__ = [
+    "AtomeError", "BuildConfig", "BuildError", "Classifier", "Engine", "Model", "Sampling",
+    "build_library", "config_name", "normalize_config", "repo_root",
+]
+__version__ = "0.1.0"

@@ -1,0 +1,143 @@
+"""Building (or finding) libatome.so for one configuration."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Dict, Mapping, Optional
+
+# knob name -> (ATOME_* env var, default, accepted spellings in a config dict)
+KNOBS = {
+    "vocab_size": ("ATOME_VOCAB_SIZE", 256, ("V", "vocab_size", "ATOME_VOCAB_SIZE")),
+    "d_model": ("ATOME_D_MODEL", 64, ("D", "d_model", "ATOME_D_MODEL")),
+    "max_seq": ("ATOME_MAX_SEQ", 32, ("S", "max_seq", "ATOME_MAX_SEQ")),
+    "n_layers": ("ATOME_N_LAYERS", 4, ("L", "n_layers", "ATOME_N_LAYERS")),
+    "n_pathways": ("ATOME_N_PATHWAYS", 3, ("n_pathways", "ATOME_N_PATHWAYS")),
+    "d_head": ("ATOME_D_HEAD", 16, ("DH", "d_head", "ATOME_D_HEAD")),
+    "kernel_size": ("ATOME_KERNEL_SIZE", 5, ("K", "kernel_size", "ATOME_KERNEL_SIZE")),
+    "top_k": ("ATOME_TOP_K", 4, ("TOPK", "top_k", "ATOME_TOP_K")),
+    "max_classes": ("ATOME_MAX_CLASSES", 16, ("MAX_CLASSES", "max_classes", "ATOME_MAX_CLASSES")),
+}
+
+
+class BuildError(RuntimeError):
+    pass
+
+
+def normalize_config(config: Optional[Mapping] = None) -> Dict[str, int]:
+    """Full knob dict (build-config names: vocab_size, d_model, ...) from a dict
+    using golden-style keys (V, D, L, DH, K, TOPK, S), build-config names or
+    ATOME_* names; missing knobs take the SPEC defaults."""
+    config = dict(config or {})
+    out = {}
+    for name, (_env, default, spellings) in KNOBS.items():
+        val = default
+        for s in spellings:
+            if s in config:
+                val = int(config[s])
+                break
+        out[name] = val
+    known = {s for _n, (_e, _d, sp) in KNOBS.items() for s in sp}
+    known |= {"state_cached", "cached", "state_size", "ATOME_STATE"}
+    unknown = set(config) - known
+    if unknown:
+        raise ValueError(f"unknown configuration keys: {sorted(unknown)}")
+    return out
+
+
+def config_name(config: Optional[Mapping] = None, cached: bool = False,
+                system_libm: bool = False) -> str:
+    """Derived CARGO_TARGET_DIR leaf for a configuration, e.g.
+    ``v256-d64-s32-l4-dh16-k5-t4-c16`` (+ ``-cached``, + ``-syslibm``)."""
+    c = normalize_config(config)
+    name = "v{vocab_size}-d{d_model}-s{max_seq}-l{n_layers}-dh{d_head}-k{kernel_size}-t{top_k}-c{max_classes}".format(**c)
+    if c["n_pathways"] != 3:
+        name += f"-p{c['n_pathways']}"
+    if cached:
+        name += "-cached"
+    if system_libm:
+        name += "-syslibm"
+    return name
+
+
+def repo_root() -> Path:
+    """The repository root: $ATOME_REPO, else two levels above this package
+    (python/atome -> the checkout)."""
+    env = os.environ.get("ATOME_REPO")
+    if env:
+        return Path(env).resolve()
+    return Path(__file__).resolve().parents[2]
+
+
+def _lib_filename() -> str:
+    if sys.platform == "darwin":
+        return "libatome.dylib"
+    if sys.platform == "win32":
+        return "atome.dll"
+    return "libatome.so"
+
+
+def _matches(lib_path: str, want: Dict[str, int], cached: bool) -> bool:
+    from ._engine import Engine  # local import: no cycle at module load
+
+    try:
+        got = Engine(lib_path).config
+    except (OSError, AttributeError, RuntimeError):
+        return False
+    return all(got.get(k) == v for k, v in want.items()) and bool(got.get("state_cached")) == bool(cached)
+
+
+def build_library(config: Optional[Mapping] = None, cached: bool = False,
+                  system_libm: bool = False, *, profile: str = "release",
+                  repo: Optional[os.PathLike] = None, quiet: bool = True) -> str:
+    """Path of a libatome shared library built for ``config``.
+
+    ``config`` holds the ATOME_* knobs (keys V, D, L, DH, K, TOPK, S,
+    MAX_CLASSES, or the build-config / ATOME_* names; missing ones default).
+    ``cached`` selects ATOME_STATE=cached, ``system_libm`` the
+    ``system-libm`` cargo feature.
+
+    If $ATOME_LIB names a library whose atome_get_build_config matches the
+    configuration (and state kind), it is returned as is.  Otherwise this runs
+    ``cargo build --release`` in the repository root with the ATOME_* variables
+    and CARGO_TARGET_DIR=target/cfg/<config_name(...)> (a no-op when up to
+    date) and returns target/cfg/<name>/release/libatome.so.  Without cargo on
+    PATH an existing build there is returned."""
+    want = normalize_config(config)
+    env_lib = os.environ.get("ATOME_LIB")
+    if env_lib and os.path.exists(env_lib) and _matches(env_lib, want, cached):
+        return env_lib
+
+    root = Path(repo).resolve() if repo else repo_root()
+    name = config_name(want, cached, system_libm)
+    target_dir = root / "target" / "cfg" / name
+    out_dir = "release" if profile in ("release", None) else profile
+    lib = target_dir / out_dir / _lib_filename()
+
+    cargo = shutil.which("cargo") or os.path.expanduser("~/.cargo/bin/cargo")
+    if not os.path.exists(cargo):
+        if lib.exists():
+            return str(lib)
+        raise BuildError("cargo not found and no library at %s" % lib)
+
+    env = dict(os.environ)
+    for k, (var, _d, _s) in KNOBS.items():
+        env[var] = str(want[k])
+    env["ATOME_STATE"] = "cached" if cached else "lean"
+    env["CARGO_TARGET_DIR"] = str(target_dir)
+    cmd = [cargo, "build", "--lib"]
+    cmd += ["--release"] if profile in ("release", None) else ["--profile", profile]
+    if system_libm:
+        cmd += ["--features", "system-libm"]
+    proc = subprocess.run(cmd, cwd=str(root), env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.STDOUT, text=True)
+    if proc.returncode != 0:
+        raise BuildError("%s failed (%d):\n%s" % (" ".join(cmd), proc.returncode, proc.stdout[-4000:]))
+    if not quiet:
+        print(proc.stdout, end="")
+    if not lib.exists():
+        raise BuildError("cargo succeeded but %s is missing" % lib)
+    return str(lib)

@@ -1,0 +1,152 @@
+//! Beyond the reference: build configuration, router entropy, sampled generation.
+use super::model::model_view;
+use super::run::{generate_with, predict};
+use super::types::*;
+use crate::config::*;
+use crate::forward::sample::{pick, Sampling, SplitMix64};
+use crate::forward::Tokens;
+use core::ffi::c_int;
+
+/// Writes the configuration this library was built with. 0, or -1 for null.
+///
+/// # Safety
+/// `out` is null or writable.
+#[no_mangle]
+pub unsafe extern "C" fn atome_get_build_config(out: *mut atome_build_config_t) -> c_int {
+    if out.is_null() {
+        return -1;
+    }
+    let c = atome_build_config_t {
+        vocab_size: ATOME_VOCAB_SIZE as i32,
+        d_model: ATOME_D_MODEL as i32,
+        max_seq: ATOME_MAX_SEQ as i32,
+        n_layers: ATOME_N_LAYERS as i32,
+        n_pathways: ATOME_N_PATHWAYS as i32,
+        d_head: ATOME_D_HEAD as i32,
+        kernel_size: ATOME_KERNEL_SIZE as i32,
+        top_k: ATOME_TOP_K as i32,
+        max_classes: ATOME_MAX_CLASSES as i32,
+        state_cached: ATOME_STATE_CACHED as i32,
+        state_size: core::mem::size_of::<atome_state_t>() as u32,
+        model_size: core::mem::size_of::<atome_model_t>() as u32,
+        classifier_size: core::mem::size_of::<atome_classifier_t>() as u32,
+    };
+    // SAFETY: non-null and writable per the contract.
+    unsafe { out.write(c) };
+    0
+}
+
+/// Router entropy (nats, at most ln 3) of each layer at the last position of
+/// the last predict_next or classify on this state: writes ATOME_N_LAYERS
+/// floats and returns ATOME_N_LAYERS; -1 for a null pointer. Before any
+/// forward pass the values are unspecified (but finite memory is read).
+///
+/// # Safety
+/// `state` null or valid; `out` null or writable for ATOME_N_LAYERS floats.
+#[no_mangle]
+pub unsafe extern "C" fn atome_router_entropy(state: *const atome_state_t, out: *mut f32) -> c_int {
+    if state.is_null() || out.is_null() {
+        return -1;
+    }
+    // SAFETY: non-null, readable.
+    let st = unsafe { &*state };
+    let Some(src) = last_entropy(st) else { return -1 };
+    // SAFETY: writable for ATOME_N_LAYERS floats.
+    let dst = unsafe { core::slice::from_raw_parts_mut(out, ATOME_N_LAYERS) };
+    for (d, &s) in dst.iter_mut().zip(src) {
+        *d = s;
+    }
+    ATOME_N_LAYERS as c_int
+}
+
+fn last_entropy(st: &atome_state_t) -> Option<&[f32]> {
+    // The L floats sit right after the plan's big arrays (see LeanMem/CachedMem).
+    let (d, s, l, dh, kk) = (ATOME_D_MODEL, ATOME_MAX_SEQ, ATOME_N_LAYERS, ATOME_D_HEAD, ATOME_KERNEL_SIZE);
+    let off = if ATOME_STATE_CACHED == 1 {
+        s * d + l * s * dh + l * s * d + l * (kk - 1) * d + l * d + s * l
+    } else {
+        2 * s * d + s * dh + d
+    };
+    st.work.get(off..off + l)
+}
+
+/// Runs predict_next on `tokens` (so state->logits is updated as by
+/// atome_predict_next) and writes the router entropy of every layer at every
+/// position of the window: out[t * ATOME_N_LAYERS + l] for the n' = min(n,
+/// ATOME_MAX_SEQ) positions. Returns n', or -1 for a null pointer, n < 1, a
+/// model that did not load, or out_len < n' * ATOME_N_LAYERS.
+///
+/// # Safety
+/// As atome_predict_next; `out` writable for out_len floats.
+#[no_mangle]
+pub unsafe extern "C" fn atome_router_entropy_all(
+    model: *const atome_model_t,
+    state: *mut atome_state_t,
+    tokens: *const c_int,
+    n_tokens: c_int,
+    out: *mut f32,
+    out_len: c_int,
+) -> c_int {
+    if state.is_null() || tokens.is_null() || out.is_null() || n_tokens < 1 || out_len < 0 {
+        return -1;
+    }
+    let n = (n_tokens as usize).min(ATOME_MAX_SEQ);
+    if (out_len as usize) < n * ATOME_N_LAYERS {
+        return -1;
+    }
+    // SAFETY: checked; validity per the contract.
+    let Some(m) = (unsafe { model_view(model) }) else { return -1 };
+    // SAFETY: per the contract.
+    let (toks, st, dst) = unsafe {
+        (
+            core::slice::from_raw_parts(tokens as *const i32, n_tokens as usize),
+            &mut *state,
+            core::slice::from_raw_parts_mut(out, n * ATOME_N_LAYERS),
+        )
+    };
+    match predict(st, &m, &Tokens::new(toks), dst) {
+        Some(_) => n as c_int,
+        None => -1,
+    }
+}
+
+/// atome_generate with sampling (temperature, top-k, top-p, seeded
+/// splitmix64; see docs/CONTRACT.md). Temperature <= 0 gives exactly the
+/// greedy tokens. Returns the count; 0 for null pointers or bad lengths.
+///
+/// # Safety
+/// As atome_generate; `params` null or readable.
+#[no_mangle]
+pub unsafe extern "C" fn atome_generate_sampled(
+    model: *const atome_model_t,
+    state: *mut atome_state_t,
+    prompt: *const c_int,
+    prompt_len: c_int,
+    output: *mut c_int,
+    max_tokens: c_int,
+    params: *const atome_sampling_t,
+) -> c_int {
+    if state.is_null() || prompt.is_null() || output.is_null() || params.is_null() || prompt_len < 1 || max_tokens < 1 {
+        return 0;
+    }
+    // SAFETY: checked; validity per the contract.
+    let Some(m) = (unsafe { model_view(model) }) else { return 0 };
+    // SAFETY: per the contract.
+    let (p, out, st, prm) = unsafe {
+        (
+            core::slice::from_raw_parts(prompt as *const i32, prompt_len as usize),
+            core::slice::from_raw_parts_mut(output as *mut i32, max_tokens as usize),
+            &mut *state,
+            *params,
+        )
+    };
+    let s = Sampling { temperature: prm.temperature, top_k: prm.top_k, top_p: prm.top_p };
+    let mut rng = SplitMix64(prm.seed);
+    generate_with(st, &m, p, out, |greedy, logits| {
+        if s.temperature > 0.0 {
+            pick(logits, &s, rng.uniform())
+        } else {
+            greedy
+        }
+    }) as c_int
+}

@@ -1,0 +1,191 @@
+//! atome_init, atome_load, atome_classifier_load, and the safe views the
+//! other entry points run on.
+use super::types::*;
+use crate::config::*;
+use crate::format::{self, Classifier, LoadError, Model, Norm, Tensor};
+use core::ffi::c_int;
+use core::ptr;
+
+fn c_tensor(t: &Tensor) -> atome_ternary_t {
+    atome_ternary_t {
+        packed: t.data.as_ptr(),
+        scale: t.scale,
+        rows: t.rows as u16,
+        cols: t.cols as u16,
+        packing: t.packing as u8,
+    }
+}
+
+fn c_norm(n: &Norm) -> atome_norm_t {
+    atome_norm_t { gamma: n.gamma.bytes().as_ptr() as *const f32, beta: n.beta.bytes().as_ptr() as *const f32 }
+}
+
+/// Fills the reference-visible fields from a parsed model.
+fn fill(m: &Model, out: &mut atome_model_t, blob: &[u8]) {
+    out.embed = c_tensor(&m.embed);
+    for (l, b) in out.blocks.iter_mut().enumerate() {
+        let blk = m.block(l);
+        *b = atome_block_t {
+            norm: c_norm(&blk.norm),
+            local_conv: atome_conv_t {
+                packed: blk.conv.data.as_ptr(),
+                scale: blk.conv.scale,
+                channels: blk.conv.rows as u16,
+                kernel_size: blk.conv.cols as u16,
+                packing: blk.conv.packing as u8,
+            },
+            ssm: atome_ssm_t {
+                a: blk.ssm.a.bytes().as_ptr() as *const f32,
+                b: blk.ssm.b.bytes().as_ptr() as *const f32,
+                c_out: blk.ssm.c_out.bytes().as_ptr() as *const f32,
+                channels: ATOME_D_MODEL as u16,
+            },
+            attn: atome_attn_t {
+                Wq: c_tensor(&blk.wq),
+                Wk: c_tensor(&blk.wk),
+                Wv: c_tensor(&blk.wv),
+                d_head: ATOME_D_HEAD as u16,
+                top_k: ATOME_TOP_K as u16,
+            },
+            router: c_tensor(&blk.router),
+        };
+    }
+    out.final_norm = c_norm(&m.final_norm);
+    out.unembed = c_tensor(&m.unembed);
+    out.blob = blob.as_ptr();
+    out.blob_len = blob.len();
+    out.valid = MODEL_VALID;
+}
+
+/// The blob of a model that loaded, as a slice.
+///
+/// # Safety
+/// `m` must point to a readable atome_model_t; when it is marked valid, its
+/// blob pointer and length are those given to a successful load, and the
+/// caller keeps that blob alive and unchanged (the API's contract).
+unsafe fn blob_of<'a>(m: *const atome_model_t) -> Option<&'a [u8]> {
+    if m.is_null() {
+        return None;
+    }
+    // SAFETY: non-null and readable per the contract above.
+    let m = unsafe { &*m };
+    if m.valid != MODEL_VALID || m.blob.is_null() {
+        return None;
+    }
+    // SAFETY: blob/blob_len were set together from a live slice at load.
+    Some(unsafe { core::slice::from_raw_parts(m.blob, m.blob_len) })
+}
+
+/// Safe view of a loaded model (language model, or a classifier's base).
+///
+/// # Safety
+/// As `blob_of`.
+pub unsafe fn model_view<'a>(m: *const atome_model_t) -> Option<Model<'a>> {
+    // SAFETY: forwarded contract.
+    let blob = unsafe { blob_of(m) }?;
+    match format::lm_packing(blob) {
+        Some(_) => format::parse_model_with(blob, &DIMS, false).ok(),
+        None => format::parse_classifier_with(blob, &DIMS, ATOME_MAX_CLASSES, false).ok().map(|c| c.base),
+    }
+}
+
+/// Safe view of a loaded classifier.
+///
+/// # Safety
+/// As `blob_of`, for `c->base`.
+pub unsafe fn classifier_view<'a>(c: *const atome_classifier_t) -> Option<Classifier<'a>> {
+    if c.is_null() {
+        return None;
+    }
+    // SAFETY: non-null and readable per the contract.
+    let cr = unsafe { &*c };
+    if cr.valid != CLASSIFIER_VALID {
+        return None;
+    }
+    // SAFETY: as above.
+    let blob = unsafe { blob_of(&cr.base) }?;
+    format::parse_classifier_with(blob, &DIMS, ATOME_MAX_CLASSES, false).ok()
+}
+
+/// Zeroes a state. Never needed for correct results (every call is a pure
+/// function of model and tokens); kept for the reference's API.
+///
+/// # Safety
+/// `state` is null or points to a writable atome_state_t.
+#[no_mangle]
+pub unsafe extern "C" fn atome_init(state: *mut atome_state_t) {
+    if state.is_null() {
+        return;
+    }
+    // SAFETY: non-null, writable, and all-zero bytes are a valid state.
+    unsafe { ptr::write_bytes(state, 0, 1) };
+}
+
+/// Loads an ATOME01, ATOME02 or ATOMEP3 blob in place. Returns 0; -1 for a
+/// null argument, len < 7 or an unknown magic; -2 when the blob is shorter
+/// than this configuration needs; -3 when more than 15 bytes trail it; -4 for
+/// an ATOME02 byte above 242. On failure the model is marked unusable.
+///
+/// # Safety
+/// `model` is null or writable; `data` is null or readable for `len` bytes
+/// and stays alive and unchanged while the model is used.
+#[no_mangle]
+pub unsafe extern "C" fn atome_load(model: *mut atome_model_t, data: *const u8, len: usize) -> c_int {
+    if model.is_null() {
+        return -1;
+    }
+    // SAFETY: non-null and writable per the contract.
+    let out = unsafe { &mut *model };
+    out.valid = 0;
+    if data.is_null() || len < 7 {
+        return -1;
+    }
+    // SAFETY: readable for len bytes per the contract.
+    let blob = unsafe { core::slice::from_raw_parts(data, len) };
+    match format::parse_model(blob, &DIMS) {
+        Ok(m) => {
+            fill(&m, out, blob);
+            0
+        }
+        Err(e) => load_code(e),
+    }
+}
+
+fn load_code(e: LoadError) -> c_int {
+    match e {
+        // The reference's single "bad blob" code covers a bad class count too.
+        LoadError::BadClasses => -1,
+        e => e as c_int,
+    }
+}
+
+/// Loads an ATOMECL01 or ATOMECL02 classifier blob in place. Codes as
+/// atome_load; n_classes outside 1..=ATOME_MAX_CLASSES is -1.
+///
+/// # Safety
+/// As atome_load.
+#[no_mangle]
+pub unsafe extern "C" fn atome_classifier_load(clf: *mut atome_classifier_t, data: *const u8, len: usize) -> c_int {
+    if clf.is_null() {
+        return -1;
+    }
+    // SAFETY: non-null and writable per the contract.
+    let out = unsafe { &mut *clf };
+    out.valid = 0;
+    out.base.valid = 0;
+    if data.is_null() || len < 9 {
+        return -1;
+    }
+    // SAFETY: readable for len bytes per the contract.
+    let blob = unsafe { core::slice::from_raw_parts(data, len) };
+    match format::parse_classifier(blob, &DIMS, ATOME_MAX_CLASSES) {
+        Ok(c) => {
+            fill(&c.base, &mut out.base, blob);
+            out.head = c_tensor(&c.head);
+            out.n_classes = c.head.rows as c_int;
+            out.valid = CLASSIFIER_VALID;
+            0
+        }
+        Err(e) => load_code(e),
+    }
+}

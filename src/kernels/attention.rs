@@ -1,0 +1,82 @@
+//! Sparse attention: scores, top-k selection and the weighted sum of values.
+//!
+//! Slots are two parallel slices: `score` and `idx` (the key index as a float,
+//! exact below 2^24, or -1.0 for a slot that no key filled).
+use super::softmax;
+
+/// Index value of a slot no key filled.
+pub const NO_INDEX: f32 = -1.0;
+
+/// Sequential dot product of q with a key row.
+#[inline]
+pub fn dot(q: &[f32], k: &[f32]) -> f32 {
+    let mut s = 0.0f32;
+    for (&a, &b) in q.iter().zip(k) {
+        s += a * b;
+    }
+    s
+}
+
+/// Resets k_eff slots (score -1e30, no index).
+pub fn clear_slots(score: &mut [f32], idx: &mut [f32]) {
+    for s in score.iter_mut() {
+        *s = -1e30;
+    }
+    for i in idx.iter_mut() {
+        *i = NO_INDEX;
+    }
+}
+
+/// Scores keys 0..=t (rows of `keys`, `dh` floats each) against q and keeps
+/// the best score.len() of them (the caller passes k_eff slots).
+pub fn score_topk(q: &[f32], keys: &[f32], dh: usize, t: usize, inv_sqrt_dh: f32, score: &mut [f32], idx: &mut [f32]) {
+    clear_slots(score, idx);
+    if dh == 0 {
+        return;
+    }
+    for (j, key) in keys.chunks_exact(dh).take(t + 1).enumerate() {
+        insert(score, idx, dot(q, key) * inv_sqrt_dh, j);
+    }
+}
+
+/// Inserts a scored key: it replaces the last slot when strictly greater, then
+/// bubbles toward the front while strictly greater than its neighbour, so ties
+/// keep the earlier key.
+#[inline]
+pub fn insert(score: &mut [f32], idx: &mut [f32], s: f32, j: usize) {
+    let n = score.len().min(idx.len());
+    let (score, idx) = (&mut score[..n], &mut idx[..n]);
+    let Some(last) = n.checked_sub(1) else { return };
+    if !(s > score[last]) {
+        return;
+    }
+    score[last] = s;
+    idx[last] = j as f32;
+    let mut i = last;
+    while i > 0 && score[i] > score[i - 1] {
+        score.swap(i, i - 1);
+        idx.swap(i, i - 1);
+        i -= 1;
+    }
+}
+
+/// Turns slot scores into probabilities in place (softmax over all k_eff slots).
+pub fn slot_probs(score: &mut [f32]) {
+    softmax(score);
+}
+
+/// The sparse output of one channel: +0.0, then + p_i * val_{idx_i}[ch] for
+/// each slot in order; slots without an index contribute nothing.
+#[inline]
+pub fn attend_channel(p: &[f32], idx: &[f32], values: &[f32], d: usize, ch: usize) -> f32 {
+    let mut o = 0.0f32;
+    for (&pi, &ix) in p.iter().zip(idx) {
+        if ix < 0.0 {
+            continue;
+        }
+        if let Some(&v) = values.get(ix as usize * d + ch) {
+            o += pi * v;
+        }
+    }
+    o
+}

@@ -1,0 +1,38 @@
+//! LayerNorm in the reference's order.
+use crate::format::Norm;
+use crate::math::sqrtf;
+
+/// (mean, 1/sqrt(var + 1e-5)) of x, sequential sums (SPEC section 4).
+fn stats(x: &[f32]) -> (f32, f32) {
+    let d = x.len() as f32;
+    let mut mean = 0.0f32;
+    for &v in x {
+        mean += v;
+    }
+    mean /= d;
+    let mut var = 0.0f32;
+    for &v in x {
+        let c = v - mean;
+        var += c * c;
+    }
+    var /= d;
+    (mean, 1.0 / sqrtf(var + 1e-5))
+}
+
+/// out = LayerNorm(x) over min(x.len(), out.len()) values.
+pub fn layer_norm(x: &[f32], norm: &Norm, out: &mut [f32]) {
+    let n = x.len().min(out.len());
+    let (x, out) = (&x[..n], &mut out[..n]);
+    let (mean, inv) = stats(x);
+    for (i, (o, &v)) in out.iter_mut().zip(x).enumerate() {
+        *o = norm.gamma.get(i) * (v - mean) * inv + norm.beta.get(i);
+    }
+}
+
+/// LayerNorm in place.
+pub fn layer_norm_in_place(x: &mut [f32], norm: &Norm) {
+    let (mean, inv) = stats(x);
+    for (i, v) in x.iter_mut().enumerate() {
+        *v = norm.gamma.get(i) * (*v - mean) * inv + norm.beta.get(i);
+    }
+}

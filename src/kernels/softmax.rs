@@ -1,0 +1,25 @@
+//! Softmax in the reference's order.
+use crate::math::expf;
+
+/// In-place softmax (SPEC section 4): max by strict `>`, expf, sequential sum,
+/// one reciprocal of (sum + 1e-10).
+pub fn softmax(v: &mut [f32]) {
+    let mut max = match v.first() {
+        Some(&f) => f,
+        None => return,
+    };
+    for &f in v.iter().skip(1) {
+        if f > max {
+            max = f;
+        }
+    }
+    let mut sum = 0.0f32;
+    for f in v.iter_mut() {
+        *f = expf(*f - max);
+        sum += *f;
+    }
+    let inv = 1.0 / (sum + 1e-10);
+    for f in v.iter_mut() {
+        *f *= inv;
+    }
+}

@@ -1,0 +1,31 @@
+//! atome: a `no_std`, no-alloc engine for the Atome ternary language model,
+//! exporting the reference C API (include/atome.h).
+//!
+//! Layers: [`format`] (blob parsing) -> [`kernels`] -> [`forward`] -> [`ffi`]
+//! (the C ABI, sized by the build-time configuration in [`config`]).
+#![no_std]
+#![warn(missing_docs)]
+
+#[cfg(any(panic = "unwind", feature = "std"))]
+extern crate std;
+
+pub mod config;
+pub mod ffi;
+pub mod format;
+pub mod forward;
+pub mod kernels;
+pub mod math;
+
+#[cfg(all(not(feature = "std"), panic = "abort", not(test)))]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    // No code path of the library panics (the firmware check proves none is
+    // linked); this handler exists only because a no_std artifact needs one.
+    loop {}
+}
+
+/// The host's precompiled `core` was built with unwinding and refers to this
+/// symbol; with panic = "abort" nothing ever unwinds, so it is never called.
+#[cfg(all(not(feature = "std"), panic = "abort", not(test), target_os = "linux"))]
+#[no_mangle]
+pub extern "C" fn rust_eh_personality() {}

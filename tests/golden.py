@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Golden parity through the C API (issue acceptance 1).
+
+For every configuration of ../shared/golden/golden_visible.json, builds
+libatome.a for that configuration (lean and cached states, default math and
+system-libm), compiles tests/c/golden_runner.c against include/atome.h with
+the same -D flags, runs every case and compares:
+  system-libm: every logit bit pattern, id, class and token equal;
+  default math: ids, classes and tokens equal, logits within 5e-5.
+Needs ../shared (skips with a message where it is absent; CI has it).
+Usage: tests/golden.py [--states lean,cached] [--math default,system] [--configs a,b]
+"""
+import argparse, json, os, struct, subprocess, sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(os.path.dirname(ROOT), "shared")
+KNOBS = {"V": "ATOME_VOCAB_SIZE", "D": "ATOME_D_MODEL", "L": "ATOME_N_LAYERS", "DH": "ATOME_D_HEAD",
+         "K": "ATOME_KERNEL_SIZE", "TOPK": "ATOME_TOP_K", "S": "ATOME_MAX_SEQ"}
+
+
+def build(cfg, state, math):
+    """Builds the library and the runner; returns the runner's path."""
+    name = "_".join(f"{k}{cfg[k]}" for k in sorted(KNOBS)) + f"_{state}_{math}"
+    tdir = os.path.join(ROOT, "target", "cfg", name)
+    env = dict(os.environ, CARGO_TARGET_DIR=tdir, ATOME_STATE=state)
+    for k, v in KNOBS.items():
+        env[v] = str(cfg[k])
+    cmd = ["cargo", "build", "--release", "--quiet", "--lib"]
+    if math == "system":
+        cmd += ["--features", "system-libm"]
+    subprocess.run(cmd, cwd=ROOT, env=env, check=True)
+    exe = os.path.join(tdir, "golden_runner")
+    defs = [f"-D{v}={cfg[k]}" for k, v in KNOBS.items()]
+    if state == "cached":
+        defs.append("-DATOME_STATE_CACHED=1")
+    subprocess.run(["cc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-I", os.path.join(ROOT, "include"),
+                    "-I", os.path.join(ROOT, "c_examples"), *defs, os.path.join(ROOT, "tests", "c", "golden_runner.c"),
+                    os.path.join(tdir, "release", "libatome.a"), "-lm", "-o", exe], check=True)
+    return exe
+
+
+def f32(h):
+    return struct.unpack(">f", bytes.fromhex(h))[0]
+
+
+def run(exe, entry, math):
+    lines, checks = [], []
+    models = os.path.join(SHARED, "models")
+    for c in entry["cases"]:
+        blob = os.path.join(models, c["blob"])
+        toks = " ".join(map(str, c["tokens"]))
+        if "expected_class" in c:
+            lines.append(f"C {blob} {len(c['tokens'])} {toks}")
+            checks.append(("C", c["expected_class"], c["class_logits_f32_bits"]))
+        else:
+            lines.append(f"P {blob} {len(c['tokens'])} {toks}")
+            checks.append(("P", c["expected_next"], c["logits_f32_bits"]))
+    for g in entry.get("generate", []):
+        blob = os.path.join(models, g["blob"])
+        lines.append(f"G {blob} {g['max_tokens']} {len(g['prompt'])} {' '.join(map(str, g['prompt']))}")
+        checks.append(("G", g["expected_count"], g["expected_tokens"]))
+    out = subprocess.run([exe], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True).stdout.split("\n")
+    fails = 0
+    worst = 0.0
+    for i, (kind, exp, data) in enumerate(checks):
+        got = out[i].split()
+        if got[0] != kind or int(got[1]) != exp:
+            print(f"  case {i}: {kind} expected {exp}, got {got[:2]}")
+            fails += 1
+            continue
+        if kind == "G":
+            if [int(t) for t in got[2:]] != data:
+                print(f"  case {i}: tokens {got[2:]} != {data}")
+                fails += 1
+            continue
+        bits = got[2:]
+        if len(bits) != len(data):
+            print(f"  case {i}: {len(bits)} logits, expected {len(data)}")
+            fails += 1
+        elif math == "system":
+            bad = [j for j, (a, b) in enumerate(zip(bits, data)) if a != b]
+            if bad:
+                print(f"  case {i}: {len(bad)} logit bit patterns differ (first at {bad[0]}: {bits[bad[0]]} vs {data[bad[0]]})")
+                fails += 1
+        else:
+            d = max(abs(f32(a) - f32(b)) for a, b in zip(bits, data))
+            worst = max(worst, d)
+            if not d <= 5e-5:
+                print(f"  case {i}: logits differ by {d}")
+                fails += 1
+    return len(checks), fails, worst
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--states", default="lean,cached")
+    ap.add_argument("--math", default="default,system")
+    ap.add_argument("--configs", default="")
+    a = ap.parse_args()
+    path = os.path.join(SHARED, "golden", "golden_visible.json")
+    if not os.path.exists(path):
+        print("SKIP golden parity: ../shared is absent (it is beside every CI checkout)")
+        return 0
+    golden = json.load(open(path))
+    names = a.configs.split(",") if a.configs else list(golden)
+    passed = failed = 0
+    for name in names:
+        entry = golden[name]
+        for state in a.states.split(","):
+            for math in a.math.split(","):
+                exe = build(entry["config"], state, math)
+                n, f, worst = run(exe, entry, math)
+                tag = f"{name:10s} {state:6s} {math:7s}"
+                print(f"{tag} {n - f}/{n} cases ok" + (f", max |logit diff| {worst:.3g}" if math == "default" else ", bit-exact"))
+                passed += n - f
+                failed += f
+    print(f"golden: {passed} passed, {failed} failed")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
