@@ -1,0 +1,280 @@
+//! Every error path of SPEC sections 3 and 4 through the C API (this build's
+//! configuration; cargo test builds the default one unless ATOME_* are set).
+mod common;
+use atome::config::*;
+use atome::ffi::extra::*;
+use atome::ffi::model::*;
+use atome::ffi::run::*;
+use atome::ffi::*;
+use common::*;
+use std::ptr::{null, null_mut};
+
+fn cfg() -> Cfg {
+    Cfg { v: ATOME_VOCAB_SIZE, d: ATOME_D_MODEL, l: ATOME_N_LAYERS, dh: ATOME_D_HEAD, k: ATOME_KERNEL_SIZE, topk: ATOME_TOP_K }
+}
+
+fn zeroed<T>() -> Box<T> {
+    // SAFETY: the API structs are plain data for which all-zero bytes are valid.
+    unsafe { Box::new_zeroed().assume_init() }
+}
+
+fn load(blob: &[u8]) -> (Box<atome_model_t>, i32) {
+    let mut m = zeroed::<atome_model_t>();
+    let rc = unsafe { atome_load(&mut *m, blob.as_ptr(), blob.len()) };
+    (m, rc)
+}
+
+fn predict(m: &atome_model_t, toks: &[i32]) -> (i32, Vec<f32>) {
+    let mut s = zeroed::<atome_state_t>();
+    let id = unsafe { atome_predict_next(m, &mut *s, toks.as_ptr(), toks.len() as i32) };
+    (id, s.logits.to_vec())
+}
+
+fn blob(fmt: Fmt) -> Vec<u8> {
+    Weights::random(cfg(), fmt, None, 42).to_blob(fmt)
+}
+
+#[test]
+fn load_codes() {
+    let b = blob(Fmt::A01);
+    assert_eq!(load(&b).1, 0);
+    // Null arguments.
+    let mut m = zeroed::<atome_model_t>();
+    assert_eq!(unsafe { atome_load(null_mut(), b.as_ptr(), b.len()) }, -1);
+    assert_eq!(unsafe { atome_load(&mut *m, null(), b.len()) }, -1);
+    // Shorter than the magic, wrong magic.
+    for n in 0..7 {
+        assert_eq!(load(&b[..n]).1, -1, "len {n}");
+    }
+    let mut bad = b.clone();
+    bad[6] = b'9';
+    assert_eq!(load(&bad).1, -1);
+    // Every truncation is -2.
+    for n in 7..b.len() {
+        assert_eq!(load(&b[..n]).1, -2, "len {n}");
+    }
+    // Up to 15 bytes of padding accepted, more refused with -3.
+    for extra in 1..=40usize {
+        let mut p = b.clone();
+        p.extend(std::iter::repeat(0xffu8).take(extra));
+        assert_eq!(load(&p).1, if extra <= 15 { 0 } else { -3 }, "extra {extra}");
+    }
+    // ATOME02 and ATOMEP3 dispatch on the magic; an ATOME02 byte above 242 is -4.
+    assert_eq!(load(&blob(Fmt::A02)).1, 0);
+    assert_eq!(load(&blob(Fmt::P3)).1, 0);
+    let mut b2 = blob(Fmt::A02);
+    let last = b2.len() - 1;
+    b2[last] = 243;
+    assert_eq!(load(&b2).1, -4);
+}
+
+#[test]
+fn failed_load_is_refused_later() {
+    let b = blob(Fmt::A01);
+    let (mut m, rc) = load(&b);
+    assert_eq!(rc, 0);
+    assert!(predict(&m, &[1, 2]).0 >= 0);
+    assert_eq!(unsafe { atome_load(&mut *m, b.as_ptr(), 100) }, -2);
+    let mut s = zeroed::<atome_state_t>();
+    let toks = [1, 2, 3];
+    assert_eq!(unsafe { atome_predict_next(&*m, &mut *s, toks.as_ptr(), 3) }, -1);
+    let mut out = [0i32; 4];
+    assert_eq!(unsafe { atome_generate(&*m, &mut *s, toks.as_ptr(), 3, out.as_mut_ptr(), 4) }, 0);
+    // Never loaded (zeroed) is refused too.
+    let never = zeroed::<atome_model_t>();
+    assert_eq!(unsafe { atome_predict_next(&*never, &mut *s, toks.as_ptr(), 3) }, -1);
+}
+
+#[test]
+fn predict_next_edges() {
+    let b = blob(Fmt::A01);
+    let (m, _) = load(&b);
+    let mut s = zeroed::<atome_state_t>();
+    let toks = [1, 2, 3];
+    unsafe {
+        assert_eq!(atome_predict_next(null(), &mut *s, toks.as_ptr(), 3), -1);
+        assert_eq!(atome_predict_next(&*m, null_mut(), toks.as_ptr(), 3), -1);
+        assert_eq!(atome_predict_next(&*m, &mut *s, null(), 3), -1);
+        assert_eq!(atome_predict_next(&*m, &mut *s, toks.as_ptr(), 0), -1);
+        assert_eq!(atome_predict_next(&*m, &mut *s, toks.as_ptr(), -5), -1);
+        assert!(atome_get_logits(null_mut()).is_null());
+    }
+    // Ids outside [0, V) read as 0.
+    let v = ATOME_VOCAB_SIZE as i32;
+    let a = predict(&m, &[v, -1, 7, i32::MIN, i32::MAX]);
+    let z = predict(&m, &[0, 0, 7, 0, 0]);
+    assert!(a.0 >= 0 && a.0 < v);
+    assert_eq!(a.0, z.0);
+    assert!(same_bits(&a.1, &z.1));
+    // n > S: the last S tokens.
+    let long: Vec<i32> = (0..ATOME_MAX_SEQ as i32 + 9).map(|i| (i * 37) % v).collect();
+    let tail = &long[long.len() - ATOME_MAX_SEQ..];
+    let (x, y) = (predict(&m, &long), predict(&m, tail));
+    assert_eq!(x.0, y.0);
+    assert!(same_bits(&x.1, &y.1));
+    // And that is the reference's answer for the window.
+    let wt = Weights::random(cfg(), Fmt::A01, None, 42);
+    let (rid, rl) = reference_predict(&wt, &long, ATOME_MAX_SEQ);
+    assert_eq!(x.0 as usize, rid);
+    assert!(same_bits(&x.1, &rl));
+}
+
+#[test]
+fn generate_edges_and_greedy_equivalence() {
+    let b = blob(Fmt::A01);
+    let (m, _) = load(&b);
+    let mut s = zeroed::<atome_state_t>();
+    let p = [10, 20, 30];
+    let mut out = [-7i32; 64];
+    unsafe {
+        assert_eq!(atome_generate(null(), &mut *s, p.as_ptr(), 3, out.as_mut_ptr(), 4), 0);
+        assert_eq!(atome_generate(&*m, null_mut(), p.as_ptr(), 3, out.as_mut_ptr(), 4), 0);
+        assert_eq!(atome_generate(&*m, &mut *s, null(), 3, out.as_mut_ptr(), 4), 0);
+        assert_eq!(atome_generate(&*m, &mut *s, p.as_ptr(), 3, null_mut(), 4), 0);
+        assert_eq!(atome_generate(&*m, &mut *s, p.as_ptr(), 0, out.as_mut_ptr(), 4), 0);
+        assert_eq!(atome_generate(&*m, &mut *s, p.as_ptr(), 3, out.as_mut_ptr(), 0), 0);
+        assert_eq!(out[0], -7, "nothing written on refusal");
+        // A prompt that fills the window generates nothing.
+        let full: Vec<i32> = vec![5; ATOME_MAX_SEQ];
+        assert_eq!(atome_generate(&*m, &mut *s, full.as_ptr(), full.len() as i32, out.as_mut_ptr(), 4), 0);
+        // Stops at the window.
+        let n = atome_generate(&*m, &mut *s, p.as_ptr(), 3, out.as_mut_ptr(), 64);
+        assert_eq!(n as usize, (ATOME_MAX_SEQ - 3).min(64));
+    }
+    // Greedy generation equals repeated predict_next.
+    let mut seq = p.to_vec();
+    for &t in out.iter().take((ATOME_MAX_SEQ - 3).min(64)) {
+        let (id, _) = predict(&m, &seq);
+        assert_eq!(id, t);
+        seq.push(id);
+    }
+}
+
+#[test]
+fn sampling_contract() {
+    let b = blob(Fmt::A01);
+    let (m, _) = load(&b);
+    let mut s = zeroed::<atome_state_t>();
+    let p = [10, 20, 30];
+    let run = |s: &mut atome_state_t, t: f32, k: i32, pp: f32, seed: u64| {
+        let prm = atome_sampling_t { temperature: t, top_k: k, top_p: pp, reserved: 0, seed };
+        let mut out = [0i32; 12];
+        let n = unsafe { atome_generate_sampled(&*m, s, p.as_ptr(), 3, out.as_mut_ptr(), 12, &prm) };
+        out[..n as usize].to_vec()
+    };
+    let mut greedy = [0i32; 12];
+    let n = unsafe { atome_generate(&*m, &mut *s, p.as_ptr(), 3, greedy.as_mut_ptr(), 12) };
+    assert_eq!(run(&mut s, 0.0, 0, 0.0, 1), greedy[..n as usize].to_vec());
+    assert_eq!(run(&mut s, 1.0, 1, 0.0, 5), greedy[..n as usize].to_vec(), "top_k 1 is greedy");
+    let a = run(&mut s, 1.3, 0, 0.95, 77);
+    assert_eq!(a, run(&mut s, 1.3, 0, 0.95, 77), "deterministic per seed");
+    let distinct: std::collections::HashSet<Vec<i32>> = (0..8).map(|seed| run(&mut s, 1.5, 0, 1.0, seed)).collect();
+    assert!(distinct.len() > 1, "seeds change the draw");
+    let prm = atome_sampling_t { temperature: 1.0, top_k: 0, top_p: 1.0, reserved: 0, seed: 0 };
+    let mut out = [0i32; 4];
+    unsafe {
+        assert_eq!(atome_generate_sampled(&*m, &mut *s, p.as_ptr(), 3, out.as_mut_ptr(), 4, null()), 0);
+        assert_eq!(atome_generate_sampled(null(), &mut *s, p.as_ptr(), 3, out.as_mut_ptr(), 4, &prm), 0);
+    }
+}
+
+fn clf_blob(n_classes: i32) -> Vec<u8> {
+    let mut b = Weights::random(cfg(), Fmt::A01, Some(3), 9).to_blob(Fmt::A01);
+    b[9..13].copy_from_slice(&n_classes.to_le_bytes());
+    b
+}
+
+#[test]
+fn classifier_edges() {
+    let b = Weights::random(cfg(), Fmt::A01, Some(5), 9).to_blob(Fmt::A01);
+    let mut c = zeroed::<atome_classifier_t>();
+    let mut s = zeroed::<atome_state_t>();
+    unsafe {
+        assert_eq!(atome_classifier_load(&mut *c, b.as_ptr(), b.len()), 0);
+        assert_eq!(c.n_classes, 5);
+        let t = [1, 2, 3];
+        let mut lg = [f32::NAN; 5];
+        let k = atome_classify(&*c, &mut *s, t.as_ptr(), 3, lg.as_mut_ptr());
+        assert!((0..5).contains(&k));
+        assert_eq!(atome_classify(&*c, &mut *s, t.as_ptr(), 3, null_mut()), k, "null logits is fine");
+        assert_eq!(atome_classify(&*c, &mut *s, t.as_ptr(), 0, lg.as_mut_ptr()), -1);
+        assert_eq!(atome_classify(&*c, &mut *s, t.as_ptr(), -1, lg.as_mut_ptr()), -1);
+        assert_eq!(atome_classify(&*c, &mut *s, null(), 3, lg.as_mut_ptr()), -1);
+        assert_eq!(atome_classify(null(), &mut *s, t.as_ptr(), 3, lg.as_mut_ptr()), -1);
+        assert_eq!(atome_classify(&*c, null_mut(), t.as_ptr(), 3, lg.as_mut_ptr()), -1);
+        assert_eq!(atome_classifier_load(null_mut(), b.as_ptr(), b.len()), -1);
+        assert_eq!(atome_classifier_load(&mut *c, null(), b.len()), -1);
+        assert_eq!(atome_classifier_load(&mut *c, b.as_ptr(), 8), -1);
+        assert_eq!(atome_classifier_load(&mut *c, b.as_ptr(), 11), -2);
+        // Refused after a failed load.
+        assert_eq!(atome_classify(&*c, &mut *s, t.as_ptr(), 3, lg.as_mut_ptr()), -1);
+        // n_classes out of range.
+        for n in [0, -1, ATOME_MAX_CLASSES as i32 + 1, i32::MAX, i32::MIN] {
+            let bb = clf_blob(n);
+            assert_eq!(atome_classifier_load(&mut *c, bb.as_ptr(), bb.len()), -1, "n_classes {n}");
+        }
+        // A language-model blob is not a classifier and vice versa.
+        let lm = blob(Fmt::A01);
+        assert_eq!(atome_classifier_load(&mut *c, lm.as_ptr(), lm.len()), -1);
+        let mut m = zeroed::<atome_model_t>();
+        assert_eq!(atome_load(&mut *m, b.as_ptr(), b.len()), -1);
+        // ATOMECL02.
+        let b2 = Weights::random(cfg(), Fmt::A02, Some(5), 9).to_blob(Fmt::A02);
+        assert_eq!(atome_classifier_load(&mut *c, b2.as_ptr(), b2.len()), 0);
+        let mut lg2 = [0.0f32; 5];
+        assert_eq!(atome_classify(&*c, &mut *s, t.as_ptr(), 3, lg2.as_mut_ptr()), k);
+        assert!(same_bits(&lg, &lg2));
+    }
+}
+
+#[test]
+fn misaligned_blob_gives_the_same_bits() {
+    let b = blob(Fmt::A01);
+    let (m0, _) = load(&b);
+    let r0 = predict(&m0, &[4, 8, 15, 16, 23, 42]);
+    for off in 1..8 {
+        let mut buf = vec![0u8; b.len() + off];
+        buf[off..].copy_from_slice(&b);
+        let (m, rc) = load(&buf[off..]);
+        assert_eq!(rc, 0);
+        let r = predict(&m, &[4, 8, 15, 16, 23, 42]);
+        assert_eq!(r.0, r0.0);
+        assert!(same_bits(&r.1, &r0.1), "offset {off}");
+    }
+}
+
+#[test]
+fn build_config_and_entropy_api() {
+    let mut c = atome_build_config_t::default();
+    unsafe {
+        assert_eq!(atome_get_build_config(null_mut()), -1);
+        assert_eq!(atome_get_build_config(&mut c), 0);
+    }
+    assert_eq!(c.d_model as usize, ATOME_D_MODEL);
+    assert_eq!(c.state_size as usize, std::mem::size_of::<atome_state_t>());
+    let b = blob(Fmt::A01);
+    let (m, _) = load(&b);
+    let mut s = zeroed::<atome_state_t>();
+    let toks = [1, 2, 3, 4, 5];
+    let l = ATOME_N_LAYERS;
+    let mut all = vec![f32::NAN; toks.len() * l];
+    let mut last = vec![f32::NAN; l];
+    unsafe {
+        assert_eq!(atome_router_entropy_all(&*m, &mut *s, toks.as_ptr(), 5, all.as_mut_ptr(), all.len() as i32), 5);
+        assert_eq!(atome_router_entropy(&*s, last.as_mut_ptr()), l as i32);
+        assert_eq!(atome_router_entropy(null(), last.as_mut_ptr()), -1);
+        assert_eq!(atome_router_entropy_all(&*m, &mut *s, toks.as_ptr(), 5, all.as_mut_ptr(), 3), -1);
+    }
+    assert!(same_bits(&last, &all[4 * l..]));
+    let wt = Weights::random(cfg(), Fmt::A01, None, 42);
+    let (_, routers) = reference_hidden(&wt, &toks, ATOME_MAX_SEQ);
+    for t in 0..5 {
+        for li in 0..l {
+            let h: f64 = routers[li][t].iter().filter(|&&x| x > 0.0).map(|&x| -(x as f64) * (x as f64).ln()).sum();
+            assert!((all[t * l + li] as f64 - h).abs() < 1e-6);
+        }
+    }
+    // After predict_next, the last position's entropies are those of the call.
+    let (id, _) = predict(&m, &toks);
+    assert!(id >= 0);
+}

@@ -1,0 +1,217 @@
+//! The engine's Rust core against the independent reference of
+//! tests/common (SPEC section 4, position by position): bit for bit, for odd
+//! shapes, every packing, both memory plans, and random call sequences on a
+//! cached state. Needs nothing outside the repository.
+mod common;
+use atome::format::{parse_classifier, parse_model, Dims, Model};
+use atome::forward::cached::{CacheMeta, CachedMem};
+use atome::forward::lean::LeanMem;
+use atome::forward::{classify_head, final_norm, head, Tokens};
+use common::*;
+
+fn dims(c: &Cfg) -> Dims {
+    Dims { vocab: c.v, d_model: c.d, n_layers: c.l, d_head: c.dh, kernel_size: c.k, top_k: c.topk }
+}
+
+fn lean_predict(m: &Model, toks: &[i32], s: usize, ent: &mut [f32]) -> (usize, Vec<f32>) {
+    let mut buf = vec![f32::NAN; LeanMem::floats(&m.dims, s)];
+    let mut mem = LeanMem::split(&mut buf, &m.dims, s).unwrap();
+    let mut logits = vec![0.0; m.dims.vocab];
+    let id = mem
+        .forward(m, &Tokens::new(toks), ent, |xr, h, _| {
+            final_norm(m, xr, h);
+            head(&m.unembed, h, &mut logits)
+        })
+        .unwrap();
+    (id, logits)
+}
+
+struct Cached {
+    buf: Vec<f32>,
+    magic: u32,
+    fp: u32,
+    n: u32,
+    toks: Vec<i32>,
+    s: usize,
+}
+
+impl Cached {
+    fn new(d: &Dims, s: usize, fill: f32) -> Self {
+        Cached { buf: vec![fill; CachedMem::floats(d, s)], magic: 0, fp: 0, n: 0, toks: vec![0; s], s }
+    }
+    fn predict(&mut self, m: &Model, toks: &[i32]) -> (usize, Vec<f32>) {
+        let mut meta = CacheMeta { magic: &mut self.magic, fingerprint: &mut self.fp, n: &mut self.n, tokens: &mut self.toks };
+        let mut mem = CachedMem::split(&mut self.buf, &m.dims, self.s).unwrap();
+        let mut logits = vec![0.0; m.dims.vocab];
+        let id = mem
+            .forward(&mut meta, m, &Tokens::new(toks), &mut [], |xr, h, _| {
+                final_norm(m, xr, h);
+                head(&m.unembed, h, &mut logits)
+            })
+            .unwrap();
+        (id, logits)
+    }
+}
+
+const CFGS: &[Cfg] = &[
+    Cfg { v: 32, d: 16, l: 2, dh: 8, k: 5, topk: 4 },
+    Cfg { v: 40, d: 22, l: 3, dh: 6, k: 3, topk: 2 },
+    Cfg { v: 64, d: 32, l: 2, dh: 8, k: 7, topk: 6 },
+    Cfg { v: 19, d: 13, l: 1, dh: 5, k: 1, topk: 1 },
+    Cfg { v: 256, d: 64, l: 2, dh: 16, k: 5, topk: 4 },
+    Cfg { v: 7, d: 9, l: 2, dh: 3, k: 2, topk: 9 },
+];
+
+fn random_tokens(r: &mut Rng, n: usize, v: usize) -> Vec<i32> {
+    (0..n)
+        .map(|_| match r.below(10) {
+            0 => -(r.below(1000) as i32) - 1,
+            1 => (v + r.below(1000) as usize) as i32,
+            _ => r.below(v as u64) as i32,
+        })
+        .collect()
+}
+
+#[test]
+fn lean_and_cached_equal_reference_bit_for_bit() {
+    let mut r = Rng(7);
+    let mut checked = 0;
+    for (ci, cfg) in CFGS.iter().enumerate() {
+        for fmt in [Fmt::A01, Fmt::A02, Fmt::P3] {
+            let wt = Weights::random(*cfg, fmt, None, 100 + ci as u64);
+            let blob = wt.to_blob(fmt);
+            let m = parse_model(&blob, &dims(cfg)).unwrap();
+            for s in [1usize, 5, 16] {
+                for _ in 0..4 {
+                    let n = 1 + r.below(2 * s as u64 + 2) as usize;
+                    let toks = random_tokens(&mut r, n, cfg.v);
+                    let (rid, rl) = reference_predict(&wt, &toks, s);
+                    let (id, l) = lean_predict(&m, &toks, s, &mut []);
+                    assert!(same_bits(&l, &rl), "lean {cfg:?} {fmt:?} s={s} toks={toks:?}");
+                    assert_eq!(id, rid);
+                    let mut c = Cached::new(&m.dims, s, f32::NAN);
+                    let (cid, cl) = c.predict(&m, &toks);
+                    assert!(same_bits(&cl, &rl), "cached {cfg:?} {fmt:?} s={s}");
+                    assert_eq!(cid, rid);
+                    checked += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(checked, CFGS.len() * 3 * 3 * 4);
+}
+
+#[test]
+fn atome02_gives_the_same_bits_as_atome01() {
+    let mut r = Rng(11);
+    for (ci, cfg) in CFGS.iter().enumerate() {
+        let wt = Weights::random(*cfg, Fmt::A01, None, 200 + ci as u64);
+        let (b1, b2) = (wt.to_blob(Fmt::A01), wt.to_blob(Fmt::A02));
+        assert!(b2.len() < b1.len() || cfg.d * cfg.v < 20);
+        let (m1, m2) = (parse_model(&b1, &dims(cfg)).unwrap(), parse_model(&b2, &dims(cfg)).unwrap());
+        for _ in 0..5 {
+            let k = 1 + r.below(12) as usize;
+            let toks = random_tokens(&mut r, k, cfg.v);
+            let (a, la) = lean_predict(&m1, &toks, 8, &mut []);
+            let (b, lb) = lean_predict(&m2, &toks, 8, &mut []);
+            assert_eq!(a, b);
+            assert!(same_bits(&la, &lb));
+        }
+    }
+}
+
+#[test]
+fn cached_call_sequences_equal_fresh_results() {
+    // Extend, shorten, replace, go past S: every call equals a fresh computation.
+    let mut r = Rng(99);
+    for (ci, cfg) in CFGS.iter().enumerate().take(5) {
+        let wt = Weights::random(*cfg, Fmt::A01, None, 300 + ci as u64);
+        let blob = wt.to_blob(Fmt::A01);
+        let m = parse_model(&blob, &dims(cfg)).unwrap();
+        let s = 12;
+        let mut c = Cached::new(&m.dims, s, 0.0);
+        let mut toks = random_tokens(&mut r, 3, cfg.v);
+        for step in 0..40 {
+            match r.below(6) {
+                0 | 1 | 2 => { let k = 1 + r.below(3) as usize; toks.extend(random_tokens(&mut r, k, cfg.v)) },
+                3 => toks.truncate(1 + r.below(toks.len() as u64) as usize),
+                4 => {
+                    let i = r.below(toks.len() as u64) as usize;
+                    toks[i] = r.below(cfg.v as u64) as i32;
+                }
+                _ => { let k = 1 + r.below(2 * s as u64) as usize; toks = random_tokens(&mut r, k, cfg.v) }
+            }
+            let (cid, cl) = c.predict(&m, &toks);
+            let (rid, rl) = reference_predict(&wt, &toks, s);
+            assert!(same_bits(&cl, &rl), "{cfg:?} step {step}: {toks:?}");
+            assert_eq!(cid, rid);
+            // The same list twice in a row: nothing new to compute, same answer.
+            if step % 7 == 0 {
+                let (cid2, cl2) = c.predict(&m, &toks);
+                assert!(same_bits(&cl2, &rl));
+                assert_eq!(cid2, rid);
+            }
+        }
+    }
+}
+
+#[test]
+fn cached_state_with_garbage_or_other_model_is_not_trusted() {
+    let cfg = CFGS[0];
+    let w1 = Weights::random(cfg, Fmt::A01, None, 1);
+    let w2 = Weights::random(cfg, Fmt::A01, None, 2);
+    let (b1, b2) = (w1.to_blob(Fmt::A01), w2.to_blob(Fmt::A01));
+    let (m1, m2) = (parse_model(&b1, &dims(&cfg)).unwrap(), parse_model(&b2, &dims(&cfg)).unwrap());
+    let toks = [3, 1, 4, 1, 5];
+    let mut c = Cached::new(&m1.dims, 8, 1.0);
+    c.magic = 0xdead_beef;
+    c.n = 3;
+    c.predict(&m1, &toks[..3]);
+    let (_, l2) = c.predict(&m2, &toks);
+    assert!(same_bits(&l2, &reference_predict(&w2, &toks, 8).1));
+}
+
+#[test]
+fn classifier_equals_reference() {
+    for (ci, cfg) in CFGS.iter().enumerate().take(4) {
+        for fmt in [Fmt::A01, Fmt::A02] {
+            let wt = Weights::random(*cfg, fmt, Some(1 + ci * 3), 400 + ci as u64);
+            let blob = wt.to_blob(fmt);
+            let c = parse_classifier(&blob, &dims(cfg), 16).unwrap();
+            let toks = [1, 2, 3, 50, -4, 2];
+            let (rc, rl) = reference_classify(&wt, &toks, 4);
+            let mut buf = vec![0.0; LeanMem::floats(&c.base.dims, 4)];
+            let mut mem = LeanMem::split(&mut buf, &c.base.dims, 4).unwrap();
+            let mut out = vec![0.0; rl.len()];
+            let k = mem
+                .forward(&c.base, &Tokens::new(&toks), &mut [], |xr, h, _| {
+                    final_norm(&c.base, xr, h);
+                    classify_head(&c, h, Some(&mut out))
+                })
+                .unwrap();
+            assert_eq!(k, rc);
+            assert!(same_bits(&out, &rl));
+        }
+    }
+}
+
+#[test]
+fn router_entropy_matches_an_independent_computation() {
+    let cfg = CFGS[1];
+    let wt = Weights::random(cfg, Fmt::A01, None, 5);
+    let blob = wt.to_blob(Fmt::A01);
+    let m = parse_model(&blob, &dims(&cfg)).unwrap();
+    let toks = [5, 9, 11, 2, 39, 0, 7];
+    let (_, routers) = reference_hidden(&wt, &toks, 16);
+    let mut ent = vec![f32::NAN; toks.len() * cfg.l];
+    lean_predict(&m, &toks, 16, &mut ent);
+    for t in 0..toks.len() {
+        for l in 0..cfg.l {
+            let p = routers[l][t];
+            let h: f64 = p.iter().filter(|&&x| x > 0.0).map(|&x| -(x as f64) * (x as f64).ln()).sum();
+            let got = ent[t * cfg.l + l] as f64;
+            assert!((got - h).abs() < 1e-6, "t{t} l{l}: {got} vs {h}");
+            assert!(got >= 0.0 && got <= 3f64.ln() + 1e-6);
+        }
+    }
+}
