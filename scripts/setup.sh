@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what the test suite needs when it is missing (Debian packages,
+# Rust targets and components, cargo tools, Python packages). Idempotent.
+set -euo pipefail
+need_apt=()
+for pair in arm-none-eabi-gcc:gcc-arm-none-eabi qemu-system-arm:qemu-system-arm valgrind:valgrind \
+            clang:clang cmake:cmake python3:python3; do
+  command -v "${pair%%:*}" >/dev/null 2>&1 || need_apt+=("${pair#*:}")
+done
+[ -f /usr/lib/arm-none-eabi/newlib/libc.a ] || [ -d /usr/lib/arm-none-eabi/lib ] || need_apt+=(libnewlib-arm-none-eabi)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: apt-get install ${need_apt[*]}"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" libnewlib-arm-none-eabi >/dev/null
+fi
+targets="thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf riscv32imc-unknown-none-elf riscv32imac-unknown-none-elf"
+installed=$(rustup target list --installed)
+for t in $targets; do
+  echo "$installed" | grep -qx "$t" || rustup target add "$t" >/dev/null 2>&1
+done
+if ! rustup toolchain list | grep -q '^nightly'; then rustup toolchain install nightly --profile minimal >/dev/null 2>&1; fi
+rustup +nightly component list --installed 2>/dev/null | grep -q '^miri' || rustup +nightly component add miri rust-src >/dev/null 2>&1
+rustup component list --installed | grep -q '^llvm-tools' || rustup component add llvm-tools >/dev/null 2>&1 || true
+cbindgen --version 2>/dev/null | grep -q 0.29.4 || cargo install cbindgen --version 0.29.4 --locked -q
+command -v cargo-fuzz >/dev/null 2>&1 || cargo install cargo-fuzz --locked -q
+python3 -c "import numpy, pytest" 2>/dev/null || python3 -m pip install -q numpy pytest
+echo "setup: ok"

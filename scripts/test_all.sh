@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The whole test suite: the README's second command, and what .ci/run calls.
+# Each stage prints its own results; the last line counts the stages.
+# Stages that need ../shared (golden files, real models) say so and skip
+# where it is absent; CI always has it.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TERM_COLOR=never
+start=$(date +%s)
+passed=0; failed=0; failures=()
+stage() {
+  local name=$1; shift
+  local t0=$(date +%s)
+  echo
+  echo "=== $name: $*"
+  if "$@"; then
+    passed=$((passed+1)); echo "=== $name: ok ($(( $(date +%s) - t0 )) s)"
+  else
+    failed=$((failed+1)); failures+=("$name"); echo "=== $name: FAILED ($(( $(date +%s) - t0 )) s)"
+  fi
+}
+stage setup scripts/setup.sh
+stage "cargo test (lean state)" cargo test --release
+stage "cargo test (cached state)" env ATOME_STATE=cached CARGO_TARGET_DIR=target/cached cargo test --release
+stage "C API, examples, link-time config check, symbols, sizeof" tests/c_api.sh
+stage "golden parity, every configuration, both states, both maths" python3 tests/golden.py
+[ -d python/tests ] && stage "python package" python3 -m pytest python/tests -q
+[ -x scripts/cross.sh ] && stage "cross builds and symbol audit" scripts/cross.sh
+[ -x scripts/qemu_parity.sh ] && stage "QEMU Cortex-M parity" scripts/qemu_parity.sh
+[ -x scripts/cmake_test.sh ] && stage "CMake module" scripts/cmake_test.sh
+[ -x scripts/fuzz_smoke.sh ] && stage "fuzz smoke" scripts/fuzz_smoke.sh
+[ -x scripts/sanitize.sh ] && stage "ASan+UBSan and memcheck" scripts/sanitize.sh
+[ -x scripts/miri.sh ] && stage "Miri" scripts/miri.sh
+[ -x scripts/state_sizes.sh ] && stage "state sizes" scripts/state_sizes.sh --check
+[ -x scripts/callgrind.sh ] && stage "instruction-count targets" scripts/callgrind.sh --check
+[ -d cli ] && stage "CLI" bash -c "cd cli && cargo test --release"
+[ -x scripts/atome02_parity.sh ] && stage "ATOME02 parity" scripts/atome02_parity.sh
+echo
+echo "total $(( $(date +%s) - start )) s"
+[ ${#failures[@]} -gt 0 ] && echo "failed stages: ${failures[*]}"
+echo "suite: $passed passed, $failed failed"
+[ "$failed" = 0 ]

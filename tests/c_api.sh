@@ -1,0 +1,113 @@
+#!/usr/bin/env bash
+# C-side checks of the host library (needs a C compiler):
+#  - the C examples build with -std=c99 -Wall -Wextra -Werror and run correctly;
+#  - a C file built for one configuration links with a matching library and is
+#    refused at link time, naming the knob, by a library built for another;
+#  - nm: the host libatome.a references no allocator, stdio/file, socket or OS call;
+#  - sizeof(atome_state_t) targets (lean): 944K at S=64 <= 160000, default <= 24000.
+# Blob-based runs need ../shared (skipped with a message where it is absent).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+SHARED=$ROOT/../shared
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+pass=0; fail=0
+ok() { echo "ok - $1"; pass=$((pass+1)); }
+bad() { echo "FAIL - $1"; fail=$((fail+1)); }
+CFLAGS="-std=c99 -Wall -Wextra -Werror -O2 -I$ROOT/include -I$ROOT/c_examples"
+
+build() { # name, env..., -> prints lib dir
+  local name=$1; shift
+  env "$@" CARGO_TARGET_DIR="$ROOT/target/cfg/$name" cargo build --release --quiet --lib >&2 || return 1
+  echo "$ROOT/target/cfg/$name/release"
+}
+DEF=$(build default) || { bad "build default"; exit 1; }
+M944=$(build m944k_s64 ATOME_D_MODEL=256 ATOME_N_LAYERS=8 ATOME_D_HEAD=64 ATOME_MAX_SEQ=64) || bad "build 944K"
+CLS=$(build cls ATOME_D_MODEL=32 ATOME_N_LAYERS=2 ATOME_D_HEAD=8) || bad "build cls"
+F944="-DATOME_D_MODEL=256 -DATOME_N_LAYERS=8 -DATOME_D_HEAD=64 -DATOME_MAX_SEQ=64"
+FCLS="-DATOME_D_MODEL=32 -DATOME_N_LAYERS=2 -DATOME_D_HEAD=8"
+
+# 1. Examples.
+for ex in generate classify logits; do
+  if cc $CFLAGS c_examples/$ex.c "$DEF/libatome.a" -lm -o "$TMP/$ex"; then ok "$ex.c builds with -Wall -Wextra -Werror -std=c99"; else bad "$ex.c build"; fi
+done
+out=$("$TMP/generate" "Hello there" 2>&1)
+if echo "$out" | grep -q "tokens in" && echo "$out" | grep -q "built-in"; then ok "generate.c runs on the built-in model"; else bad "generate.c built-in: $out"; fi
+if [ -d "$SHARED/models" ]; then
+  cc $CFLAGS $F944 c_examples/generate.c "$M944/libatome.a" -lm -o "$TMP/gen944" && \
+  out=$("$TMP/gen944" --model "$SHARED/models/atome_944k.bin" "Once upon a time, there was a little girl") && \
+  echo "$out" | grep -q "girl| named Lily" && ok "generate.c continues TinyStories text with the 944K model" || bad "generate.c 944K: $out"
+  cc $CFLAGS $FCLS c_examples/classify.c "$CLS/libatome.a" -lm -o "$TMP/classify_cls" && \
+  out=$("$TMP/classify_cls" "$SHARED/models/agri.atomecl" "$(printf 't a')") && \
+  echo "$out" | grep -q "^class 1 of 5" && [ "$(echo "$out" | wc -l)" = 6 ] && ok "classify.c on agri.atomecl" || bad "classify.c: $out"
+  # logits.c against a golden case, within 5e-5, default math.
+  python3 - "$TMP/logits" "$SHARED" <<'PY' && ok "logits.c prints the golden logits (default config)" || bad "logits.c vs golden"
+import json, subprocess, sys, struct
+exe, shared = sys.argv[1], sys.argv[2]
+c = json.load(open(shared + "/golden/golden_visible.json"))["default"]["cases"][0]
+out = subprocess.run([exe, shared + "/models/" + c["blob"], *map(str, c["tokens"])], capture_output=True, text=True, check=True).stdout.split()
+exp = [struct.unpack(">f", bytes.fromhex(h))[0] for h in c["logits_f32_bits"]]
+assert len(out) == 256 and max(abs(float(a) - b) for a, b in zip(out, exp)) < 5e-5
+PY
+else
+  echo "SKIP blob runs: ../shared absent (beside every CI checkout)"
+fi
+
+# 2. Configuration mismatch: matching link works, a mismatched one is refused naming the knob.
+if cc $CFLAGS $F944 c_examples/logits.c "$M944/libatome.a" -lm -o "$TMP/match" 2>"$TMP/err"; then ok "matching configuration links"; else bad "matching link: $(cat "$TMP/err")"; fi
+if cc $CFLAGS c_examples/logits.c "$M944/libatome.a" -lm -o "$TMP/mismatch" 2>"$TMP/err"; then
+  bad "a default-configuration C file linked against the 944K library"
+elif grep -q "atome_cfg_D_MODEL_64" "$TMP/err" && grep -q "atome_cfg_MAX_SEQ_32" "$TMP/err"; then
+  ok "mismatched configuration refused at link time: $(grep -o 'atome_cfg_[A-Z_]*_[0-9]*' "$TMP/err" | sort -u | tr '\n' ' ')"
+else bad "mismatch message: $(cat "$TMP/err")"; fi
+if cc $CFLAGS -DATOME_STATE_CACHED=1 c_examples/logits.c "$DEF/libatome.a" -lm -o "$TMP/mismatch2" 2>"$TMP/err"; then
+  bad "a cached-state C file linked against a lean library"
+elif grep -q "atome_cfg_STATE_cached" "$TMP/err"; then ok "cached/lean state mismatch refused at link time"; else bad "state mismatch message"; fi
+# The header takes macros defined before the include too.
+cat > "$TMP/predef.c" <<'C'
+#define ATOME_D_MODEL 32
+#define ATOME_N_LAYERS 2
+#define ATOME_D_HEAD 8
+#include "atome.h"
+#include <stdlib.h>
+static atome_model_t m;
+static atome_state_t s;
+int main(void) {
+    atome_state_t *h = (atome_state_t *)malloc(sizeof(atome_state_t));
+    int t[2] = {1, 2};
+    int r = atome_predict_next(&m, &s, t, 2); /* never loaded: refused */
+    free(h);
+    return (r == -1 && ATOME_STATE_SIZE == sizeof(atome_state_t)) ? 0 : 1;
+}
+C
+if cc $CFLAGS "$TMP/predef.c" "$CLS/libatome.a" -lm -o "$TMP/predef" && "$TMP/predef"; then ok "#define before #include, static and heap states"; else bad "predefined macros"; fi
+
+# 3. Symbol audit of the host library (the cross-target audit is scripts/cross.sh).
+# readelf, not nm: binutils' nm hands Rust objects (they embed LLVM bitcode) to its LTO plugin.
+syms=$(readelf -sW "$DEF/libatome.a" 2>/dev/null | awk '$5 == "GLOBAL" || $5 == "WEAK"')
+undef=$(echo "$syms" | awk '$7 == "UND" {print $8}' | sort -u)
+defined=$(echo "$syms" | awk '$7 != "UND" {print $8}' | sort -u)
+undef=$(comm -23 <(echo "$undef") <(echo "$defined"))
+forbidden=$(echo "$undef" | grep -E '^(malloc|calloc|realloc|free|posix_memalign|aligned_alloc|f?open|fopen64|fclose|fread|fwrite|fseek|ftell|fprintf|printf|puts|fputs|putchar|stdout|stderr|socket|connect|bind|listen|accept|send|recv|read|write|close|mmap|munmap|exit|_exit|abort|getenv|pthread_.*|__errno_location)$' || true)
+if [ -z "$forbidden" ]; then ok "nm: no allocator/stdio/file/socket/OS symbol in libatome.a (undefined: $(echo $undef | tr '\n' ' '))"; else bad "nm found: $forbidden"; fi
+missing=""
+for f in atome_init atome_load atome_predict_next atome_get_logits atome_generate atome_classifier_load atome_classify atome_ternary_matvec atome_layer_norm atome_causal_conv atome_ssm_forward atome_sparse_attn; do
+  echo "$defined" | grep -qx "$f" || missing="$missing $f"
+done
+if [ -z "$missing" ]; then ok "nm: every SPEC section 4 function is defined"; else bad "nm: not defined:$missing"; fi
+
+# 4. sizeof targets, asserted in C.
+cat > "$TMP/size.c" <<'C'
+#include "atome.h"
+#include <stdio.h>
+int main(void) {
+    printf("sizeof(atome_state_t) = %lu\n", (unsigned long)sizeof(atome_state_t));
+    return sizeof(atome_state_t) <= LIMIT ? 0 : 1;
+}
+C
+cc $CFLAGS $F944 -DLIMIT=160000 "$TMP/size.c" "$M944/libatome.a" -o "$TMP/s1" && r=$("$TMP/s1") && ok "944K at S=64, lean: $r <= 160000" || bad "944K sizeof: $r"
+cc $CFLAGS -DLIMIT=24000 "$TMP/size.c" "$DEF/libatome.a" -o "$TMP/s2" && r=$("$TMP/s2") && ok "default configuration, lean: $r <= 24000" || bad "default sizeof: $r"
+
+echo "c_api: $pass passed, $fail failed"
+[ "$fail" = 0 ]
