@@ -60,6 +60,7 @@ const CFGS: &[Cfg] = &[
     Cfg { v: 19, d: 13, l: 1, dh: 5, k: 1, topk: 1 },
     Cfg { v: 256, d: 64, l: 2, dh: 16, k: 5, topk: 4 },
     Cfg { v: 7, d: 9, l: 2, dh: 3, k: 2, topk: 9 },
+    Cfg { v: 11, d: 6, l: 1, dh: 2, k: 19, topk: 3 },
 ];
 
 fn random_tokens(r: &mut Rng, n: usize, v: usize) -> Vec<i32> {

@@ -228,14 +228,18 @@ pub fn run_layers<L: Layers>(
                 let t = c0 + i;
                 let Some(r) = sc.r.get_mut(i * 3..i * 3 + 3) else { continue };
                 crate::kernels::softmax(r);
-                let h = entropy3(r);
-                if t + 1 == n {
-                    if let Some(e) = ent.last.get_mut(l) {
+                // Entropies cost three logarithms: only where someone keeps them.
+                let want_all = ent.all.len() > t * dims.n_layers + l;
+                if t + 1 == n || want_all {
+                    let h = entropy3(r);
+                    if t + 1 == n {
+                        if let Some(e) = ent.last.get_mut(l) {
+                            *e = h;
+                        }
+                    }
+                    if let Some(e) = ent.all.get_mut(t * dims.n_layers + l) {
                         *e = h;
                     }
-                }
-                if let Some(e) = ent.all.get_mut(t * dims.n_layers + l) {
-                    *e = h;
                 }
                 let keff = topk.min(t + 1);
                 let (Some(q), Some(sp), Some(si)) = (
@@ -248,36 +252,25 @@ pub fn run_layers<L: Layers>(
                 score_topk(q, mem.k, dh, t, inv_sqrt_dh, sp, si);
                 slot_probs(sp);
             }
-            // Mix, channel by channel (so each conv row is decoded once per chunk).
-            let mut wc = [0i8; 16];
+            // Mix, channel by channel (each conv row decoded once per chunk).
+            let mut wc = [0i8; MAX_FAST_TAPS];
+            let fast_taps = kk <= MAX_FAST_TAPS;
             for ch in 0..d {
+                if fast_taps {
+                    decode(&blk.conv, ch * kk, &mut wc[..kk]);
+                }
                 let th = sc.tanh_a.get(ch).copied().unwrap_or(0.0);
                 let bc = blk.ssm.b.get(ch);
                 let cc = blk.ssm.c_out.get(ch);
                 for i in 0..m {
                     let t = c0 + i;
-                    // local: taps k = 0.. K-1 with t - k >= 0, tap k reads row hist_rows + i - k.
-                    let mut acc = 0.0f32;
+                    // local: taps k = 0..K-1 with t - k >= 0; tap k reads row hist_rows + i - k.
                     let taps = kk.min(t + 1);
-                    let mut k0 = 0;
-                    while k0 < taps {
-                        let len = (taps - k0).min(wc.len());
-                        decode(&blk.conv, ch * kk + k0, &mut wc[..len]);
-                        for (j, &w) in wc[..len].iter().enumerate() {
-                            let k = k0 + j;
-                            if w == 0 {
-                                continue;
-                            }
-                            let Some(&hv) = sc.h.get((hist_rows + i - k) * d + ch) else { continue };
-                            acc = match w {
-                                1 => acc + hv,
-                                -1 => acc - hv,
-                                w => acc + (w as f32) * hv,
-                            };
-                        }
-                        k0 += len;
-                    }
-                    let local = acc * blk.conv.scale;
+                    let local = if fast_taps {
+                        conv_taps(&wc[..taps], sc.h, (hist_rows + i) * d + ch, d) * blk.conv.scale
+                    } else {
+                        conv_slow(&blk.conv, ch, taps, sc.h, (hist_rows + i) * d + ch, d) * blk.conv.scale
+                    };
                     // state
                     let hv = sc.h.get((hist_rows + i) * d + ch).copied().unwrap_or(0.0);
                     let state = match mem.hs.get_mut(ch) {
@@ -312,6 +305,51 @@ pub fn run_layers<L: Layers>(
             dst.copy_from_slice(src);
         }
     }
+}
+
+/// Kernel sizes up to this decode a conv row into a stack buffer.
+const MAX_FAST_TAPS: usize = 16;
+
+/// Conv accumulation: tap k adds +-h[at - k*stride] (SPEC order, k ascending).
+#[inline]
+fn conv_taps(w: &[i8], h: &[f32], at: usize, stride: usize) -> f32 {
+    let mut acc = 0.0f32;
+    for (k, &wk) in w.iter().enumerate() {
+        if wk == 0 {
+            continue;
+        }
+        let Some(&hv) = h.get(at.wrapping_sub(k * stride)) else { continue };
+        acc = match wk {
+            1 => acc + hv,
+            -1 => acc - hv,
+            wk => acc + (wk as f32) * hv,
+        };
+    }
+    acc
+}
+
+/// conv_taps for kernels longer than MAX_FAST_TAPS, decoding as it goes.
+fn conv_slow(conv: &Tensor, ch: usize, taps: usize, h: &[f32], at: usize, stride: usize) -> f32 {
+    let mut wc = [0i8; MAX_FAST_TAPS];
+    let mut acc = 0.0f32;
+    let mut k0 = 0;
+    while k0 < taps {
+        let len = (taps - k0).min(MAX_FAST_TAPS);
+        decode(conv, ch * conv.cols + k0, &mut wc[..len]);
+        for (j, &wk) in wc[..len].iter().enumerate() {
+            if wk == 0 {
+                continue;
+            }
+            let Some(&hv) = h.get(at.wrapping_sub((k0 + j) * stride)) else { continue };
+            acc = match wk {
+                1 => acc + hv,
+                -1 => acc - hv,
+                wk => acc + (wk as f32) * hv,
+            };
+        }
+        k0 += len;
+    }
+    acc
 }
 
 /// Final LayerNorm of one residual row into `h` (D floats).

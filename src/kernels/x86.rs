@@ -31,8 +31,8 @@ use crate::format::{Packing, Tensor};
 
 /// Input vectors per pass (accumulators live in registers).
 const MAXB: usize = 8;
-/// Column tables per chunk (32 bytes each: 32 KiB on the stack).
-const TABS: usize = 1024;
+/// Column tables per chunk (32 bytes each: 16 KiB on the stack).
+const TABS: usize = 512;
 
 /// AVX2 batched matvec; false when the CPU or the shape does not allow it.
 pub fn matvec_batch(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut [f32], ostride: usize) -> bool {
