@@ -252,6 +252,19 @@ pub fn run_layers<L: Layers>(
                 score_topk(q, mem.k, dh, t, inv_sqrt_dh, sp, si);
                 slot_probs(sp);
             }
+            // Each position's kept value rows as integers (no float->int per channel).
+            let mut rows = [NO_ROW; MAX_CHUNK * MAX_FAST_SLOTS];
+            let fast_slots = topk <= MAX_FAST_SLOTS && m <= MAX_CHUNK;
+            if fast_slots {
+                for i in 0..m {
+                    let keff = topk.min(c0 + i + 1);
+                    for (s, &ix) in sc.slot_i.iter().skip(i * topk).take(keff).enumerate() {
+                        if ix >= 0.0 {
+                            rows[i * MAX_FAST_SLOTS + s] = ix as u32;
+                        }
+                    }
+                }
+            }
             // Mix, channel by channel (each conv row decoded once per chunk).
             let mut wc = [0i8; MAX_FAST_TAPS];
             let fast_taps = kk <= MAX_FAST_TAPS;
@@ -282,9 +295,23 @@ pub fn run_layers<L: Layers>(
                     };
                     // sparse
                     let keff = topk.min(t + 1);
-                    let sparse = match (sc.slot_p.get(i * topk..i * topk + keff), sc.slot_i.get(i * topk..i * topk + keff)) {
-                        (Some(p), Some(ix)) => attend_channel(p, ix, mem.v, d, ch),
-                        _ => 0.0,
+                    let sparse = if fast_slots {
+                        let mut o = 0.0f32;
+                        let rs = &rows[i * MAX_FAST_SLOTS..i * MAX_FAST_SLOTS + keff.min(MAX_FAST_SLOTS)];
+                        for (&row, &p) in rs.iter().zip(sc.slot_p.iter().skip(i * topk)) {
+                            if row == NO_ROW {
+                                continue;
+                            }
+                            if let Some(&v) = mem.v.get(row as usize * d + ch) {
+                                o += p * v;
+                            }
+                        }
+                        o
+                    } else {
+                        match (sc.slot_p.get(i * topk..i * topk + keff), sc.slot_i.get(i * topk..i * topk + keff)) {
+                            (Some(p), Some(ix)) => attend_channel(p, ix, mem.v, d, ch),
+                            _ => 0.0,
+                        }
                     };
                     let (r0, r1, r2) = match sc.r.get(i * 3..i * 3 + 3) {
                         Some(r) => (r[0], r[1], r[2]),
@@ -306,6 +333,12 @@ pub fn run_layers<L: Layers>(
         }
     }
 }
+
+/// Marks a slot without a key.
+const NO_ROW: u32 = u32::MAX;
+/// Chunk and top-k sizes up to these keep slot rows on the stack (256 bytes).
+const MAX_CHUNK: usize = 8;
+const MAX_FAST_SLOTS: usize = 8;
 
 /// Kernel sizes up to this decode a conv row into a stack buffer.
 const MAX_FAST_TAPS: usize = 16;
