@@ -50,26 +50,45 @@ def normalize_config(config: Optional[Mapping] = None) -> Dict[str, int]:
 
 def config_name(config: Optional[Mapping] = None, cached: bool = False,
                 system_libm: bool = False) -> str:
-    """Derived CARGO_TARGET_DIR leaf for a configuration, e.g.
-    ``v256-d64-s32-l4-dh16-k5-t4-c16`` (+ ``-cached``, + ``-syslibm``)."""
+    """Derived CARGO_TARGET_DIR leaf for a configuration, the same scheme as
+    tests/golden.py (so both share builds), e.g.
+    ``D64_DH16_K5_L4_S32_TOPK4_V256_lean_default``; ``_cached`` for
+    ATOME_STATE=cached, ``_system`` for the system-libm feature, and
+    ``_MC<n>`` / ``_P<n>`` before them when ATOME_MAX_CLASSES / ATOME_N_PATHWAYS
+    are not the defaults."""
     c = normalize_config(config)
-    name = "v{vocab_size}-d{d_model}-s{max_seq}-l{n_layers}-dh{d_head}-k{kernel_size}-t{top_k}-c{max_classes}".format(**c)
-    if c["n_pathways"] != 3:
-        name += f"-p{c['n_pathways']}"
-    if cached:
-        name += "-cached"
-    if system_libm:
-        name += "-syslibm"
+    short = {"D": "d_model", "DH": "d_head", "K": "kernel_size", "L": "n_layers",
+             "S": "max_seq", "TOPK": "top_k", "V": "vocab_size"}
+    name = "_".join(f"{k}{c[short[k]]}" for k in sorted(short))
+    if c["max_classes"] != KNOBS["max_classes"][1]:
+        name += f"_MC{c['max_classes']}"
+    if c["n_pathways"] != KNOBS["n_pathways"][1]:
+        name += f"_P{c['n_pathways']}"
+    name += "_cached" if cached else "_lean"
+    name += "_system" if system_libm else "_default"
     return name
 
 
+def _is_repo(p: Path) -> bool:
+    try:
+        text = (p / "Cargo.toml").read_text()
+    except OSError:
+        return False
+    return 'name = "atome"' in text
+
+
 def repo_root() -> Path:
-    """The repository root: $ATOME_REPO, else two levels above this package
-    (python/atome -> the checkout)."""
+    """The atome repository (where cargo builds): $ATOME_REPO, else the first
+    folder holding the atome Cargo.toml above this package (python/atome in a
+    checkout, or an editable install), else above the working directory."""
     env = os.environ.get("ATOME_REPO")
     if env:
         return Path(env).resolve()
-    return Path(__file__).resolve().parents[2]
+    here = Path(__file__).resolve().parent
+    for p in [*here.parents, Path.cwd().resolve(), *Path.cwd().resolve().parents]:
+        if _is_repo(p):
+            return p
+    raise BuildError("cannot find the atome repository: set ATOME_REPO (or pass repo=)")
 
 
 def _lib_filename() -> str:
@@ -124,8 +143,13 @@ def build_library(config: Optional[Mapping] = None, cached: bool = False,
         raise BuildError("cargo not found and no library at %s" % lib)
 
     env = dict(os.environ)
-    for k, (var, _d, _s) in KNOBS.items():
-        env[var] = str(want[k])
+    for k, (var, default, _s) in KNOBS.items():
+        if k in ("max_classes", "n_pathways") and want[k] == default:
+            # left unset at the default, as tests/golden.py does: the same
+            # environment keeps cargo's fingerprint, so the builds are shared
+            env.pop(var, None)
+        else:
+            env[var] = str(want[k])
     env["ATOME_STATE"] = "cached" if cached else "lean"
     env["CARGO_TARGET_DIR"] = str(target_dir)
     cmd = [cargo, "build", "--lib"]

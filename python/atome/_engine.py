@@ -171,9 +171,6 @@ class _Base:
     def config(self) -> dict:
         return self.engine.config
 
-    def _window_len(self, n: int) -> int:
-        return min(n, self.engine.max_seq)
-
     def _forward_done(self, toks: List[int]) -> None:
         self._last_tokens = toks
 
@@ -244,7 +241,7 @@ class Model(_Base):
     def generate(self, prompt: Tokens, max_tokens: int) -> List[int]:
         """Greedy continuation (atome_generate): the generated tokens."""
         toks = _tokens(prompt)
-        out = (c_int * max(1, max_tokens))()
+        out = (c_int * max(1, min(max_tokens, self.engine.max_seq)))()  # never more than S
         n = self.lib.atome_generate(self._struct, self._state, _int_array(toks), len(toks), out, max_tokens)
         if n < 0:
             raise AtomeError("atome_generate", n)
@@ -256,7 +253,7 @@ class Model(_Base):
         toks = _tokens(prompt)
         params = Sampling(temperature=temperature, top_k=top_k, top_p=top_p, reserved=0,
                           seed=seed & 0xFFFFFFFFFFFFFFFF)
-        out = (c_int * max(1, max_tokens))()
+        out = (c_int * max(1, min(max_tokens, self.engine.max_seq)))()
         n = self.lib.atome_generate_sampled(self._struct, self._state, _int_array(toks), len(toks),
                                             out, max_tokens, ctypes.byref(params))
         if n < 0:

@@ -48,6 +48,7 @@ CONFIGS = {
 # (config name, cached state, system libm) built for the library tests
 BUILDS = [(n, False, False) for n in CONFIGS if n != "cls_odd"] + [
     ("odd", True, False),   # ATOME_STATE=cached must give the same bits
+    ("m944k", True, False),  # the 944K goldens' generate calls (lean: ~12 s each)
     ("tiny", False, True),  # system-libm: bit-exact goldens on x86-64 glibc
 ]
 
@@ -79,15 +80,22 @@ def lib_skipped() -> bool:
     return os.environ.get("ATOME_SKIP_LIB", "") not in ("", "0")
 
 
+def _uses_lib(item) -> bool:
+    return "lib" in getattr(item, "fixturenames", ())
+
+
 def pytest_collection_modifyitems(session, config, items):
     if lib_skipped():
         skip = pytest.mark.skip(reason="ATOME_SKIP_LIB set")
         for it in items:
-            if "lib" in it.fixturenames or "engine" in it.fixturenames:
+            if _uses_lib(it):
                 it.add_marker(skip)
-        return
-    needed = any("lib" in it.fixturenames or "engine" in it.fixturenames for it in items)
-    if needed:
+
+
+def pytest_collection_finish(session):
+    # after -k/-m deselection: prebuild only when many library tests run
+    n = sum(_uses_lib(it) for it in session.items)
+    if n >= 20 and not lib_skipped():
         for b in BUILDS:
             _start(b)
 
@@ -103,7 +111,15 @@ _engines = {}
 def get_engine(name, cached=False, system_libm=False) -> "atome.Engine":
     key = _build_key(name, cached, system_libm)
     if key not in _engines:
-        path = _start(key).result()
+        with _lock:
+            fut = _futures.get(key)
+            if fut is not None and fut.cancel():  # still queued: build it now instead
+                del _futures[key]
+                fut = None
+        if fut is None:
+            path = atome.build_library(CONFIGS[key[0]], key[1], key[2])
+        else:
+            path = fut.result()
         _engines[key] = atome.Engine(path)
     return _engines[key]
 

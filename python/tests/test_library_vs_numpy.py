@@ -189,3 +189,86 @@ def test_entropy_calls(lib):
     assert eng.lib.atome_router_entropy(None, buf) == -1
     # a window longer than S: S rows
     assert len(m.router_entropy_all(list(range(cfg.S + 4)))) == cfg.S
+
+
+def _mutations(blob: bytes, cls: bool):
+    hdr = 13 if cls else 7
+    yield blob
+    yield blob + bytes(15)
+    yield blob + bytes(16)
+    yield blob[:-1]
+    yield blob[:hdr]
+    yield blob[:hdr - 1]
+    yield blob[:5]
+    yield b""
+    yield b"X" + blob[1:]
+    yield blob[:6] + b"9" + blob[7:]
+    if cls:
+        for nc in (0, 1, 16, 17, -1, 2 ** 31 - 1):
+            yield blob[:9] + int(nc).to_bytes(4, "little", signed=True) + blob[13:]
+        yield blob[:9] + bytes([1, 0])
+    else:
+        yield b"ATOMECL01" + blob[7:]
+
+
+@pytest.mark.parametrize("fmt", ["ATOME01", "ATOME02", "ATOMEP3", "ATOMECL01", "ATOMECL02"])
+def test_load_codes_match_numpy(lib, fmt):
+    """atome_load / atome_classifier_load codes equal numpy_ref's parse_blob codes."""
+    eng = lib("wide")
+    cfg = R.Config.of(CONFIGS["wide"])
+    cls = fmt.startswith("ATOMECL")
+    blob = R.random_blob(cfg, fmt, seed=3, n_classes=4)
+    cases = list(_mutations(blob, cls))
+    if fmt.endswith("02"):
+        bad = bytearray(blob)
+        bad[-1] = 250  # in the last payload (unembed or head)
+        cases.append(bytes(bad))
+    for b in cases:
+        try:
+            R.parse_blob(b, cfg, classifier=cls)
+            want = 0
+        except R.BlobError as e:
+            want = e.code
+        try:
+            (atome.Classifier if cls else atome.Model).load(b, engine=eng)
+            got = 0
+        except atome.AtomeError as e:
+            got = e.code
+        assert got == want, (len(b), b[:13], got, want)
+
+
+_glibc_x86 = __import__("platform").machine() in ("x86_64", "AMD64") and \
+    __import__("platform").libc_ver()[0] == "glibc"
+
+
+@pytest.mark.skipif(not _glibc_x86, reason="numpy_ref's 'libm' mode is glibc's expf/tanhf")
+@pytest.mark.parametrize("fmt", ["ATOME01", "ATOME02", "ATOMEP3", "ATOMECL01"])
+def test_system_libm_bit_exact_random(lib, fmt):
+    """The system-libm build and numpy_ref with the same expf/tanhf agree bit
+    for bit on random blobs, ATOMEP3 included (two independent implementations
+    of the SPEC order and of CONTRACT.md's P3 arithmetic)."""
+    eng = lib("tiny", system_libm=True)
+    cfg = R.Config.of(CONFIGS["tiny"])
+    cls = fmt.startswith("ATOMECL")
+    R.set_math("libm")
+    try:
+        for seed in (1, 2, 3):
+            blob = R.random_blob(cfg, fmt, seed=seed, n_classes=5)
+            w = R.parse_blob(blob, cfg)
+            m = (atome.Classifier if cls else atome.Model).load(blob, engine=eng)
+            for toks in token_cases(cfg, seed):
+                if cls:
+                    k, lg = m.classify(toks)
+                    rk, rl = R.classify(w, toks)
+                else:
+                    lg = m.logits(toks)
+                    rl = R.logits(w, toks)
+                assert R.f32_to_bits(lg) == R.f32_to_bits(rl), (seed, toks)
+            if not cls:
+                prompt = [seed, 2 * seed]
+                assert m.generate(prompt, 8) == R.generate(w, prompt, 8)
+                for temp, tk, tp in ((1.0, 0, 1.0), (0.8, 5, 0.9)):
+                    assert m.generate_sampled(prompt, 6, temp, tk, tp, seed) == \
+                        R.generate_sampled(w, prompt, 6, temp, tk, tp, seed)
+    finally:
+        R.set_math("f64")
