@@ -1,0 +1,496 @@
+//! End-to-end tests of the `atome` binary: every command on blobs the tests
+//! write themselves (always run) and on the shared models (../shared beside
+//! the repository; skipped with a message when absent).
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+#[path = "../src/sha256.rs"]
+#[allow(dead_code)]
+mod sha256;
+
+fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_atome")
+}
+
+fn atome(args: &[&str]) -> Output {
+    Command::new(bin()).args(args).output().expect("run atome")
+}
+
+/// Runs and requires success; returns stdout.
+fn ok(args: &[&str]) -> String {
+    let o = atome(args);
+    let out = String::from_utf8_lossy(&o.stdout).into_owned();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(o.status.success(), "atome {args:?} failed\nstdout:\n{out}\nstderr:\n{err}");
+    out
+}
+
+fn fails(args: &[&str]) -> String {
+    let o = atome(args);
+    assert!(!o.status.success(), "atome {args:?} should fail");
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn tmpdir(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// ../shared/models relative to the repository root (or $ATOME_SHARED/models), if present.
+fn shared_models() -> Option<PathBuf> {
+    let shared = match std::env::var_os("ATOME_SHARED") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared"),
+    };
+    let p = shared.join("models");
+    if p.join("atome_944k.bin").exists() {
+        Some(p)
+    } else {
+        eprintln!("SKIP: ../shared/models is absent (it sits beside every CI checkout)");
+        None
+    }
+}
+
+// ------------------------------------------------------------ blob writer
+
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn unit(&mut self) -> f32 {
+        (self.next() >> 40) as f32 / 16_777_216.0
+    }
+    fn trit(&mut self) -> i8 {
+        // about 60% non-zero, like trained blobs
+        match self.next() % 10 {
+            0..=2 => -1,
+            3..=5 => 1,
+            _ => 0,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Counts {
+    minus: usize,
+    zero: usize,
+    plus: usize,
+}
+
+/// Writes an ATOME01 body the way a trainer would: random trits, plausible
+/// scales and norm/SSM values. Returns the trit counts.
+struct Writer {
+    rng: Rng,
+    out: Vec<u8>,
+    counts: Counts,
+}
+
+impl Writer {
+    fn floats(&mut self, n: usize, base: f32, spread: f32) {
+        for _ in 0..n {
+            let v = base + spread * (2.0 * self.rng.unit() - 1.0);
+            self.out.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    fn tensor(&mut self, rows: usize, cols: usize) {
+        let scale = 0.05 + 0.4 * self.rng.unit();
+        self.out.extend_from_slice(&scale.to_le_bytes());
+        let n = rows * cols;
+        let mut b = vec![0u8; n.div_ceil(4)];
+        for i in 0..n {
+            let t = self.rng.trit();
+            let code = match t {
+                -1 => {
+                    self.counts.minus += 1;
+                    3
+                }
+                1 => {
+                    self.counts.plus += 1;
+                    1
+                }
+                _ => {
+                    self.counts.zero += 1;
+                    0
+                }
+            };
+            b[i >> 2] |= code << (2 * (i & 3));
+        }
+        self.out.extend_from_slice(&b);
+    }
+    fn body(&mut self, v: usize, d: usize, l: usize, dh: usize, k: usize) {
+        self.tensor(v, d);
+        for _ in 0..l {
+            self.floats(d, 1.0, 0.2); // gamma
+            self.floats(d, 0.0, 0.1); // beta
+            self.tensor(d, k);
+            self.floats(d, 0.0, 1.5); // a
+            self.floats(d, 0.0, 0.5); // b
+            self.floats(d, 0.0, 0.5); // c_out
+            self.tensor(dh, d);
+            self.tensor(dh, d);
+            self.tensor(d, d);
+            self.tensor(3, d);
+        }
+        self.floats(d, 1.0, 0.2);
+        self.floats(d, 0.0, 0.1);
+        self.tensor(v, d);
+    }
+}
+
+/// The self-written configuration: odd sizes (rows that do not start on a byte).
+const V: usize = 40;
+const D: usize = 10;
+const L: usize = 2;
+const DH: usize = 6;
+const K: usize = 3;
+const CONFIG: &str = "40,10,2,6,3";
+
+fn small_lm(seed: u64) -> (Vec<u8>, Counts) {
+    let mut w = Writer { rng: Rng(seed), out: b"ATOME01".to_vec(), counts: Counts::default() };
+    w.body(V, D, L, DH, K);
+    (w.out, w.counts)
+}
+
+fn small_classifier(seed: u64, n_classes: usize) -> Vec<u8> {
+    let mut w = Writer { rng: Rng(seed), out: b"ATOMECL01".to_vec(), counts: Counts::default() };
+    w.out.extend_from_slice(&(n_classes as i32).to_le_bytes());
+    w.body(V, D, L, DH, K);
+    w.tensor(n_classes, D);
+    w.out
+}
+
+/// Expected size of the small LM in a packing with `per` trits a byte.
+fn small_size(per: usize) -> usize {
+    let t = |n: usize| 4 + n.div_ceil(per);
+    7 + 2 * t(V * D) + L * (8 * D + t(D * K) + 12 * D + 2 * t(DH * D) + t(D * D) + t(3 * D)) + 8 * D
+}
+
+// ------------------------------------------------------------ self-written blobs
+
+#[test]
+fn inspect_small_blob() {
+    let dir = tmpdir("inspect_small");
+    let (blob, counts) = small_lm(1);
+    assert_eq!(blob.len(), small_size(4));
+    let p = dir.join("small.atome");
+    std::fs::write(&p, &blob).unwrap();
+    let out = ok(&["inspect", s(&p)]);
+    assert!(out.contains("format:   ATOME01"), "{out}");
+    assert!(out.contains(&format!("size:     {} bytes", blob.len())), "{out}");
+    assert!(out.contains(&sha256::sha256_hex(&blob)), "{out}");
+    assert!(out.contains("config:   V=40 D=10 L=2 DH=6 K=3 TOPK=4 (inferred"), "{out}");
+    assert!(out.contains("top-k does not change the blob size"), "{out}");
+    let total = counts.minus + counts.zero + counts.plus;
+    let sep = |n: usize| {
+        let d = n.to_string();
+        let mut o = String::new();
+        for (i, c) in d.chars().enumerate() {
+            if i > 0 && (d.len() - i) % 3 == 0 {
+                o.push(',');
+            }
+            o.push(c);
+        }
+        o
+    };
+    let want = format!("total: {} weights: -1 {}, 0 {}, +1 {};", sep(total), sep(counts.minus), sep(counts.zero), sep(counts.plus));
+    assert!(out.contains(&want), "want {want:?} in\n{out}");
+    assert!(out.contains("block1.Wv") && out.contains("unembed"), "{out}");
+    // With --config, the same statistics.
+    let out2 = ok(&["inspect", s(&p), "--config", CONFIG]);
+    assert!(out2.contains(&want) && out2.contains("given with --config"), "{out2}");
+    // Trailing padding (<= 15 bytes) is still recognised.
+    let mut padded = blob.clone();
+    padded.extend_from_slice(&[0xFF; 7]);
+    let pp = dir.join("padded.atome");
+    std::fs::write(&pp, &padded).unwrap();
+    let out3 = ok(&["inspect", s(&pp)]);
+    assert!(out3.contains("config:   V=40 D=10 L=2 DH=6 K=3"), "{out3}");
+    assert!(out3.contains("7 trailing bytes"), "{out3}");
+}
+
+#[test]
+fn convert_small_blob_round_trip() {
+    let dir = tmpdir("convert_small");
+    let (blob, _) = small_lm(2);
+    let a = dir.join("a.atome");
+    let b = dir.join("b.atome02");
+    let c = dir.join("c.atome");
+    let p3 = dir.join("d.atomep3");
+    let e = dir.join("e.atome");
+    std::fs::write(&a, &blob).unwrap();
+    let out = ok(&["convert", s(&a), s(&b)]);
+    assert!(out.contains("ATOME02") && out.contains("the input's exact bytes"), "{out}");
+    let b_bytes = std::fs::read(&b).unwrap();
+    assert_eq!(&b_bytes[..7], b"ATOME02");
+    assert_eq!(b_bytes.len(), small_size(5));
+    assert!(b_bytes[7..].len() < blob[7..].len());
+    ok(&["convert", s(&b), s(&c), "--to", "atome01"]);
+    assert_eq!(std::fs::read(&c).unwrap(), blob, "ATOME01 -> ATOME02 -> ATOME01 must give the same bytes");
+    // ATOMEP3 holds ternary weights losslessly too.
+    ok(&["convert", s(&a), s(&p3), "--to", "atomep3", "--config", CONFIG]);
+    ok(&["convert", s(&p3), s(&e), "--to", "atome01"]);
+    assert_eq!(std::fs::read(&e).unwrap(), blob);
+    // inspect agrees on the statistics of both.
+    let ia = ok(&["inspect", s(&a)]);
+    let ib = ok(&["inspect", s(&b)]);
+    let tot = |x: &str| x.lines().find(|l| l.contains("total:")).unwrap().to_string();
+    assert_eq!(tot(&ia), tot(&ib));
+}
+
+#[test]
+fn convert_reports_code_10_and_padding() {
+    let dir = tmpdir("convert_code10");
+    let (mut blob, _) = small_lm(3);
+    // embed starts at 7 + 4: trit 0 of the payload gets code 10.
+    blob[11] = (blob[11] & !3) | 2;
+    // block0.conv (10 x 3 = 30 trits, 8 bytes): trit 31 is padding; make it 01.
+    let conv = 7 + 4 + (V * D).div_ceil(4) + 8 * D;
+    let last = conv + 4 + 7;
+    blob[last] |= 1 << 6;
+    let a = dir.join("a.atome");
+    let b = dir.join("b.atome02");
+    let c = dir.join("c.atome");
+    std::fs::write(&a, &blob).unwrap();
+    let insp = ok(&["inspect", s(&a), "--config", CONFIG]);
+    assert!(insp.contains("1 trits with code 10"), "{insp}");
+    assert!(insp.contains("1 padding"), "{insp}");
+    let out = ok(&["convert", s(&a), s(&b), "--config", CONFIG]);
+    assert!(out.contains("1 trits had code 10, which ATOME01 reads as 0: written as 0"), "{out}");
+    assert!(out.contains("1 padding positions"), "{out}");
+    assert!(out.contains("different bytes"), "{out}");
+    ok(&["convert", s(&b), s(&c), "--config", CONFIG]);
+    let mut want = blob.clone();
+    want[11] &= !3;
+    want[last] &= !(3 << 6);
+    assert_eq!(std::fs::read(&c).unwrap(), want);
+    // Both read the same: code 10 is 0.
+    let r1 = ok(&["run", s(&a), "--ids", "1,2,3", "--max", "6", "--config", CONFIG]);
+    let r2 = ok(&["run", s(&b), "--ids", "1,2,3", "--max", "6", "--config", CONFIG]);
+    assert_eq!(r1, r2);
+}
+
+#[test]
+fn run_small_blob_same_in_every_format_and_plan() {
+    let dir = tmpdir("run_small");
+    let (blob, _) = small_lm(4);
+    let a = dir.join("a.atome");
+    let b = dir.join("b.atome02");
+    std::fs::write(&a, &blob).unwrap();
+    ok(&["convert", s(&a), s(&b)]);
+    let ids = "5,17,33,2,39,0,8";
+    let greedy_a = ok(&["run", s(&a), "--ids", ids, "--max", "20", "--seq", "12"]);
+    let ids_out: Vec<i64> = greedy_a.split_whitespace().map(|x| x.parse().unwrap()).collect();
+    assert_eq!(ids_out.len(), 20, "{greedy_a}");
+    assert!(ids_out.iter().all(|&t| (0..V as i64).contains(&t)));
+    for (f, state) in [(&a, "lean"), (&b, "cached"), (&b, "lean")] {
+        let o = ok(&["run", s(f), "--ids", ids, "--max", "20", "--seq", "12", "--state", state]);
+        assert_eq!(o, greedy_a, "{f:?} {state}");
+    }
+    // --no-slide stops when the sequence fills S, as atome_generate does.
+    let ns = ok(&["run", s(&a), "--ids", ids, "--max", "20", "--seq", "12", "--no-slide"]);
+    assert_eq!(ns.split_whitespace().count(), 12 - 7);
+    assert!(greedy_a.starts_with(ns.trim()));
+    // Sampling: reproducible from the seed, the same for both formats.
+    let samp = ["--temperature", "0.9", "--top-k", "12", "--top-p", "0.95", "--seed", "42"];
+    let mut args = vec!["run", s(&a), "--ids", ids, "--max", "30"];
+    args.extend(samp);
+    let s1 = ok(&args);
+    let s2 = ok(&args);
+    assert_eq!(s1, s2);
+    args[1] = s(&b);
+    assert_eq!(ok(&args), s1);
+    // Temperature 0 is greedy.
+    let g = ok(&["run", s(&a), "--ids", ids, "--max", "20", "--seq", "12", "--temperature", "0", "--seed", "9"]);
+    assert_eq!(g, greedy_a);
+    // A byte prompt works too (bytes >= V read as 0, with a note).
+    let o = atome(&["run", s(&a), "--prompt", "hello", "--max", "3"]);
+    assert!(o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("tokens/s") || String::from_utf8_lossy(&o.stderr).contains("/s"));
+}
+
+#[test]
+fn classifier_small_blob() {
+    let dir = tmpdir("classifier_small");
+    let blob = small_classifier(5, 3);
+    let a = dir.join("a.atomecl");
+    let b = dir.join("b.atomecl02");
+    let c = dir.join("c.atomecl");
+    std::fs::write(&a, &blob).unwrap();
+    let insp = ok(&["inspect", s(&a)]);
+    assert!(insp.contains("ATOMECL01 (classifier, n_classes 3"), "{insp}");
+    assert!(insp.contains("config:   V=40 D=10 L=2 DH=6 K=3"), "{insp}");
+    assert!(insp.contains("head"), "{insp}");
+    ok(&["convert", s(&a), s(&b)]);
+    assert_eq!(&std::fs::read(&b).unwrap()[..9], b"ATOMECL02");
+    ok(&["convert", s(&b), s(&c)]);
+    assert_eq!(std::fs::read(&c).unwrap(), blob);
+    let r1 = ok(&["run", s(&a), "--ids", "1,2,3,4,5"]);
+    let r2 = ok(&["run", s(&b), "--ids", "1,2,3,4,5"]);
+    assert!(r1.starts_with("class "), "{r1}");
+    assert_eq!(r1.lines().nth(1).unwrap().split_whitespace().count(), 4, "{r1}");
+    assert_eq!(r1, r2);
+    let e = fails(&["convert", s(&a), s(&c), "--to", "atomep3"]);
+    assert!(e.contains("no classifier format"), "{e}");
+    let bench = ok(&["bench", s(&a), "--tokens", "9"]);
+    assert!(bench.contains("bit-identical"), "{bench}");
+}
+
+#[test]
+fn bench_small_blob() {
+    let dir = tmpdir("bench_small");
+    let (blob, _) = small_lm(6);
+    let a = dir.join("a.atome");
+    std::fs::write(&a, &blob).unwrap();
+    let out = ok(&["bench", s(&a), "--tokens", "24", "--seq", "16", "--reps", "5"]);
+    assert!(out.contains("predict_next on 16 positions"), "{out}");
+    assert_eq!(out.matches("bit-identical").count(), 2, "{out}");
+}
+
+#[test]
+fn errors() {
+    let dir = tmpdir("errors");
+    let (blob, _) = small_lm(7);
+    let a = dir.join("a.atome");
+    std::fs::write(&a, &blob).unwrap();
+    let e = fails(&["run", s(&a), "--ids", "1", "--config", "40,10,3,6,3"]);
+    assert!(e.contains("needs"), "{e}");
+    let junk = dir.join("junk.bin");
+    std::fs::write(&junk, b"NOTATOME and more").unwrap();
+    assert!(fails(&["inspect", s(&junk)]).contains("unknown magic"));
+    assert!(fails(&["run", s(&a)]).contains("--prompt"));
+    assert!(fails(&["frobnicate"]).contains("unknown command"));
+    assert!(fails(&["run", s(&a), "--ids", "1", "--bogus", "2"]).contains("unknown option"));
+    // A truncated blob has no exact configuration match near the real one.
+    let t = dir.join("trunc.atome");
+    std::fs::write(&t, &blob[..blob.len() - 40]).unwrap();
+    let o = atome(&["inspect", s(&t)]);
+    assert!(o.status.success());
+    assert!(!String::from_utf8_lossy(&o.stdout).contains("config:   V=40 D=10 L=2 DH=6 K=3"));
+}
+
+// ------------------------------------------------------------ shared models
+
+/// (blob, V,D,L,DH,K[,TOPK] of the golden configuration).
+const SHARED: &[(&str, &str)] = &[
+    ("atome_944k.bin", "256,256,8,64,5"),
+    ("model_toy.atome", "256,64,4,16,5"),
+    ("default.atome", "256,64,4,16,5"),
+    ("tiny.atome", "32,16,2,8,5"),
+    ("odd.atome", "40,22,3,6,3"),
+    ("wide.atome", "64,32,2,8,7"),
+    ("agri.atomecl", "256,32,2,8,5"),
+    ("cls_odd.atomecl", "40,22,3,6,3"),
+];
+
+#[test]
+fn shared_inspect_infers_every_configuration() {
+    let Some(m) = shared_models() else { return };
+    for (name, cfg) in SHARED {
+        let out = ok(&["inspect", s(&m.join(name))]);
+        let v: Vec<&str> = cfg.split(',').collect();
+        let want = format!("config:   V={} D={} L={} DH={} K={} TOPK=4 (inferred", v[0], v[1], v[2], v[3], v[4]);
+        assert!(out.contains(&want), "{name}: want {want:?}\n{out}");
+    }
+    let out = ok(&["inspect", s(&m.join("atome_944k.bin"))]);
+    assert!(out.contains("fdf8a6b69eacc5e4834e488759593198e482399887fce2c5b048a599844ae2f5"));
+    assert!(out.contains("size:     276,655 bytes"));
+    assert!(out.contains("as ATOME02  :     229,975 bytes"), "{out}");
+    // SPEC section 7: 505,124 non-zero weights per position in the blocks.
+    assert!(out.contains("(used at every position): 505,124"), "{out}");
+}
+
+#[test]
+fn shared_convert_round_trips() {
+    let Some(m) = shared_models() else { return };
+    let dir = tmpdir("shared_convert");
+    for (name, _) in SHARED {
+        let src = m.join(name);
+        let mid = dir.join(format!("{name}.02"));
+        let back = dir.join(format!("{name}.back"));
+        ok(&["convert", s(&src), s(&mid), "--to", "atome02"]);
+        ok(&["convert", s(&mid), s(&back), "--to", "atome01"]);
+        assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(&src).unwrap(), "{name}");
+    }
+    assert_eq!(std::fs::metadata(dir.join("atome_944k.bin.02")).unwrap().len(), 229_975);
+}
+
+/// Golden atome_generate cases (../shared/golden/golden_visible.json).
+#[test]
+fn shared_run_matches_golden_generate() {
+    let Some(m) = shared_models() else { return };
+    let dir = tmpdir("shared_run");
+    let cases: &[(&str, &str, usize, &str, &str)] = &[
+        ("tiny.atome", "32,16,2,8,5,4", 8, "23,7,20,19", "26 26 26 17"),
+        ("tiny.atome", "32,16,2,8,5,4", 8, "21", "3 8 28 23 28 23 28"),
+        ("odd.atome", "40,22,3,6,3,2", 16, "8,33,12,6,0,38", "5 25 26 37 22 4 28 29 31 28"),
+        ("wide.atome", "64,32,2,8,7,6", 24, "34", "33 40 19 56 25 8 27 3 16 63 25 8 6 59 35 59 59 22 22 61 62 22 48"),
+        (
+            "default.atome",
+            "256,64,4,16,5,4",
+            32,
+            "105,115,104,32,116,111,32,116,104,101,105,114,32,116,104",
+            "216 162 49 246 249 20 105 160 139 74 136 23 3 31 91 246 131",
+        ),
+        (
+            "atome_944k.bin",
+            "256,256,8,64,5,4",
+            64,
+            "110,32,104,101,108,112,32,117,115,32,119,104,101,110,32,119,101,32,97,114,101,32,115,99",
+            "97 114 101 100 46 32 72 101 32 119 97 115 32 115 111 32 101 120 99 105 116 101 100 32 116 111 32 115 101 101 32 116 104 101 32 98 105 114 100 32",
+        ),
+    ];
+    for (name, cfg, seq, prompt, want) in cases {
+        let src = m.join(name);
+        let conv = dir.join(format!("{name}.02"));
+        ok(&["convert", s(&src), s(&conv)]);
+        for blob in [&src, &conv] {
+            let seq = seq.to_string();
+            let got = ok(&[
+                "run", s(blob), "--ids", prompt, "--max", "64", "--seq", &seq, "--config", cfg, "--no-slide", "--print-ids",
+            ]);
+            assert_eq!(got.trim(), *want, "{blob:?}");
+        }
+    }
+    // Text in, text out on the 944K model.
+    let out = ok(&["run", s(&m.join("atome_944k.bin")), "--prompt", "Once upon a time", "--max", "12"]);
+    assert!(out.trim().len() >= 6, "{out:?}");
+}
+
+/// Golden classify cases.
+#[test]
+fn shared_classify_matches_golden() {
+    let Some(m) = shared_models() else { return };
+    let cases: &[(&str, &str, &str, usize)] = &[
+        ("agri.atomecl", "256,32,2,8,5,4", "116,32,97", 1),
+        ("agri.atomecl", "256,32,2,8,5,4", "110,46,32,84,104,101,32,109,111,114", 1),
+        ("cls_odd.atomecl", "40,22,3,6,3,2", "38,37,21,37", 6),
+        ("cls_odd.atomecl", "40,22,3,6,3,2", "37,19,16,20,33,5,24,2,28,38,30,7", 0),
+        ("cls_odd.atomecl", "40,22,3,6,3,2", "3,35,25,7,18,10,22,19,27,28,1,18,36,4", 3),
+    ];
+    for (name, cfg, ids, class) in cases {
+        let seq = if name.starts_with("cls_odd") { "16" } else { "32" };
+        let out = ok(&["run", s(&m.join(name)), "--ids", ids, "--config", cfg, "--seq", seq]);
+        assert!(out.starts_with(&format!("class {class}\n")), "{name} {ids}: {out}");
+    }
+}
+
+#[test]
+fn shared_bench() {
+    let Some(m) = shared_models() else { return };
+    let out = ok(&["bench", s(&m.join("atome_944k.bin")), "--tokens", "16", "--reps", "2"]);
+    assert!(out.contains("predict_next on 16 positions"), "{out}");
+    assert!(out.contains("bit-identical"), "{out}");
+    let out = ok(&["bench", s(&m.join("agri.atomecl")), "--tokens", "32", "--reps", "20"]);
+    assert!(out.contains("classify on 32 positions"), "{out}");
+}
