@@ -23,7 +23,8 @@
 //!   is assembled from single bytes instead (its bytes past the end only hold
 //!   codes of columns that are never used).
 //!
-//! The CPU check (cpuid, xgetbv) is done on every call: no global state.
+//! The CPU check (cpuid, xgetbv) is done on every call (no global state), or
+//! once by the caller through [`Avx2`].
 use core::arch::x86_64::*;
 use core::mem::MaybeUninit;
 
@@ -35,7 +36,72 @@ const MAXB: usize = 8;
 const TABS: usize = 512;
 
 /// AVX2 batched matvec; false when the CPU or the shape does not allow it.
+///
+/// Detects the CPU on every call (two cpuid and one xgetbv, only once the
+/// shape is known to be supported). cpuid is cheap on hardware but traps to
+/// the hypervisor in some VMs (tens of microseconds there): a caller with a
+/// place to keep it can detect once with [`Avx2::detect`] and call
+/// [`matvec_batch_with`].
 pub fn matvec_batch(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut [f32], ostride: usize) -> bool {
+    if !supported(w, xs, xstride, n, out.len(), ostride) {
+        return false;
+    }
+    match Avx2::detect() {
+        Some(cpu) => matvec_batch_with(cpu, w, xs, xstride, n, out, ostride),
+        None => false,
+    }
+}
+
+/// Proof that AVX2 can be used here: the CPU has it and the OS saves the YMM
+/// state. Only [`Avx2::detect`] makes one.
+#[derive(Clone, Copy, Debug)]
+pub struct Avx2(());
+
+impl Avx2 {
+    /// cpuid + xgetbv (cost: see [`matvec_batch`]); None without AVX2.
+    pub fn detect() -> Option<Avx2> {
+        if has_avx2() {
+            Some(Avx2(()))
+        } else {
+            None
+        }
+    }
+}
+
+/// As [`matvec_batch`], with the CPU already checked.
+pub fn matvec_batch_with(cpu: Avx2, w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut [f32], ostride: usize) -> bool {
+    let _ = cpu;
+    if !supported(w, xs, xstride, n, out.len(), ostride) {
+        return false;
+    }
+    let cols = w.cols;
+    let mut cx = Cx {
+        data: w.data,
+        rows: w.rows,
+        cols,
+        scale: w.scale,
+        xs,
+        xstride,
+        out,
+        ostride,
+    };
+    // SAFETY: AVX2 is available (the `Avx2` token); `supported` checked the
+    // preconditions documented on `run`.
+    unsafe {
+        match w.packing {
+            Packing::Trit2 if cols % 4 == 0 => run::<Trit2Aligned>(&mut cx, n),
+            Packing::Trit2 => run::<Trit2Any>(&mut cx, n),
+            Packing::Base3 => run::<Base3>(&mut cx, n),
+            Packing::P3 => run::<P3>(&mut cx, n),
+        }
+    }
+    true
+}
+
+/// The shapes the kernel handles exactly like the portable path; the rest
+/// (short payload, inputs or outputs, overlapping outputs, empty or huge
+/// matrices) is left to it.
+fn supported(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out_len: usize, ostride: usize) -> bool {
     let (rows, cols) = (w.rows, w.cols);
     if n == 0 || rows == 0 || cols == 0 {
         return false;
@@ -58,25 +124,7 @@ pub fn matvec_batch(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut 
     if n > 1 && ostride < rows {
         return false;
     }
-    match (n - 1).checked_mul(ostride).and_then(|v| v.checked_add(rows)) {
-        Some(need) if need <= out.len() => {}
-        _ => return false,
-    }
-    if !has_avx2() {
-        return false;
-    }
-    let mut cx = Cx { data: w.data, rows, cols, scale: w.scale, xs, xstride, out, ostride };
-    // SAFETY: AVX2 is available (checked just above); the shape checks above
-    // are the preconditions documented on `run`.
-    unsafe {
-        match w.packing {
-            Packing::Trit2 if cols % 4 == 0 => run::<Trit2Aligned>(&mut cx, n),
-            Packing::Trit2 => run::<Trit2Any>(&mut cx, n),
-            Packing::Base3 => run::<Base3>(&mut cx, n),
-            Packing::P3 => run::<P3>(&mut cx, n),
-        }
-    }
-    true
+    matches!((n - 1).checked_mul(ostride).and_then(|v| v.checked_add(rows)), Some(need) if need <= out_len)
 }
 
 /// AVX2 usable: the CPU has it and the OS saves the YMM state.
@@ -157,7 +205,11 @@ impl Packer for Trit2Aligned {
     #[target_feature(enable = "avx2")]
     unsafe fn lanes(t: __m256i) -> Lanes {
         let z = _mm256_setzero_si256();
-        Lanes { offs: _mm256_srli_epi32::<2>(t), s1: z, s2: z }
+        Lanes {
+            offs: _mm256_srli_epi32::<2>(t),
+            s1: z,
+            s2: z,
+        }
     }
     #[inline]
     #[target_feature(enable = "avx2")]
@@ -242,7 +294,11 @@ impl Packer for Base3 {
         let m = _mm256_or_si256(even, _mm256_slli_epi64::<32>(odd));
         let p = _mm256_sub_epi32(t, _mm256_mullo_epi32(m, _mm256_set1_epi32(5)));
         let s1 = _mm256_add_epi32(p, p);
-        Lanes { offs: m, s1, s2: _mm256_sub_epi32(_mm256_set1_epi32(30), s1) }
+        Lanes {
+            offs: m,
+            s1,
+            s2: _mm256_sub_epi32(_mm256_set1_epi32(30), s1),
+        }
     }
     #[inline]
     #[target_feature(enable = "avx2")]
@@ -386,7 +442,13 @@ unsafe fn pass<P: Packer, const R: usize, const B: usize>(cx: &mut Cx, b0: usize
                 }
             }
         }
-        let ph = Phase { c0, clen, first: c0 == 0, last: c0 + clen == cx.cols, b0 };
+        let ph = Phase {
+            c0,
+            clen,
+            first: c0 == 0,
+            last: c0 + clen == cx.cols,
+            b0,
+        };
         let tp = tabs.as_ptr() as *const __m256;
         let mut g = 0;
         while g + R <= groups {
@@ -426,6 +488,8 @@ struct Phase {
 /// # Safety
 /// As `pass`; `tp` points to clen * B initialised tables (column-major:
 /// table of column c, vector b at c * B + b).
+// acc[r][b], wv[r], lanes[r]: parallel arrays, indexed together.
+#[allow(clippy::needless_range_loop)]
 #[target_feature(enable = "avx2")]
 unsafe fn block<P: Packer, const R: usize, const B: usize>(cx: &mut Cx, g0: usize, tp: *const __m256, ph: &Phase, tail: &mut [[f32; 8]; MAXB]) {
     let data = cx.data;
@@ -433,7 +497,11 @@ unsafe fn block<P: Packer, const R: usize, const B: usize>(cx: &mut Cx, g0: usiz
     let lastrow = _mm256_set1_epi32((cx.rows - 1) as i32);
     let colsv = _mm256_set1_epi32(cx.cols as i32);
     let c0v = _mm256_set1_epi32(ph.c0 as i32);
-    let mut lanes = [Lanes { offs: iota, s1: iota, s2: iota }; R];
+    let mut lanes = [Lanes {
+        offs: iota,
+        s1: iota,
+        s2: iota,
+    }; R];
     // Byte offset of the last lane (the largest) for each group.
     let mut last = [0usize; R];
     let mut acc = [[_mm256_setzero_ps(); B]; R];
@@ -527,6 +595,8 @@ unsafe fn partial(cx: &mut Cx, tail: &mut [[f32; 8]; MAXB], b0: usize, b: usize,
 ///
 /// # Safety
 /// `t` points to B initialised tables.
+// acc[r][b], wv[r], lanes[r]: parallel arrays, indexed together.
+#[allow(clippy::needless_range_loop)]
 #[inline]
 #[target_feature(enable = "avx2")]
 unsafe fn column<const R: usize, const B: usize>(acc: &mut [[__m256; B]; R], wv: &mut [__m256i; R], t: *const __m256) {
@@ -548,7 +618,13 @@ unsafe fn column<const R: usize, const B: usize>(acc: &mut [[__m256; B]; R], wv:
 unsafe fn shift_all<const R: usize>(mut wv: [__m256i; R], bits: u32) -> [__m256i; R] {
     for w in wv.iter_mut() {
         // SAFETY: AVX2 available.
-        *w = unsafe { if bits == 3 { shift::<3>(*w) } else { shift::<2>(*w) } };
+        *w = unsafe {
+            if bits == 3 {
+                shift::<3>(*w)
+            } else {
+                shift::<2>(*w)
+            }
+        };
     }
     wv
 }

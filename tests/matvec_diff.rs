@@ -1,0 +1,347 @@
+//! Differential test of the batched matvec (the x86-64 fast path when the
+//! CPU has AVX2, else the portable path) against a naive implementation
+//! written here from the SPEC / CONTRACT text, bit for bit (NaN == NaN).
+//!
+//! SPEC section 4: row j: acc = +0.0; for i = 0..cols-1: +1: acc = acc + x[i];
+//! -1: acc = acc - x[i]; 0: nothing; y[j] = acc * scale.
+//! ATOMEP3 (docs/CONTRACT.md): w != 0: acc = acc + ((float)w * x[i]).
+use atome::format::{Packing, Tensor};
+use atome::kernels::matvec::matvec_batch;
+use proptest::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Weight number k of a packed payload, decoded from the format text.
+/// Bytes missing from a short payload read as weight 0.
+fn naive_weight(p: Packing, data: &[u8], k: usize) -> i32 {
+    match p {
+        // ATOME01: 4 trits a byte, trit k%4 in bits 2(k%4)..: 00 0, 01 +1, 11 -1, 10 0.
+        Packing::Trit2 => match data.get(k / 4) {
+            Some(&b) => match (b >> (2 * (k % 4))) & 3 {
+                1 => 1,
+                3 => -1,
+                _ => 0,
+            },
+            None => 0,
+        },
+        // ATOME02: 5 trits a byte in base 3, trit k%5 is digit k%5; digit - 1.
+        Packing::Base3 => match data.get(k / 5) {
+            Some(&b) => {
+                let digit = (b as u32 / 3u32.pow((k % 5) as u32)) % 3;
+                digit as i32 - 1
+            }
+            None => 0,
+        },
+        // ATOMEP3: 8 3-bit codes in 3 bytes (little-endian 24-bit group),
+        // code k%8 at bits 3(k%8); codes 0..7 -> 0, 1, -1, 3, -3, 9, -9, 0.
+        Packing::P3 => {
+            let g = 3 * (k / 8);
+            match data.get(g..g + 3) {
+                Some(s) => {
+                    let word = s[0] as u32 | (s[1] as u32) << 8 | (s[2] as u32) << 16;
+                    [0, 1, -1, 3, -3, 9, -9, 0][((word >> (3 * (k % 8))) & 7) as usize]
+                }
+                None => 0,
+            }
+        }
+    }
+}
+
+/// y = W x for one vector, naively.
+fn naive_row(p: Packing, data: &[u8], rows: usize, cols: usize, scale: f32, x: &[f32], j: usize) -> f32 {
+    assert!(j < rows);
+    let mut acc = 0.0f32;
+    for (i, &xi) in x.iter().enumerate().take(cols) {
+        match naive_weight(p, data, j * cols + i) {
+            0 => {}
+            1 => acc = acc + xi,
+            -1 => acc = acc - xi,
+            w => acc = acc + (w as f32) * xi,
+        }
+    }
+    acc * scale
+}
+
+fn same(a: f32, b: f32) -> bool {
+    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
+}
+
+/// Floats that stress the arithmetic: zeros of both signs, subnormals,
+/// infinities, NaNs with payloads, huge, tiny, ordinary, any bit pattern.
+fn value() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        6 => -4.0f32..4.0,
+        2 => -1.0e6f32..1.0e6,
+        1 => Just(0.0f32),
+        1 => Just(-0.0f32),
+        1 => (1u32..0x0080_0000, any::<bool>()).prop_map(|(m, s)| f32::from_bits(m | if s { 0x8000_0000 } else { 0 })),
+        1 => Just(f32::INFINITY),
+        1 => Just(f32::NEG_INFINITY),
+        1 => (0u32..0x0040_0000, any::<bool>(), any::<bool>())
+            .prop_map(|(m, s, q)| f32::from_bits(0x7f80_0001 | m | if q { 0x0040_0000 } else { 0 } | if s { 0x8000_0000 } else { 0 })),
+        1 => prop_oneof![Just(f32::MAX), Just(f32::MIN), Just(3.0e38f32), Just(-2.9e38f32), Just(1.7e38f32)],
+        1 => -1.0e-30f32..1.0e-30,
+        1 => any::<u32>().prop_map(f32::from_bits),
+    ]
+}
+
+fn scale() -> impl Strategy<Value = f32> {
+    prop_oneof![
+        4 => -2.0f32..2.0,
+        1 => Just(0.0f32),
+        1 => Just(-0.0f32),
+        1 => Just(-1.0f32),
+        1 => Just(f32::INFINITY),
+        1 => Just(f32::NEG_INFINITY),
+        1 => Just(f32::NAN),
+        1 => Just(1.0e30f32),
+        1 => Just(1.0e-30f32),
+    ]
+}
+
+#[derive(Debug, Clone)]
+struct Case {
+    packing: Packing,
+    rows: usize,
+    cols: usize,
+    n: usize,
+    xstride: usize,
+    ostride: usize,
+    data: Vec<u8>,
+    xs: Vec<f32>,
+    scale: f32,
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    let shape = (0u8..3, 1usize..40, 1usize..300, 1usize..17, 0usize..6, 0usize..6, 0u8..16, 0usize..4);
+    shape.prop_flat_map(|(pk, rows, cols, n, xextra, oextra, lenmode, extra)| {
+        let packing = Packing::from_tag(pk).unwrap();
+        let full = packing.payload_len(rows * cols);
+        // Mostly the exact payload or a few bytes more; sometimes a short one.
+        let len = match lenmode {
+            0 => full / 2,
+            1 => full.saturating_sub(1),
+            _ => full + extra,
+        };
+        let byte = match packing {
+            Packing::Base3 => (0u8..=242).boxed(),
+            _ => any::<u8>().boxed(),
+        };
+        let xstride = cols + xextra;
+        let ostride = rows + oextra;
+        (
+            prop::collection::vec(byte, len),
+            prop::collection::vec(value(), (n - 1) * xstride + cols),
+            scale(),
+        )
+            .prop_map(move |(data, xs, scale)| Case {
+                packing,
+                rows,
+                cols,
+                n,
+                xstride,
+                ostride,
+                data,
+                xs,
+                scale,
+            })
+    })
+}
+
+const SENTINEL: u32 = 0x7fc0_dead;
+
+/// Runs `f` on a sentinel-filled output and checks it against the naive
+/// result: rows < W.rows of every vector equal, everything else untouched.
+fn check(c: &Case, out: &[f32]) -> Result<(), TestCaseError> {
+    let w = (c.packing, &c.data[..], c.rows, c.cols, c.scale);
+    for b in 0..c.n {
+        let x = &c.xs[b * c.xstride..][..c.cols];
+        for j in 0..c.rows {
+            let want = naive_row(w.0, w.1, w.2, w.3, w.4, x, j);
+            let got = out[b * c.ostride + j];
+            prop_assert!(
+                same(got, want),
+                "vector {} row {}: got {:e} ({:#x}), want {:e} ({:#x})",
+                b,
+                j,
+                got,
+                got.to_bits(),
+                want,
+                want.to_bits()
+            );
+        }
+    }
+    for (i, v) in out.iter().enumerate() {
+        if i % c.ostride >= c.rows || i / c.ostride >= c.n {
+            prop_assert_eq!(v.to_bits(), SENTINEL, "out[{}] written", i);
+        }
+    }
+    Ok(())
+}
+
+static FAST_TAKEN: AtomicUsize = AtomicUsize::new(0);
+
+fn run_case(c: &Case) -> Result<(), TestCaseError> {
+    let tensor = Tensor {
+        data: &c.data,
+        scale: c.scale,
+        rows: c.rows,
+        cols: c.cols,
+        packing: c.packing,
+    };
+    // One spare stride at the end to see stray writes.
+    let olen = c.n * c.ostride + 3;
+    let mut out = vec![f32::from_bits(SENTINEL); olen];
+    matvec_batch(&tensor, &c.xs, c.xstride, c.n, &mut out, c.ostride);
+    check(c, &out)?;
+    // The fast path on its own: either exact, or false with nothing written.
+    #[cfg(target_arch = "x86_64")]
+    {
+        let mut fast = vec![f32::from_bits(SENTINEL); olen];
+        if atome::kernels::x86::matvec_batch(&tensor, &c.xs, c.xstride, c.n, &mut fast, c.ostride) {
+            FAST_TAKEN.fetch_add(1, Ordering::Relaxed);
+            check(c, &fast)?;
+        } else {
+            prop_assert!(fast.iter().all(|v| v.to_bits() == SENTINEL), "fast path returned false after writing");
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    // Fewer cases unoptimized (`cargo test`); `--release` runs the full set.
+    #![proptest_config(ProptestConfig { cases: if cfg!(debug_assertions) { 300 } else { 2000 }, ..ProptestConfig::default() })]
+
+    #[test]
+    fn batched_matvec_matches_naive(c in case()) {
+        run_case(&c)?;
+    }
+}
+
+/// xorshift64* for the larger fixed shapes.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn value(&mut self) -> f32 {
+        match self.next() % 16 {
+            0 => f32::from_bits(self.next() as u32),
+            1 => -0.0,
+            2 => f32::from_bits((self.next() as u32) & 0x807f_ffff), // subnormal or zero
+            3 => 3.0e38,
+            _ => ((self.next() % 20001) as f32 / 1000.0 - 10.0) * if self.next() % 3 == 0 { 1.0e-20 } else { 1.0 },
+        }
+    }
+}
+
+/// Bigger matrices than the property test reaches: several column chunks
+/// for every batch size, row blocks plus a partial group, 1..=20 vectors.
+#[test]
+fn larger_shapes_match_naive() {
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let shapes = [(256, 256), (64, 1100), (100, 257), (17, 1201), (8, 613), (33, 96), (3, 640), (255, 130)];
+    for &(rows, cols) in &shapes {
+        for packing in [Packing::Trit2, Packing::Base3, Packing::P3] {
+            for &n in &[1usize, 2, 3, 4, 7, 8, 9, 16, 20] {
+                let len = packing.payload_len(rows * cols);
+                let data: Vec<u8> = (0..len)
+                    .map(|_| match packing {
+                        Packing::Base3 => (rng.next() % 243) as u8,
+                        _ => rng.next() as u8,
+                    })
+                    .collect();
+                let xstride = cols + (rng.next() % 3) as usize;
+                let ostride = rows + (rng.next() % 3) as usize;
+                let xs: Vec<f32> = (0..(n - 1) * xstride + cols).map(|_| rng.value()).collect();
+                let c = Case {
+                    packing,
+                    rows,
+                    cols,
+                    n,
+                    xstride,
+                    ostride,
+                    data,
+                    xs,
+                    scale: 0.75,
+                };
+                if let Err(e) = run_case(&c) {
+                    panic!("{packing:?} {rows}x{cols} n={n}: {e}");
+                }
+            }
+        }
+    }
+}
+
+/// On a CPU with AVX2 the fast path must actually be taken for the usual
+/// shapes (otherwise the tests above only cover the portable path).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn fast_path_taken_with_avx2() {
+    if atome::kernels::x86::Avx2::detect().is_none() {
+        return;
+    }
+    let data = vec![0x5bu8; 64 * 64 / 4];
+    let xs = vec![1.0f32; 64];
+    let mut out = vec![0.0f32; 64];
+    for packing in [Packing::Trit2, Packing::Base3, Packing::P3] {
+        let data = &data[..];
+        let full: Vec<u8>;
+        let data = if data.len() < packing.payload_len(64 * 64) {
+            full = vec![0x5b; packing.payload_len(64 * 64)];
+            &full[..]
+        } else {
+            data
+        };
+        let t = Tensor {
+            data,
+            scale: 1.0,
+            rows: 64,
+            cols: 64,
+            packing,
+        };
+        assert!(atome::kernels::x86::matvec_batch(&t, &xs, 64, 1, &mut out, 64), "{packing:?}");
+    }
+    let before = FAST_TAKEN.load(Ordering::Relaxed);
+    let c = Case {
+        packing: Packing::Trit2,
+        rows: 9,
+        cols: 33,
+        n: 2,
+        xstride: 33,
+        ostride: 9,
+        data: vec![0x9d; 75],
+        xs: vec![0.5; 66],
+        scale: 1.0,
+    };
+    run_case(&c).unwrap();
+    assert!(FAST_TAKEN.load(Ordering::Relaxed) > before);
+}
+
+/// Base3 bytes above 242 (rejected by the loader, but a Tensor can hold
+/// them): every path decodes them digit by digit like the naive code.
+#[test]
+fn base3_bytes_above_242_match_naive() {
+    let mut rng = Rng(0x0123_4567_89ab_cdef);
+    for &(rows, cols, n) in &[(16usize, 37usize, 1usize), (9, 250, 4), (40, 61, 8), (3, 300, 2)] {
+        let len = Packing::Base3.payload_len(rows * cols);
+        let data: Vec<u8> = (0..len).map(|_| 243 + (rng.next() % 13) as u8).collect();
+        let xs: Vec<f32> = (0..n * cols).map(|_| rng.value()).collect();
+        let c = Case {
+            packing: Packing::Base3,
+            rows,
+            cols,
+            n,
+            xstride: cols,
+            ostride: rows,
+            data,
+            xs,
+            scale: -1.5,
+        };
+        if let Err(e) = run_case(&c) {
+            panic!("{rows}x{cols} n={n}: {e}");
+        }
+    }
+}
