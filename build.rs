@@ -91,8 +91,8 @@ fn main() {
     // CachedMem::floats; a unit test checks it, the header has the same formula).
     let (l, topk) = (get("ATOME_N_LAYERS"), get("ATOME_TOP_K"));
     let work = if cached {
-        s * d + l * s * dh + l * s * d + l * (kk - 1) * d + l * d + s * l + l
-            + (kk + 7) * d + 8 * dh + 24 + 16 * topk + d
+        s * d + l * s * dh + l * s * d + l * (kk - 1) * d + 2 * l * d + s * l + l
+            + (kk + 7) * d + 8 * dh + 24 + 16 * topk
     } else {
         2 * s * d + s * dh + (kk + 5) * d + l + 4 * dh + 12 + 8 * topk
     };

@@ -278,3 +278,14 @@ fn build_config_and_entropy_api() {
     let (id, _) = predict(&m, &toks);
     assert!(id >= 0);
 }
+
+#[test]
+fn state_work_area_matches_the_memory_plan() {
+    use atome::forward::{cached::CachedMem, lean::LeanMem};
+    let want = if ATOME_STATE_CACHED == 1 {
+        CachedMem::floats(&atome::config::DIMS, ATOME_MAX_SEQ)
+    } else {
+        LeanMem::floats(&atome::config::DIMS, ATOME_MAX_SEQ)
+    };
+    assert_eq!(ATOME_STATE_WORK, want, "build.rs and include/atome.h formulas must equal the plan's");
+}

@@ -60,14 +60,12 @@ pub unsafe extern "C" fn atome_router_entropy(state: *const atome_state_t, out: 
 }
 
 fn last_entropy(st: &atome_state_t) -> Option<&[f32]> {
-    // The L floats sit right after the plan's big arrays (see LeanMem/CachedMem).
-    let (d, s, l, dh, kk) = (ATOME_D_MODEL, ATOME_MAX_SEQ, ATOME_N_LAYERS, ATOME_D_HEAD, ATOME_KERNEL_SIZE);
     let off = if ATOME_STATE_CACHED == 1 {
-        s * d + l * s * dh + l * s * d + l * (kk - 1) * d + l * d + s * l
+        crate::forward::cached::CachedMem::ent_last_offset(&DIMS, ATOME_MAX_SEQ)
     } else {
-        2 * s * d + s * dh + d
+        crate::forward::lean::LeanMem::ent_last_offset(&DIMS, ATOME_MAX_SEQ)
     };
-    st.work.get(off..off + l)
+    st.work.get(off..off + ATOME_N_LAYERS)
 }
 
 /// Runs predict_next on `tokens` (so state->logits is updated as by

@@ -30,6 +30,7 @@ pub struct CachedMem<'w> {
     v: &'w mut [f32],
     hist: &'w mut [f32],
     hs: &'w mut [f32],
+    tanh_a: &'w mut [f32],
     /// S x L entropies of the cached positions.
     pub ent_all: &'w mut [f32],
     /// L entropies of the last position.
@@ -44,6 +45,7 @@ struct All<'a> {
     v: &'a mut [f32],
     hist: &'a mut [f32],
     hs: &'a mut [f32],
+    tanh_a: &'a mut [f32],
     dims: Dims,
     s: usize,
 }
@@ -61,6 +63,7 @@ impl Layers for All<'_> {
             v: part(self.v, l, s * d),
             hist: part(self.hist, l, hr * d),
             hs: part(self.hs, l, d),
+            tanh_a: part(self.tanh_a, l, d),
         }
     }
 }
@@ -85,9 +88,13 @@ pub fn fingerprint(model: &Model) -> u32 {
 impl<'w> CachedMem<'w> {
     /// Floats needed.
     pub fn floats(dims: &Dims, s: usize) -> usize {
+        Self::ent_last_offset(dims, s) + dims.n_layers + Scratch::floats(dims, CACHED_CHUNK)
+    }
+
+    /// Where the last position's entropies start in the buffer.
+    pub fn ent_last_offset(dims: &Dims, s: usize) -> usize {
         let (d, l) = (dims.d_model, dims.n_layers);
-        s * d + l * s * dims.d_head + l * s * d + l * (dims.kernel_size - 1) * d + l * d + s * l + l
-            + Scratch::floats(dims, CACHED_CHUNK)
+        s * d + l * s * dims.d_head + l * s * d + l * (dims.kernel_size - 1) * d + 2 * l * d + s * l
     }
 
     /// Splits `buf`; None when too small.
@@ -98,10 +105,11 @@ impl<'w> CachedMem<'w> {
         let (v, rest) = super::take(rest, l * s * d)?;
         let (hist, rest) = super::take(rest, l * (dims.kernel_size - 1) * d)?;
         let (hs, rest) = super::take(rest, l * d)?;
+        let (tanh_a, rest) = super::take(rest, l * d)?;
         let (ent_all, rest) = super::take(rest, s * l)?;
         let (ent_last, rest) = super::take(rest, l)?;
         let (sc, _) = Scratch::split(rest, dims, CACHED_CHUNK)?;
-        Some(CachedMem { x, k, v, hist, hs, ent_all, ent_last, sc, dims: *dims, s })
+        Some(CachedMem { x, k, v, hist, hs, tanh_a, ent_all, ent_last, sc, dims: *dims, s })
     }
 
     /// As LeanMem::forward, reusing the positions that the stored token list
@@ -132,6 +140,7 @@ impl<'w> CachedMem<'w> {
             v: &mut *self.v,
             hist: &mut *self.hist,
             hs: &mut *self.hs,
+            tanh_a: &mut *self.tanh_a,
             dims: self.dims,
             s: self.s,
         };

@@ -12,6 +12,7 @@ pub struct LeanMem<'w> {
     k: &'w mut [f32],
     v: &'w mut [f32],
     hs: &'w mut [f32],
+    tanh_a: &'w mut [f32],
     /// Last position's router entropy per layer.
     pub ent_last: &'w mut [f32],
     sc: Scratch<'w>,
@@ -22,18 +23,24 @@ struct One<'a> {
     k: &'a mut [f32],
     v: &'a mut [f32],
     hs: &'a mut [f32],
+    tanh_a: &'a mut [f32],
 }
 
 impl Layers for One<'_> {
     fn layer(&mut self, _l: usize) -> LayerMem<'_> {
-        LayerMem { k: self.k, v: self.v, hist: &mut [], hs: self.hs }
+        LayerMem { k: self.k, v: self.v, hist: &mut [], hs: self.hs, tanh_a: self.tanh_a }
     }
 }
 
 impl<'w> LeanMem<'w> {
     /// Floats needed for a context of `s` positions.
     pub fn floats(dims: &Dims, s: usize) -> usize {
-        2 * s * dims.d_model + s * dims.d_head + dims.d_model + dims.n_layers + Scratch::floats(dims, LEAN_CHUNK)
+        Self::ent_last_offset(dims, s) + dims.n_layers + Scratch::floats(dims, LEAN_CHUNK)
+    }
+
+    /// Where the last position's entropies start in the buffer.
+    pub fn ent_last_offset(dims: &Dims, s: usize) -> usize {
+        2 * s * dims.d_model + s * dims.d_head + 2 * dims.d_model
     }
 
     /// Splits `buf`; None when too small.
@@ -43,9 +50,10 @@ impl<'w> LeanMem<'w> {
         let (k, rest) = super::take(rest, s * dims.d_head)?;
         let (v, rest) = super::take(rest, s * d)?;
         let (hs, rest) = super::take(rest, d)?;
+        let (tanh_a, rest) = super::take(rest, d)?;
         let (ent_last, rest) = super::take(rest, dims.n_layers)?;
         let (sc, _) = Scratch::split(rest, dims, LEAN_CHUNK)?;
-        Some(LeanMem { x, k, v, hs, ent_last, sc, s })
+        Some(LeanMem { x, k, v, hs, tanh_a, ent_last, sc, s })
     }
 
     /// Runs the model on the last S tokens, then calls `f` with the final
@@ -64,7 +72,7 @@ impl<'w> LeanMem<'w> {
         if n == 0 || model.dims.d_model * self.s > self.x.len() {
             return None;
         }
-        let mut layers = One { k: &mut *self.k, v: &mut *self.v, hs: &mut *self.hs };
+        let mut layers = One { k: &mut *self.k, v: &mut *self.v, hs: &mut *self.hs, tanh_a: &mut *self.tanh_a };
         let mut ent = Entropy { last: &mut *self.ent_last, all: ent_all };
         run_layers(model, &toks, 0, n, self.x, &mut layers, &mut self.sc, &mut ent);
         let d = model.dims.d_model;

@@ -16,8 +16,8 @@ pub mod lean;
 pub mod sample;
 
 use crate::format::{Classifier, Dims, Model, Tensor};
-use crate::kernels::attention::{attend_channel, score_topk, slot_probs};
-use crate::kernels::matvec::{decode, embed_row, matvec_batch};
+use crate::kernels::attention::{attend_channel, clear_slots, insert, slot_probs};
+use crate::kernels::matvec::{decode, embed_row, matvec_batch_accel, Accel};
 use crate::kernels::{argmax, layer_norm};
 use crate::math::{ln_f64, sqrtf, tanhf};
 
@@ -76,7 +76,7 @@ impl<'a> Tokens<'a> {
 
 /// One layer's stored state.
 pub struct LayerMem<'w> {
-    /// Keys, S x DH.
+    /// Keys, transposed: DH rows of S (so scores vectorize across keys).
     pub k: &'w mut [f32],
     /// Values, S x D.
     pub v: &'w mut [f32],
@@ -84,6 +84,9 @@ pub struct LayerMem<'w> {
     pub hist: &'w mut [f32],
     /// SSM hidden vector, D.
     pub hs: &'w mut [f32],
+    /// tanh(a) of the layer, D: computed when the call starts at position 0,
+    /// kept otherwise (it depends on the model only).
+    pub tanh_a: &'w mut [f32],
 }
 
 /// Gives each layer's memory (the same memory for every layer in a lean state).
@@ -104,10 +107,10 @@ pub struct Scratch<'w> {
     pub slot_p: &'w mut [f32],
     /// chunk x TOP_K slot indices.
     pub slot_i: &'w mut [f32],
-    /// D values tanh(a).
-    pub tanh_a: &'w mut [f32],
     /// Positions per chunk.
     pub chunk: usize,
+    /// Vector units, asked once per call.
+    pub accel: Accel,
 }
 
 impl Scratch<'_> {
@@ -117,7 +120,6 @@ impl Scratch<'_> {
             + chunk * dims.d_head
             + chunk * 3
             + 2 * chunk * dims.top_k
-            + dims.d_model
     }
 
     /// Splits `buf` into scratch; None when too small.
@@ -127,8 +129,7 @@ impl Scratch<'_> {
         let (r, rest) = take(rest, chunk * 3)?;
         let (slot_p, rest) = take(rest, chunk * dims.top_k)?;
         let (slot_i, rest) = take(rest, chunk * dims.top_k)?;
-        let (tanh_a, rest) = take(rest, dims.d_model)?;
-        Some((Scratch { h, q, r, slot_p, slot_i, tanh_a, chunk }, rest))
+        Some((Scratch { h, q, r, slot_p, slot_i, chunk, accel: Accel::detect() }, rest))
     }
 }
 
@@ -191,10 +192,11 @@ pub fn run_layers<L: Layers>(
     for l in 0..dims.n_layers {
         let blk = model.block(l);
         let mem = layers.layer(l);
-        for (c, th) in sc.tanh_a.iter_mut().enumerate() {
-            *th = tanhf(blk.ssm.a.get(c));
-        }
+        let s_max = mem.k.len().checked_div(dh).unwrap_or(0);
         if p0 == 0 {
+            for (c, th) in mem.tanh_a.iter_mut().enumerate() {
+                *th = tanhf(blk.ssm.a.get(c));
+            }
             for v in mem.hs.iter_mut() {
                 *v = 0.0;
             }
@@ -215,13 +217,20 @@ pub fn run_layers<L: Layers>(
                 }
             }
             let hc = &sc.h[hl..hl + m * d];
-            matvec_batch(&blk.router, hc, d, m, sc.r, 3);
-            matvec_batch(&blk.wq, hc, d, m, sc.q, dh);
-            if let Some(kdst) = mem.k.get_mut(c0 * dh..(c0 + m) * dh) {
-                matvec_batch(&blk.wk, hc, d, m, kdst, dh);
+            let acc = sc.accel;
+            matvec_batch_accel(acc, &blk.router, hc, d, m, sc.r, 3);
+            // Keys go through the query buffer into the transposed cache.
+            matvec_batch_accel(acc, &blk.wk, hc, d, m, sc.q, dh);
+            for i in 0..m {
+                for dd in 0..dh {
+                    if let (Some(dst), Some(&v)) = (mem.k.get_mut(dd * s_max + c0 + i), sc.q.get(i * dh + dd)) {
+                        *dst = v;
+                    }
+                }
             }
+            matvec_batch_accel(acc, &blk.wq, hc, d, m, sc.q, dh);
             if let Some(vdst) = mem.v.get_mut(c0 * d..(c0 + m) * d) {
-                matvec_batch(&blk.wv, hc, d, m, vdst, d);
+                matvec_batch_accel(acc, &blk.wv, hc, d, m, vdst, d);
             }
             // Router probabilities and attention slots for each position.
             for i in 0..m {
@@ -249,7 +258,7 @@ pub fn run_layers<L: Layers>(
                 ) else {
                     continue;
                 };
-                score_topk(q, mem.k, dh, t, inv_sqrt_dh, sp, si);
+                score_keys(q, mem.k, s_max, t, inv_sqrt_dh, sp, si);
                 slot_probs(sp);
             }
             // Each position's kept value rows as integers (no float->int per channel).
@@ -265,62 +274,93 @@ pub fn run_layers<L: Layers>(
                     }
                 }
             }
-            // Mix, channel by channel (each conv row decoded once per chunk).
-            let mut wc = [0i8; MAX_FAST_TAPS];
+            // Mix, LANES channels at a time: fixed-size lane arrays let the
+            // compiler use vector instructions; every lane keeps its own
+            // SPEC expression. Conv rows are decoded once per block and chunk.
             let fast_taps = kk <= MAX_FAST_TAPS;
-            for ch in 0..d {
+            let mut ch0 = 0;
+            while ch0 < d {
+                let nb = (d - ch0).min(LANES);
+                let mut wf = [[0.0f32; LANES]; MAX_FAST_TAPS];
+                let mut codes = [0i8; MAX_FAST_TAPS * LANES];
                 if fast_taps {
-                    decode(&blk.conv, ch * kk, &mut wc[..kk]);
+                    // The block's conv rows are consecutive weights: one decode.
+                    decode(&blk.conv, ch0 * kk, &mut codes[..nb * kk]);
                 }
-                let th = sc.tanh_a.get(ch).copied().unwrap_or(0.0);
-                let bc = blk.ssm.b.get(ch);
-                let cc = blk.ssm.c_out.get(ch);
+                let (mut th, mut bc, mut cc, mut hs) = ([0.0f32; LANES], [0.0f32; LANES], [0.0f32; LANES], [0.0f32; LANES]);
+                for j in 0..nb {
+                    let ch = ch0 + j;
+                    if fast_taps {
+                        for (wk, &c) in wf.iter_mut().zip(&codes[j * kk..j * kk + kk]) {
+                            wk[j] = c as f32;
+                        }
+                    }
+                    th[j] = mem.tanh_a.get(ch).copied().unwrap_or(0.0);
+                    bc[j] = blk.ssm.b.get(ch);
+                    cc[j] = blk.ssm.c_out.get(ch);
+                    hs[j] = mem.hs.get(ch).copied().unwrap_or(0.0);
+                }
                 for i in 0..m {
                     let t = c0 + i;
-                    // local: taps k = 0..K-1 with t - k >= 0; tap k reads row hist_rows + i - k.
                     let taps = kk.min(t + 1);
-                    let local = if fast_taps {
-                        conv_taps(&wc[..taps], sc.h, (hist_rows + i) * d + ch, d) * blk.conv.scale
-                    } else {
-                        conv_slow(&blk.conv, ch, taps, sc.h, (hist_rows + i) * d + ch, d) * blk.conv.scale
-                    };
-                    // state
-                    let hv = sc.h.get((hist_rows + i) * d + ch).copied().unwrap_or(0.0);
-                    let state = match mem.hs.get_mut(ch) {
-                        Some(hs) => {
-                            *hs = th * *hs + bc * hv;
-                            cc * *hs
+                    let at = (hist_rows + i) * d + ch0;
+                    // local: tap k reads the normalized row of position t - k.
+                    let mut local = [0.0f32; LANES];
+                    if fast_taps {
+                        for (k, wk) in wf.iter().enumerate().take(taps) {
+                            let hr = load(sc.h, at - k * d, nb);
+                            for j in 0..LANES {
+                                let v = wk[j] * hr[j];
+                                local[j] += if wk[j] != 0.0 { v } else { 0.0 };
+                            }
                         }
-                        None => 0.0,
-                    };
+                    } else {
+                        for (j, l) in local.iter_mut().enumerate().take(nb) {
+                            *l = conv_slow(&blk.conv, ch0 + j, taps, sc.h, at + j, d);
+                        }
+                    }
+                    // state
+                    let hv = load(sc.h, at, nb);
+                    let mut state = [0.0f32; LANES];
+                    for j in 0..LANES {
+                        hs[j] = th[j] * hs[j] + bc[j] * hv[j];
+                        state[j] = cc[j] * hs[j];
+                    }
                     // sparse
                     let keff = topk.min(t + 1);
-                    let sparse = if fast_slots {
-                        let mut o = 0.0f32;
+                    let mut sparse = [0.0f32; LANES];
+                    if fast_slots {
                         let rs = &rows[i * MAX_FAST_SLOTS..i * MAX_FAST_SLOTS + keff.min(MAX_FAST_SLOTS)];
                         for (&row, &p) in rs.iter().zip(sc.slot_p.iter().skip(i * topk)) {
                             if row == NO_ROW {
                                 continue;
                             }
-                            if let Some(&v) = mem.v.get(row as usize * d + ch) {
-                                o += p * v;
+                            let vr = load(mem.v, row as usize * d + ch0, nb);
+                            for j in 0..LANES {
+                                sparse[j] += p * vr[j];
                             }
                         }
-                        o
-                    } else {
-                        match (sc.slot_p.get(i * topk..i * topk + keff), sc.slot_i.get(i * topk..i * topk + keff)) {
-                            (Some(p), Some(ix)) => attend_channel(p, ix, mem.v, d, ch),
-                            _ => 0.0,
+                    } else if let (Some(p), Some(ix)) =
+                        (sc.slot_p.get(i * topk..i * topk + keff), sc.slot_i.get(i * topk..i * topk + keff))
+                    {
+                        for (j, sv) in sparse.iter_mut().enumerate().take(nb) {
+                            *sv = attend_channel(p, ix, mem.v, d, ch0 + j);
                         }
-                    };
+                    }
                     let (r0, r1, r2) = match sc.r.get(i * 3..i * 3 + 3) {
                         Some(r) => (r[0], r[1], r[2]),
                         None => (0.0, 0.0, 0.0),
                     };
-                    if let Some(xv) = x.get_mut(t * d + ch) {
-                        *xv = *xv + ((r0 * local + r1 * state) + r2 * sparse);
+                    let scale = blk.conv.scale;
+                    let xr = load(x, t * d + ch0, nb);
+                    let mut out = [0.0f32; LANES];
+                    for j in 0..LANES {
+                        out[j] = xr[j] + ((r0 * (local[j] * scale) + r1 * state[j]) + r2 * sparse[j]);
                     }
+                    store(x, t * d + ch0, nb, &out);
                 }
+                store(mem.hs, ch0, nb, &hs);
+                ch0 += nb;
             }
             // Keep the last K-1 normalized rows in front for the next chunk.
             if hist_rows > 0 {
@@ -334,6 +374,63 @@ pub fn run_layers<L: Layers>(
     }
 }
 
+/// Scores keys 0..=t of a transposed key cache (row d holds every position's
+/// d-th key value, `s_max` apart) and keeps the top slots. Each key's score
+/// is its own sequential sum over d, computed LANES keys at a time.
+fn score_keys(q: &[f32], kt: &[f32], s_max: usize, t: usize, inv_sqrt_dh: f32, score: &mut [f32], idx: &mut [f32]) {
+    clear_slots(score, idx);
+    let mut j0 = 0;
+    while j0 <= t {
+        let nb = (t + 1 - j0).min(LANES);
+        let mut acc = [0.0f32; LANES];
+        for (dd, &qd) in q.iter().enumerate() {
+            let kr = load(kt, dd * s_max + j0, nb);
+            for j in 0..LANES {
+                acc[j] += qd * kr[j];
+            }
+        }
+        for (j, &a) in acc.iter().enumerate().take(nb) {
+            insert(score, idx, a * inv_sqrt_dh, j0 + j);
+        }
+        j0 += nb;
+    }
+}
+
+/// Channels mixed together.
+const LANES: usize = 8;
+
+/// buf[at..at + nb] into lanes (zeros beyond nb or past the end).
+#[inline(always)]
+fn load(buf: &[f32], at: usize, nb: usize) -> [f32; LANES] {
+    let mut r = [0.0f32; LANES];
+    if nb == LANES {
+        if let Some(s) = buf.get(at..at + LANES) {
+            r.copy_from_slice(s);
+            return r;
+        }
+    }
+    for (j, v) in r.iter_mut().enumerate().take(nb) {
+        *v = buf.get(at + j).copied().unwrap_or(0.0);
+    }
+    r
+}
+
+/// Lanes 0..nb into buf[at..].
+#[inline(always)]
+fn store(buf: &mut [f32], at: usize, nb: usize, v: &[f32; LANES]) {
+    if nb == LANES {
+        if let Some(s) = buf.get_mut(at..at + LANES) {
+            s.copy_from_slice(v);
+            return;
+        }
+    }
+    for (j, &x) in v.iter().enumerate().take(nb) {
+        if let Some(o) = buf.get_mut(at + j) {
+            *o = x;
+        }
+    }
+}
+
 /// Marks a slot without a key.
 const NO_ROW: u32 = u32::MAX;
 /// Chunk and top-k sizes up to these keep slot rows on the stack (256 bytes).
@@ -343,25 +440,7 @@ const MAX_FAST_SLOTS: usize = 8;
 /// Kernel sizes up to this decode a conv row into a stack buffer.
 const MAX_FAST_TAPS: usize = 16;
 
-/// Conv accumulation: tap k adds +-h[at - k*stride] (SPEC order, k ascending).
-#[inline]
-fn conv_taps(w: &[i8], h: &[f32], at: usize, stride: usize) -> f32 {
-    let mut acc = 0.0f32;
-    for (k, &wk) in w.iter().enumerate() {
-        if wk == 0 {
-            continue;
-        }
-        let Some(&hv) = h.get(at.wrapping_sub(k * stride)) else { continue };
-        acc = match wk {
-            1 => acc + hv,
-            -1 => acc - hv,
-            wk => acc + (wk as f32) * hv,
-        };
-    }
-    acc
-}
-
-/// conv_taps for kernels longer than MAX_FAST_TAPS, decoding as it goes.
+/// Conv accumulation for kernels longer than MAX_FAST_TAPS, decoding as it goes.
 fn conv_slow(conv: &Tensor, ch: usize, taps: usize, h: &[f32], at: usize, stride: usize) -> f32 {
     let mut wc = [0i8; MAX_FAST_TAPS];
     let mut acc = 0.0f32;
@@ -392,7 +471,7 @@ pub fn final_norm(model: &Model, xrow: &[f32], h: &mut [f32]) {
 
 /// logits = unembed(h); returns the argmax.
 pub fn head(w: &Tensor, h: &[f32], logits: &mut [f32]) -> usize {
-    matvec_batch(w, h, w.cols, 1, logits, w.rows);
+    crate::kernels::matvec::matvec_batch(w, h, w.cols, 1, logits, w.rows);
     argmax(logits.get(..w.rows).unwrap_or(logits))
 }
 

@@ -19,15 +19,43 @@ pub fn matvec(w: &Tensor, x: &[f32], y: &mut [f32]) {
     matvec_batch(w, x, cols, 1, y, w.rows);
 }
 
-/// For b < n: out[b*ostride + j] = (W x_b)[j] for j < W.rows, with
-/// x_b = xs[b*xstride ..][.. W.cols]. Missing inputs read as nothing added.
-pub fn matvec_batch(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut [f32], ostride: usize) {
+/// The vector units this CPU lets the kernels use, found once per call of
+/// the API (cpuid can trap to a hypervisor: tens of microseconds).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Accel {
     #[cfg(target_arch = "x86_64")]
-    {
-        if super::x86::matvec_batch(w, xs, xstride, n, out, ostride) {
-            return;
+    avx2: Option<super::x86::Avx2>,
+}
+
+impl Accel {
+    /// Asks the CPU.
+    pub fn detect() -> Accel {
+        Accel {
+            #[cfg(target_arch = "x86_64")]
+            avx2: super::x86::Avx2::detect(),
         }
     }
+}
+
+/// For b < n: out[b*ostride + j] = (W x_b)[j] for j < W.rows, with
+/// x_b = xs[b*xstride ..][.. W.cols]. Missing inputs read as nothing added.
+/// Detects the CPU on each call; see [`matvec_batch_accel`].
+pub fn matvec_batch(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut [f32], ostride: usize) {
+    matvec_batch_accel(Accel::detect(), w, xs, xstride, n, out, ostride)
+}
+
+/// As [`matvec_batch`], with the CPU already asked.
+pub fn matvec_batch_accel(acc: Accel, w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut [f32], ostride: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if let Some(cpu) = acc.avx2 {
+            if super::x86::matvec_batch_with(cpu, w, xs, xstride, n, out, ostride) {
+                return;
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = acc;
     let mut b0 = 0;
     while b0 < n {
         let nb = (n - b0).min(MAX_BATCH);
@@ -52,14 +80,31 @@ pub fn matvec_rows_at(w: &Tensor, j0: usize, x: &[f32], out: &mut [f32]) {
 pub fn decode(w: &Tensor, start: usize, out: &mut [i8]) {
     match w.packing {
         Packing::Trit2 => {
-            for (k, o) in out.iter_mut().enumerate() {
-                let n = start + k;
+            const TRIT: [i8; 4] = [0, 1, 0, -1];
+            let mut n = start;
+            let mut k = 0;
+            // Leading trits up to a byte boundary, then four per byte.
+            while n & 3 != 0 && k < out.len() {
                 let b = w.data.get(n >> 2).copied().unwrap_or(0);
-                *o = match (b >> (2 * (n & 3))) & 3 {
-                    1 => 1,
-                    3 => -1,
-                    _ => 0,
-                };
+                out[k] = TRIT[((b >> (2 * (n & 3))) & 3) as usize];
+                n += 1;
+                k += 1;
+            }
+            let bytes = w.data.get(n >> 2..).unwrap_or(&[]);
+            let rest = out.get_mut(k..).unwrap_or(&mut []);
+            let mut chunks = rest.chunks_exact_mut(4);
+            let mut bi = bytes.iter();
+            for o in &mut chunks {
+                let b = bi.next().copied().unwrap_or(0);
+                o[0] = TRIT[(b & 3) as usize];
+                o[1] = TRIT[((b >> 2) & 3) as usize];
+                o[2] = TRIT[((b >> 4) & 3) as usize];
+                o[3] = TRIT[(b >> 6) as usize];
+            }
+            let tail = chunks.into_remainder();
+            let b = bi.next().copied().unwrap_or(0);
+            for (j, o) in tail.iter_mut().enumerate() {
+                *o = TRIT[((b >> (2 * j)) & 3) as usize];
             }
         }
         Packing::Base3 => {
