@@ -1,0 +1,42 @@
+/* State-size test (project issue 3): with the lean state,
+ *   944K model (D=256 L=8 DH=64 V=256 K=5 TOPK=4) at S=64: sizeof(atome_state_t) <= 160000
+ *   default configuration:                               sizeof(atome_state_t) <= 24000
+ * Compile with the configuration's -D flags and link the matching lean
+ * libatome.a (scripts/state_sizes.sh --check does both). Exits non-zero on a
+ * failure or when built for another configuration or the cached state. */
+#include <stdio.h>
+#include "atome.h"
+
+#if defined(ATOME_STATE_CACHED)
+#error "sizeof_check.c checks the lean state: build without ATOME_STATE_CACHED"
+#endif
+
+#if ATOME_D_MODEL == 256 && ATOME_N_LAYERS == 8 && ATOME_D_HEAD == 64 && ATOME_MAX_SEQ == 64 && \
+    ATOME_VOCAB_SIZE == 256 && ATOME_KERNEL_SIZE == 5 && ATOME_TOP_K == 4 && ATOME_MAX_CLASSES == 16
+#define LIMIT 160000u
+#define WHAT "944K model at S=64, lean"
+#elif ATOME_D_MODEL == 64 && ATOME_N_LAYERS == 4 && ATOME_D_HEAD == 16 && ATOME_MAX_SEQ == 32 && \
+    ATOME_VOCAB_SIZE == 256 && ATOME_KERNEL_SIZE == 5 && ATOME_TOP_K == 4 && ATOME_MAX_CLASSES == 16
+#define LIMIT 24000u
+#define WHAT "default configuration, lean"
+#else
+#error "sizeof_check.c knows limits for the 944K model at S=64 and the default configuration only"
+#endif
+
+int main(void) {
+    atome_build_config_t c;
+    unsigned size = (unsigned)sizeof(atome_state_t);
+    int failed = 0;
+    if (atome_get_build_config(&c) != 0 || c.state_size != size || c.state_cached != 0) {
+        printf("FAIL %s: library and header disagree (library state_size %u, cached %d)\n", WHAT,
+               (unsigned)c.state_size, (int)c.state_cached);
+        failed = 1;
+    } else if (size > LIMIT) {
+        printf("FAIL %s: sizeof(atome_state_t) = %u > %u\n", WHAT, size, LIMIT);
+        failed = 1;
+    } else {
+        printf("PASS %s: sizeof(atome_state_t) = %u <= %u\n", WHAT, size, LIMIT);
+    }
+    printf("sizeof_check: %d passed, %d failed\n", !failed, failed);
+    return failed;
+}

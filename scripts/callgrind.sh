@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Instruction counts of the SPEC section 7 scenarios S1-S5 under callgrind.
+#
+#   scripts/callgrind.sh [--check] [--only S1,S3,...] [--states lean,cached]
+#
+# For each scenario's configuration and each state (ATOME_STATE=lean|cached)
+# it builds libatome.a (release, default math) in target/cfg/<config>_<state>_default
+# (the same directories tests/golden.py uses), compiles benches/scenarios.c with
+# the matching -D flags, and runs
+#   valgrind --tool=callgrind --toggle-collect=<call> scenarios <S> <models>
+# so only the instructions inside the one measured call (atome_predict_next,
+# atome_generate or atome_classify, on a freshly atome_init'ed state; blob read
+# and load happen before it) are counted: the "totals:" line of the out file.
+# Prints the machine and a markdown table (reference = SPEC section 7,
+# ref/x = how many times fewer instructions than the reference, target =
+# project issue 3). With --check, exits non-zero when any target fails.
+# Models come from $ATOME_MODELS (default ../shared/models).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+MODELS=${ATOME_MODELS:-$ROOT/../shared/models}
+CHECK=0
+ONLY="S1,S2,S3,S4,S5"
+STATES="lean,cached"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --check) CHECK=1 ;;
+        --only) ONLY=$2; shift ;;
+        --states) STATES=$2; shift ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        *) echo "unknown argument $1" >&2; exit 2 ;;
+    esac
+    shift
+done
+for t in valgrind cc cargo; do
+    command -v "$t" >/dev/null || { echo "error: $t not found (apt-get install valgrind gcc)" >&2; exit 2; }
+done
+[ -f "$MODELS/atome_944k.bin" ] || { echo "error: models not found in $MODELS (set ATOME_MODELS)" >&2; exit 2; }
+
+# scenario | D L DH S | call | reference | target lean | target cached
+SCEN="S1|256 8 64 64|atome_predict_next|876860014|87700000|87700000
+S2|256 8 64 64|atome_generate|25929160570|2593000000|130000000
+S3|64 4 16 32|atome_predict_next|16427010|1643000|1643000
+S4|64 4 16 64|atome_generate|1030274409|103000000|10300000
+S5|32 2 8 32|atome_classify|2510788|251000|251000"
+
+OUT=$ROOT/target/callgrind
+rm -rf "$OUT"; mkdir -p "$OUT"
+T0=$(date +%s)
+
+echo "## Machine"
+echo
+echo "- CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//') ($(nproc) cores online; flags: $(grep -m1 -o -w -E 'avx2|avx512f' /proc/cpuinfo | sort -u | tr '\n' ' ' | sed 's/ $//'))"
+echo "- $(rustc --version), $(cc --version | head -1), $(valgrind --version)"
+echo "- git: $(git rev-parse --short HEAD 2>/dev/null || echo '?')$(git diff --quiet HEAD -- src build.rs include 2>/dev/null || echo ' + uncommitted changes in src/build.rs/include')"
+echo
+
+# build_driver D L DH S state -> path of the scenario driver
+build_driver() {
+    local d=$1 l=$2 dh=$3 s=$4 state=$5
+    local name="D${d}_DH${dh}_K5_L${l}_S${s}_TOPK4_V256_${state}_default"
+    local tdir=$ROOT/target/cfg/$name
+    ATOME_D_MODEL=$d ATOME_N_LAYERS=$l ATOME_D_HEAD=$dh ATOME_MAX_SEQ=$s \
+    ATOME_VOCAB_SIZE=256 ATOME_KERNEL_SIZE=5 ATOME_TOP_K=4 ATOME_STATE=$state \
+        CARGO_TARGET_DIR=$tdir cargo build --release --quiet --lib >&2
+    local defs="-DATOME_D_MODEL=$d -DATOME_N_LAYERS=$l -DATOME_D_HEAD=$dh -DATOME_MAX_SEQ=$s"
+    [ "$state" = cached ] && defs="$defs -DATOME_STATE_CACHED=1"
+    # shellcheck disable=SC2086
+    cc -std=c99 -O2 -g -Wall -Wextra -Werror -I include $defs benches/scenarios.c \
+        "$tdir/release/libatome.a" -lm -o "$OUT/scenarios_$name" >&2
+    echo "$OUT/scenarios_$name"
+}
+
+# Build every driver first (sequentially: cargo holds a lock per target dir anyway).
+JOBS=$OUT/jobs.txt
+: > "$JOBS"
+while IFS='|' read -r sc dims call ref tl tc; do
+    case ",$ONLY," in *",$sc,"*) ;; *) continue ;; esac
+    for state in ${STATES//,/ }; do
+        # shellcheck disable=SC2086
+        exe=$(build_driver $dims "$state")
+        echo "$sc $state $call $exe" >> "$JOBS"
+    done
+done <<< "$SCEN"
+
+# One callgrind run: writes <sc>_<state>.count (instructions) or .err.
+run_one() {
+    local sc=$1 state=$2 call=$3 exe=$4 out=$OUT/${1}_$2
+    if valgrind --tool=callgrind --toggle-collect="$call" --callgrind-out-file="$out.cg" \
+            "$exe" "$sc" "$MODELS" > "$out.stdout" 2> "$out.valgrind"; then
+        # "totals:" (or "summary:") = Ir collected inside the toggled call.
+        awk '/^totals:/ {print $2; f=1; exit} /^summary:/ {s=$2} END {if (!f && s != "") print s}' "$out.cg" > "$out.count"
+        # Cross-check: the call must have been entered exactly once.
+        if ! grep -q "$sc" "$out.stdout"; then echo "no output" > "$out.err"; fi
+    else
+        echo "valgrind/driver failed: $(tail -3 "$out.valgrind" | tr '\n' ' ')" > "$out.err"
+    fi
+}
+export -f run_one
+export OUT MODELS
+# Longest first, two at a time.
+{ grep '^S2 lean' "$JOBS" || true; grep '^S4 lean' "$JOBS" || true; grep -v -E '^S(2|4) lean' "$JOBS" || true; } |
+    xargs -P "$(nproc)" -L 1 bash -c 'run_one "$@"' _
+
+fmt() { echo "$1" | sed -e ':a' -e 's/\B[0-9]\{3\}\>/,&/' -e 'ta'; }
+ratio() { awk -v r="$1" -v m="$2" 'BEGIN { if (m > 0) printf "%.1fx", r / m; else print "-" }'; }
+FAIL=0
+echo "## Instructions inside the call (callgrind Ir)"
+echo
+echo "| scenario | call | reference | lean | ref/lean | target lean | | cached | ref/cached | target cached | |"
+echo "|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|"
+while IFS='|' read -r sc dims call ref tl tc; do
+    case ",$ONLY," in *",$sc,"*) ;; *) continue ;; esac
+    row="| $sc | $call | $(fmt "$ref")"
+    for state in lean cached; do
+        target=$tl; [ "$state" = cached ] && target=$tc
+        f=$OUT/${sc}_$state
+        if ! case ",$STATES," in *",$state,"*) true ;; *) false ;; esac; then
+            row="$row | - | - | <= $(fmt "$target") | not run"
+        elif [ -s "$f.count" ] && [ ! -e "$f.err" ]; then
+            n=$(cat "$f.count")
+            verdict=PASS; [ "$n" -le "$target" ] || { verdict=FAIL; FAIL=1; }
+            row="$row | $(fmt "$n") | $(ratio "$ref" "$n") | <= $(fmt "$target") | $verdict"
+        else
+            row="$row | error | - | <= $(fmt "$target") | FAIL"; FAIL=1
+            echo "$sc $state: $(cat "$f.err" 2>/dev/null)" >&2
+        fi
+    done
+    echo "$row |"
+done <<< "$SCEN"
+echo
+echo "Results of the measured calls:"
+echo
+echo '```'
+for f in "$OUT"/S*_*.stdout; do [ -e "$f" ] && head -1 "$f"; done
+echo '```'
+echo
+echo "($(($(date +%s) - T0)) s; callgrind out files in target/callgrind/)"
+if [ "$CHECK" = 1 ] && [ "$FAIL" = 1 ]; then
+    echo "callgrind.sh --check: some targets FAIL" >&2
+    exit 1
+fi
+exit 0
