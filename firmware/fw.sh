@@ -43,6 +43,8 @@ fw_ensure_tools() {
             pkgs="$pkgs libnewlib-arm-none-eabi"
         fi
         command -v qemu-system-arm >/dev/null 2>&1 || pkgs="$pkgs qemu-system-arm"
+        command -v qemu-system-riscv32 >/dev/null 2>&1 || pkgs="$pkgs qemu-system-misc"
+        command -v clang >/dev/null 2>&1 || pkgs="$pkgs clang"
         command -v python3 >/dev/null 2>&1 || pkgs="$pkgs python3"
         command -v gcc >/dev/null 2>&1 || pkgs="$pkgs gcc"
     fi
@@ -63,7 +65,7 @@ fw_ensure_tools() {
         local inst missing="" t
         inst="$(rustup target list --installed 2>/dev/null)"
         for t in $FW_ALL_TARGETS; do
-            printf '%s\n' "$inst" | grep -qx "$t" || missing="$missing $t"
+            grep -qx "$t" <<< "$inst" || missing="$missing $t"
         done
         if [ -n "$missing" ]; then
             fw_log "rustup target add$missing"
@@ -122,6 +124,8 @@ fw_target_cflags() {
         thumbv7em-none-eabi)       echo "-mcpu=cortex-m4 -mthumb -mfloat-abi=soft" ;;
         thumbv7em-none-eabihf)     echo "-mcpu=cortex-m4 -mthumb -mfloat-abi=hard -mfpu=fpv4-sp-d16" ;;
         thumbv8m.main-none-eabihf) echo "-mcpu=cortex-m33 -mthumb -mfloat-abi=hard -mfpu=fpv5-sp-d16" ;;
+        riscv32imc-unknown-none-elf)  echo "--target=riscv32-unknown-elf -march=rv32imc -mabi=ilp32 -mno-relax" ;;
+        riscv32imac-unknown-none-elf) echo "--target=riscv32-unknown-elf -march=rv32imac -mabi=ilp32 -mno-relax" ;;
         *) fw_die "no C flags for target $1" ;;
     esac
 }
@@ -133,6 +137,8 @@ fw_board() {
         mps2-an385) echo "mps2-an385 mps2-an385.ld FW_BOARD_MPS2" ;;
         mps2-an386) echo "mps2-an386 mps2-an386.ld FW_BOARD_MPS2" ;;
         mps2-an500) echo "mps2-an500 mps2-an500.ld FW_BOARD_MPS2" ;;
+        mps2-an505) echo "mps2-an505 mps2-an505.ld FW_BOARD_MPS2_AN505" ;;
+        riscv-virt) echo "virt riscv-virt.ld FW_BOARD_RISCV_VIRT" ;;
         *) fw_die "unknown board $1" ;;
     esac
 }
@@ -164,27 +170,42 @@ fw_lib_path() { # CFGNAME PROFILE TARGET
 
 # fw_link_firmware OUT.elf BOARD TARGET LIBATOME "KNOBS" "EXTRA_CFLAGS" SOURCES...
 # Compiles the start-up code, semihosting and the given sources for the
-# board and links them with libatome.a (no newlib: -nostdlib, libgcc last).
+# board and links them with libatome.a. Arm: arm-none-eabi-gcc, no newlib
+# (-nostdlib, libgcc last). RISC-V: clang --target=riscv32 (freestanding)
+# and rust-lld, no C library at all.
+# FW_LDPRE: link arguments placed before the objects (e.g. -lm first);
+# FW_LDFLAGS: appended at the end; FW_LDSPECS replaces -nostdlib (Arm).
 fw_link_firmware() {
     local out="$1" board="$2" target="$3" lib="$4" knobs="$5" extra="$6"; shift 6
-    local b mach ld def cflags
+    local b mach ld def cflags cc start
     b="$(fw_board "$board")"; set -- $b "$@"
     mach="$1"; ld="$2"; def="$3"; shift 3
+    case "$target" in
+        riscv*) cc=clang; start="$FW_DIR/common/startup_riscv.c" ;;
+        *) cc=arm-none-eabi-gcc; start="$FW_DIR/common/startup.c" ;;
+    esac
     cflags="$(fw_target_cflags "$target") -Os -g -std=gnu11 -Wall -Wextra -Werror -ffreestanding \
         -fno-tree-loop-distribute-patterns -ffunction-sections -fdata-sections -D$def \
         -I$FW_ROOT/include -I$FW_DIR/common $(fw_knob_defs "$knobs") $extra"
+    [ $cc = clang ] && cflags="${cflags/-fno-tree-loop-distribute-patterns/-fno-builtin}"
     local objdir="${out%.elf}.obj" src objs=""
     mkdir -p "$objdir"
-    for src in "$FW_DIR/common/startup.c" "$FW_DIR/common/semihost.c" "$@"; do
+    for src in "$start" "$FW_DIR/common/semihost.c" "$@"; do
         local o="$objdir/$(basename "${src%.*}").o"
         # shellcheck disable=SC2086
-        arm-none-eabi-gcc $cflags -c "$src" -o "$o" || return 1
+        $cc $cflags -c "$src" -o "$o" || return 1
         objs="$objs $o"
     done
+    if [ $cc = clang ]; then
+        # shellcheck disable=SC2086
+        "$(fw_llvm_bin rust-lld)" -flavor gnu --gc-sections --no-relax -Map="${out%.elf}.map" \
+            -L"$FW_DIR/ld" -T "$FW_DIR/ld/$ld" ${FW_LDPRE:-} $objs "$lib" -o "$out" ${FW_LDFLAGS:-}
+        return
+    fi
     # shellcheck disable=SC2086
-    arm-none-eabi-gcc $(fw_target_cflags "$target") -nostdlib -nostartfiles \
+    arm-none-eabi-gcc $(fw_target_cflags "$target") ${FW_LDSPECS:--nostdlib} -nostartfiles \
         -Wl,--gc-sections -Wl,-Map="${out%.elf}.map" -Wl,--no-warn-rwx-segments -Wl,-z,noexecstack \
-        -L"$FW_DIR/ld" -T "$FW_DIR/ld/$ld" $objs "$lib" -lgcc -o "$out" ${FW_LDFLAGS:-}
+        -L"$FW_DIR/ld" -T "$FW_DIR/ld/$ld" ${FW_LDPRE:-} $objs "$lib" -lgcc -o "$out" ${FW_LDFLAGS:-}
 }
 
 # fw_qemu BOARD ELF TIMEOUT [extra qemu args] : runs the firmware, semihosting
@@ -193,6 +214,8 @@ fw_qemu() {
     local board="$1" elf="$2" to="$3"; shift 3
     local mach
     mach="$(fw_board "$board" | cut -d' ' -f1)"
-    timeout "$to" qemu-system-arm -M "$mach" -nographic -monitor none -serial none \
+    local qemu=qemu-system-arm
+    case "$board" in riscv-*) qemu=qemu-system-riscv32; set -- -bios none "$@" ;; esac
+    timeout "$to" $qemu -M "$mach" -nographic -monitor none -serial none \
         -semihosting-config enable=on,target=native -kernel "$elf" "$@" </dev/null
 }

@@ -1,24 +1,31 @@
 #!/usr/bin/env bash
 # Cortex-M figures for libatome.a at the default configuration.
 #
-#   scripts/cortex_bench.sh
+#   scripts/cortex_bench.sh [--report-only]
 #
 # SPEC section 7 scenario S3: atome_predict_next on bytes [10,42) of the text
 # T with default.atome. Each firmware (firmware/src/bench_main.c) runs under
 # `qemu-system-arm -icount shift=0` (one instruction per virtual nanosecond)
 # and reads the CMSDK APB timer at 0x40000000 (25 MHz: 1 tick = 40
-# instructions) on the MPS2 boards, or the nRF51 TIMER0 (16 MHz: 62.5
-# instructions) on the micro:bit, around the call: the same method as the
+# instructions) on the MPS2 boards (AN505/M33: 20 MHz, 50 instructions), or
+# the nRF51 TIMER0 (16 MHz: 62.5 instructions) on the micro:bit, around the
+# call: the same method as the
 # reference figures in SPEC section 7.
 # Also per target: flash taken by libatome's objects in the linked firmware
 # (engine = the Rust object, builtins = compiler_builtins; from the linker
 # map, firmware/tools/mapsize.py), and peak stack of predict_next and
-# generate (painted stack). RISC-V rows: flash only (rust-lld link of the
-# same entry points). Prints a markdown table; exits non-zero when a run
-# fails, engine .text > 8 KiB on thumbv7em-none-eabihf or a peak stack > 2 KiB.
+# generate (painted stack). RISC-V rows (riscv32imc, riscv32imac: the
+# ESP32-C3/C6 ISAs) run on QEMU's virt machine, counted exactly with the
+# instret CSR under -icount shift=0. Prints a markdown table; exits non-zero
+# when a run fails, engine .text > 8 KiB on thumbv7em-none-eabihf or a peak
+# stack > 2 KiB.
+#   --report-only: exit 0 even when a target (8 KiB, 2 KiB) is missed; runs
+#                  that fail or give different bits still fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source firmware/fw.sh
+REPORT_ONLY=0
+[ "${1:-}" = "--report-only" ] && REPORT_ONLY=1
 
 T0=$(fw_now)
 fw_ensure_tools apt rust llvm
@@ -43,7 +50,9 @@ M3|thumbv7m-none-eabi|mps2-an385|2062292
 M4 (soft float)|thumbv7em-none-eabi|mps2-an386|0
 M4F|thumbv7em-none-eabihf|mps2-an386|598113
 M7|thumbv7em-none-eabihf|mps2-an500|598098
-M33 (link only)|thumbv8m.main-none-eabihf|none|0"
+M33|thumbv8m.main-none-eabihf|mps2-an505|0
+RV32IMC|riscv32imc-unknown-none-elf|riscv-virt|0
+RV32IMAC|riscv32imac-unknown-none-elf|riscv-virt|0"
 
 echo "$ROWS" | while IFS='|' read -r label target board ref; do
     name="$(echo "$label-$target-$board" | tr ' ()' '___')"
@@ -64,18 +73,7 @@ echo "$ROWS" | while IFS='|' read -r label target board ref; do
     else
         cat "$OUT/$name.out" >&2; echo "$label|$target|$board|fail|qemu run failed" >> "$OUT/rows.txt"
     fi
-    python3 firmware/tools/frames.py arm-none-eabi-objdump "$elf" 6 > "$OUT/$name.frames" || true
-done
-
-# RISC-V: flash of the same entry points, linked by rust-lld with --gc-sections.
-for t in $RV_TARGETS; do
-    elf="$OUT/rv-$t.elf"
-    if "$LLD" -flavor gnu --gc-sections -e atome_predict_next -u atome_init -u atome_load -u atome_get_logits \
-            -u atome_generate "$(fw_lib_path default firmware "$t")" -Map "$OUT/rv-$t.map" -o "$elf" > "$OUT/rv-$t.log" 2>&1; then
-        echo "RISC-V (link only)|$t|none|linkonly|0" >> "$OUT/rows.txt"
-    else
-        cat "$OUT/rv-$t.log" >&2; echo "RISC-V|$t|none|fail|rust-lld link failed" >> "$OUT/rows.txt"
-    fi
+    case "$target" in thumb*) python3 firmware/tools/frames.py arm-none-eabi-objdump "$elf" 6 > "$OUT/$name.frames" || true ;; esac
 done
 
 python3 - "$OUT" <<'EOF'
@@ -84,7 +82,7 @@ sys.path.insert(0, "firmware/tools")
 import mapsize
 out = sys.argv[1]
 rows = [l.rstrip("\n").split("|") for l in open(os.path.join(out, "rows.txt"))]
-print("| core | Rust target | QEMU board | predict_next ticks | instructions | reference (C, same method) | engine .text | engine .rodata | builtins .text | peak stack predict / generate |")
+print("| core | Rust target | QEMU board | predict_next ticks | instructions | reference C engine (same method); ratio | engine .text (of which core) | engine .rodata | builtins .text | peak stack predict / generate |")
 print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
 bad = []
 logits = {}
@@ -95,9 +93,10 @@ for label, target, board, status, extra in rows:
         if status == "fail":
             bad.append("%s on %s: %s" % (target, board, extra))
         continue
-    mp = os.path.join(out, (name + ".map") if not target.startswith("riscv") else "rv-%s.map" % target)
-    sums, _ = mapsize.parse(open(mp).read())
+    mp = os.path.join(out, name + ".map")
+    sums, members = mapsize.parse(open(mp).read())
     e, b = sums["engine"], sums["builtins"]
+    core_text = sum(v["text"] for k, v in members.items() if k.startswith("core-"))
     ticks = insns = refs = peak = ""
     if status == "ok":
         txt = open(os.path.join(out, name + ".out")).read()
@@ -115,12 +114,12 @@ for label, target, board, status, extra in rows:
         sp, sg = int(m.group(5)), int(g.group(3))
         peak = "%d / %d" % (sp, sg)
         if max(sp, sg) > 2048:
-            bad.append("peak stack %d bytes on %s (> 2 KiB)" % (max(sp, sg), target))
+            bad.append("TARGET: " + "peak stack %d bytes on %s (> 2 KiB)" % (max(sp, sg), target))
     print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
         label, target, board if board != "none" else "-", ticks, insns, refs,
-        "{:,}".format(e["text"]), "{:,}".format(e["rodata"]), "{:,}".format(b["text"]), peak))
-    if target == "thumbv7em-none-eabihf" and e["text"] > 8192:
-        bad.append("engine .text %d bytes on thumbv7em-none-eabihf (> 8 KiB)" % e["text"])
+        "{:,} ({:,})".format(e["text"], core_text), "{:,}".format(e["rodata"]), "{:,}".format(b["text"]), peak))
+    if target == "thumbv7em-none-eabihf" and board == "mps2-an386" and e["text"] > 8192:
+        bad.append("TARGET: engine .text %d bytes on thumbv7em-none-eabihf (> 8 KiB)" % e["text"])
 same = len(set(logits.values())) == 1
 print()
 print("Logit bits of the S3 call identical on every core run: %s (%d runs)." % ("yes" if same else "NO", len(logits)))
@@ -136,9 +135,13 @@ for f in "$OUT"/M0-thumbv6m-none-eabi-*.frames "$OUT"/M4F-thumbv7em-none-eabihf-
 done
 python3 -c "import json,sys; [print('problem:', x) for x in json.load(open(sys.argv[1]))]" "$OUT/bad.json"
 TOTAL=$(( $(fw_now) - T0 ))
-if [ "$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))))" "$OUT/bad.json")" = 0 ]; then
-    echo "cortex_bench: OK (engine .text and peak stack within targets) in ${TOTAL}s"
+nbad="$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))))" "$OUT/bad.json")"
+nhard="$(python3 -c "import json,sys; print(len([b for b in json.load(open(sys.argv[1])) if not b.startswith('TARGET: ')]))" "$OUT/bad.json")"
+if [ "$nbad" = 0 ]; then
+    echo "cortex_bench summary: OK (all runs passed, engine .text and peak stack within targets) in ${TOTAL}s"
 else
-    echo "cortex_bench: targets missed or runs failed (see problems above) in ${TOTAL}s"
-    exit 1
+    echo "cortex_bench summary: $nbad problem(s), listed above ($nhard run failures), in ${TOTAL}s"
 fi
+[ $REPORT_ONLY = 1 ] && nbad=$nhard
+echo "cortex_bench: $(( $(grep -c . "$OUT/rows.txt") - nbad )) passed, $nbad failed"
+[ "$nbad" = 0 ]

@@ -8,10 +8,12 @@
 # (--release, default pure-Rust math), generates a firmware holding the blobs
 # and token lists (firmware/tools/gen_cases.py), runs it under
 # qemu-system-arm on micro:bit (thumbv6m, Cortex-M0), mps2-an385 (thumbv7m,
-# M3), mps2-an386 (thumbv7em-none-eabihf, M4F) and mps2-an500 (thumbv7em-none-eabi,
-# M7), and compares every printed logit bit pattern with the host program built
+# M3), mps2-an386 (thumbv7em-none-eabihf, M4F), mps2-an500 (thumbv7em-none-eabi,
+# M7) and mps2-an505 (thumbv8m.main-none-eabihf, M33), and under
+# qemu-system-riscv32 -M virt (riscv32imc, riscv32imac), and
+# compares every printed logit bit pattern with the host program built
 # from the same runner source (firmware/host/). Odd-address variants (blob at
-# an address 1 mod 4) run on micro:bit and mps2-an386. The plan and its time
+# an address 1 mod 4) run on micro:bit, mps2-an386 and riscv32imc. The plan and its time
 # budget: firmware/tools/parity_plan.py. Exit status 0 only when every run
 # that fits its board matches the host bit for bit.
 set -euo pipefail
@@ -45,10 +47,13 @@ python3 firmware/tools/parity_plan.py "$FW_GOLDEN" $FULL $PLANARGS > "$OUT/plan.
 njobs=$(wc -l < "$OUT/plan.txt")
 fw_log "parity plan: $njobs firmware runs"
 
+declare -A KN   # configuration -> "ATOME_...=N ..." (one python call each)
+for cfg in $(cut -d' ' -f1 "$OUT/plan.txt" | uniq); do KN[$cfg]="$(fw_knobs "$cfg")"; done
+
 # ---- 1. libraries: one cargo call per configuration for all its targets ----
 T1=$(fw_now)
 for cfg in $(cut -d' ' -f1 "$OUT/plan.txt" | uniq); do
-    knobs="$(fw_knobs "$cfg")"
+    knobs="${KN[$cfg]}"
     targets="$(awk -v c="$cfg" '$1==c {print $3}' "$OUT/plan.txt" | sort -u | tr '\n' ' ')"
     fw_log "build $cfg: $knobs; $targets + host"
     # shellcheck disable=SC2086
@@ -57,55 +62,62 @@ for cfg in $(cut -d' ' -f1 "$OUT/plan.txt" | uniq); do
 done
 T_BUILD=$(( $(fw_now) - T1 ))
 
-# ---- 2. case tables and host reference output ----------------------------
+# ---- 2. case tables and host reference output (parallel) -------------------
 T1=$(fw_now)
+mkdir -p "$OUT/prep"
 while read -r cfg board target off sel gen; do
     key="$cfg.$(echo "$sel" | tr ':,' '__').g$gen"
-    [ -d "$OUT/gen/$key" ] && continue
+    [ -f "$OUT/prep/gen-$key.sh" ] && continue
     g="$OUT/gen/$key"
     genflag=""; [ "$gen" = 1 ] && genflag="--generate"
-    python3 firmware/tools/gen_cases.py --golden "$FW_GOLDEN" --config "$cfg" \
-        --models "$FW_MODELS" --out "$g" --select "$sel" $genflag
-    knobs="$(fw_knobs "$cfg")"
-    # shellcheck disable=SC2046
-    gcc -O2 -std=gnu11 -Wall -Wextra -Werror -Iinclude -Ifirmware/common $(fw_knob_defs "$knobs") \
-        firmware/host/host_platform.c firmware/common/runner.c "$g/cases.c" "$g/blobs.S" \
-        "$(fw_lib_path "$cfg" release host)" -lm -o "$g/host" || fw_die "host build failed ($key)"
-    "$g/host" > "$g/host.txt" || fw_die "host run failed ($key)"
+    cat > "$OUT/prep/gen-$key.sh" <<EOF
+set -e
+cd "$FW_ROOT"
+python3 firmware/tools/gen_cases.py --golden "$FW_GOLDEN" --config "$cfg" \
+    --models "$FW_MODELS" --out "$g" --select "$sel" $genflag
+gcc -O2 -std=gnu11 -Wall -Wextra -Werror -Iinclude -Ifirmware/common $(fw_knob_defs "${KN[$cfg]}") \
+    firmware/host/host_platform.c firmware/common/runner.c "$g/cases.c" "$g/blobs.S" \
+    "$(fw_lib_path "$cfg" release host)" -lm -o "$g/host" > "$g/build.log" 2>&1 || { cat "$g/build.log"; exit 1; }
+"$g/host" > "$g/host.txt" || { echo "host run failed ($key)"; exit 1; }
+EOF
 done < "$OUT/plan.txt"
+ls "$OUT"/prep/gen-*.sh | xargs -P "$JOBS" -n 1 bash || fw_die "case generation / host reference failed"
 
-# ---- 3. firmware builds ---------------------------------------------------
+# ---- 3. firmware builds (parallel) ------------------------------------------
 i=0
-: > "$OUT/skipped.txt"
 while read -r cfg board target off sel gen; do
     i=$((i + 1))
     key="$cfg.$(echo "$sel" | tr ':,' '__').g$gen"
     name="$(printf '%02d' $i)-$cfg-$board-o$off"
     d="$OUT/runs/$name"; mkdir -p "$d"
     echo "$cfg $board $target $off $sel $gen $key" > "$d/job"
-    knobs="$(fw_knobs "$cfg")"
-    if ! fw_link_firmware "$d/fw.elf" "$board" "$target" "$(fw_lib_path "$cfg" firmware "$target")" \
-            "$knobs" "-DATOME_FW_BLOB_OFFSET=$off" \
-            firmware/common/runner.c firmware/src/parity_main.c "$OUT/gen/$key/cases.c" "$OUT/gen/$key/blobs.S" \
-            > "$d/link.log" 2>&1; then
-        if grep -qE "ATOME_FW_RAM_OVERFLOW|will not fit in region|overflowed by" "$d/link.log"; then
-            why="$(grep -oE "ATOME_FW_RAM_OVERFLOW[^\"]*|region .(FLASH|RAM). overflowed by [0-9]+ bytes" "$d/link.log" | sort -u | tr '\n' ';')"
-            echo "$name: does not fit: $why" >> "$OUT/skipped.txt"
-            echo skip > "$d/status"
-            continue
-        fi
-        cat "$d/link.log" >&2
-        fw_die "firmware link failed: $name"
-    fi
-    # The run itself: one line per job for xargs.
-    cat > "$OUT/jobs/$name.sh" <<EOF
+    # the QEMU run of this job (written now, used only when the link succeeds)
+    cat > "$d/run.sh" <<EOF
 source "$FW_ROOT/firmware/fw.sh"
 s=\$(date +%s%N)
 fw_qemu $board "$d/fw.elf" ${PARITY_TIMEOUT:-300} > "$d/out.txt" 2>&1
 echo \$? > "$d/rc"
 echo \$(( (\$(date +%s%N) - s) / 1000000 )) > "$d/ms"
 EOF
+    cat > "$OUT/prep/link-$name.sh" <<EOF
+cd "$FW_ROOT"
+source firmware/fw.sh
+if fw_link_firmware "$d/fw.elf" "$board" "$target" "$(fw_lib_path "$cfg" firmware "$target")" \
+        "${KN[$cfg]}" "-DATOME_FW_BLOB_OFFSET=$off" \
+        firmware/common/runner.c firmware/src/parity_main.c "$OUT/gen/$key/cases.c" "$OUT/gen/$key/blobs.S" \
+        > "$d/link.log" 2>&1; then
+    cp "$d/run.sh" "$OUT/jobs/$name.sh"
+elif grep -qE "ATOME_FW_RAM_OVERFLOW|will not fit in region|overflowed by" "$d/link.log"; then
+    grep -oE "ATOME_FW_RAM_OVERFLOW[^\"]*|region .(FLASH|RAM). overflowed by [0-9]+ bytes" "$d/link.log" \
+        | sort -u | tr '\n' ';' | sed "s/^/$name: does not fit: /" > "$d/status"
+    echo >> "$d/status"
+else
+    cat "$d/link.log"; echo "firmware link failed: $name"; exit 1
+fi
+EOF
 done < "$OUT/plan.txt"
+ls "$OUT"/prep/link-*.sh | xargs -P "$JOBS" -n 1 bash || fw_die "firmware build failed"
+cat "$OUT"/runs/*/status > "$OUT/skipped.txt" 2>/dev/null || true
 T_PREP=$(( $(fw_now) - T1 ))
 
 # ---- 4. run (longest first so the two cores stay busy) ---------------------
@@ -171,5 +183,6 @@ cat "$OUT/report.md"
 if [ -s "$OUT/skipped.txt" ]; then echo; echo "Skipped (do not fit the board):"; sed 's/^/  /' "$OUT/skipped.txt"; fi
 TOTAL=$(( $(fw_now) - T0 ))
 echo
-echo "qemu_parity: $pass passed, $fail failed, $skip skipped (does not fit); $compared cases bit-identical to the host; build ${T_BUILD}s, prepare ${T_PREP}s, qemu ${T_RUN}s, total ${TOTAL}s"
+echo "qemu_parity summary: $pass runs matched the host bit for bit ($compared cases), $fail differed, $skip did not fit their board; build ${T_BUILD}s, prepare ${T_PREP}s, qemu ${T_RUN}s, total ${TOTAL}s"
+echo "qemu_parity: $pass passed, $fail failed, $skip skipped"
 [ "$fail" = 0 ] && [ "$pass" -gt 0 ]

@@ -12,7 +12,6 @@
  * Lines starting with '#' (addresses, stack figures) are informational and
  * differ between host and board; the comparison ignores them.
  */
-#include <string.h>
 #include "atome.h"
 #include "fw.h"
 #include "cases.h"
@@ -25,7 +24,7 @@ static void put_bits(const float *v, int n)
 {
     for (int i = 0; i < n; i++) {
         uint32_t b;
-        memcpy(&b, &v[i], sizeof b);
+        __builtin_memcpy(&b, &v[i], sizeof b);
         fw_putc(' ');
         fw_put_hex32(b);
     }

@@ -1,7 +1,8 @@
 /*
- * Minimal ARM semihosting (no newlib, no rdimon): SYS_WRITE0 for text and
- * SYS_EXIT_EXTENDED for the exit status, through `bkpt 0xAB` (the M-profile
- * semihosting trap). QEMU must run with -semihosting-config enable=on.
+ * Minimal semihosting (no newlib, no rdimon): SYS_WRITE0 for text and
+ * SYS_EXIT_EXTENDED for the exit status, through `bkpt 0xAB` (the Arm
+ * M-profile semihosting trap) or the RISC-V slli/ebreak/srai sequence.
+ * QEMU must run with -semihosting-config enable=on.
  */
 #include "fw.h"
 
@@ -10,6 +11,26 @@
 #define SYS_EXIT_EXTENDED  0x20
 #define ADP_Stopped_ApplicationExit 0x20026
 
+#if defined(__riscv)
+/* RISC-V semihosting: the ebreak between the two marker shifts, all three
+ * uncompressed, in one page (the function is 16-byte aligned). The calling
+ * convention already puts op in a0 and arg in a1; the result comes in a0. */
+__asm__(
+    ".section .text.fw_semihost_trap,\"ax\",@progbits\n"
+    ".balign 16\n"
+    ".type fw_semihost_trap, @function\n"
+    "fw_semihost_trap:\n"
+    ".option push\n"
+    ".option norvc\n"
+    "slli x0, x0, 0x1f\n"
+    "ebreak\n"
+    "srai x0, x0, 7\n"
+    "ret\n"
+    ".option pop\n"
+    ".size fw_semihost_trap, . - fw_semihost_trap\n");
+int fw_semihost_trap(int op, const void *arg);
+#define semihost_call fw_semihost_trap
+#else
 static inline int semihost_call(int op, const void *arg)
 {
     register int r0 __asm__("r0") = op;
@@ -17,6 +38,7 @@ static inline int semihost_call(int op, const void *arg)
     __asm__ volatile("bkpt 0xAB" : "+r"(r0) : "r"(r1) : "memory");
     return r0;
 }
+#endif
 
 #define OUTBUF 192
 static char outbuf[OUTBUF + 1];

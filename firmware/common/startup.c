@@ -100,6 +100,21 @@ void fw_timer_start(void)
     TIMER0_CTRL = 1;
 }
 uint32_t fw_timer_ticks(void) { return 0xFFFFFFFFu - TIMER0_VALUE; }
+#elif defined(FW_BOARD_MPS2_AN505)
+/* AN505 (Cortex-M33): CMSDK timer 0 at its Secure alias 0x50000000, clocked
+ * at the 20 MHz SYSCLK: one tick = 50 instructions under -icount shift=0. */
+#define TIMER0_CTRL   (*(volatile uint32_t *)0x50000000u)
+#define TIMER0_VALUE  (*(volatile uint32_t *)0x50000004u)
+#define TIMER0_RELOAD (*(volatile uint32_t *)0x50000008u)
+const uint32_t fw_tick_insns_x10 = 500;
+void fw_timer_start(void)
+{
+    TIMER0_CTRL = 0;
+    TIMER0_RELOAD = 0xFFFFFFFFu;
+    TIMER0_VALUE = 0xFFFFFFFFu;
+    TIMER0_CTRL = 1;
+}
+uint32_t fw_timer_ticks(void) { return 0xFFFFFFFFu - TIMER0_VALUE; }
 #elif defined(FW_BOARD_MICROBIT)
 /* nRF51 TIMER0, 32-bit, prescaler 0 = 16 MHz: 62.5 instructions a tick
  * under -icount shift=0. */

@@ -18,14 +18,22 @@ def main():
     n = int(sys.argv[3]) if len(sys.argv) > 3 else 8
     out = subprocess.run([objdump, "-d", "-C", "--no-show-raw-insn", elf],
                          capture_output=True, text=True).stdout
+    # literal pool words (Thumb-1 frames above 508 bytes load their size from one)
+    words = {}
+    for ln in out.splitlines():
+        m = re.match(r"^\s+([0-9a-f]+):\s+\.word\s+0x([0-9a-f]+)", ln)
+        if m:
+            words[int(m.group(1), 16)] = int(m.group(2), 16)
     frames = []
     name, count, size, dyn = None, 0, 0, False
+    regs_val = {}
     for ln in out.splitlines():
         m = re.match(r"^[0-9a-f]+ <(.+)>:$", ln)
         if m:
             if name:
                 frames.append((size, name, dyn))
             name, count, size, dyn = m.group(1), 0, 0, False
+            regs_val = {}
             continue
         if name is None or count > 12:
             continue
@@ -58,8 +66,18 @@ def main():
             imm = re.search(r"#(\d+)", args)
             if imm:
                 size += int(imm.group(1))
-        elif op.startswith("sub") and re.match(r"sp,\s*(sp,\s*)?r\d+", args):
-            dyn = True
+        elif op.startswith("ldr") and "[pc" in args:
+            mm = re.match(r"(r\d+),.*@ \(?([0-9a-f]+)", args)
+            if mm and int(mm.group(2), 16) in words:
+                regs_val[mm.group(1)] = words[int(mm.group(2), 16)]
+        elif (op.startswith("sub") or op.startswith("add")) and re.match(r"sp,\s*(sp,\s*)?r\d+", args):
+            reg = re.search(r"(r\d+)\s*$", args).group(1)
+            if reg in regs_val:
+                v = regs_val[reg]
+                v = v - (1 << 32) if v >= (1 << 31) else v
+                size += -v if op.startswith("add") else v
+            else:
+                dyn = True
     if name:
         frames.append((size, name, dyn))
     frames.sort(reverse=True)
