@@ -587,10 +587,6 @@ int atome_classify(const atome_classifier_t *clf,
                    int n_tokens,
                    float *class_logits);
 
-extern float expf(float x);
-
-extern float tanhf(float x);
-
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus
@@ -644,4 +640,15 @@ static const unsigned char *const atome_config_check_[] __attribute__((used)) = 
     &ATOME_CFG_SYM(MAX_CLASSES, ATOME_MAX_CLASSES),
     &ATOME_CFG_STATE_SYM,
 };
+/* A link with --gc-sections may drop the array above; reading the markers
+ * from the load calls keeps the references wherever the model API is used. */
+static inline unsigned atome_config_touch_(void) {
+    unsigned i, s = 0;
+    for (i = 0; i < sizeof atome_config_check_ / sizeof atome_config_check_[0]; i++) {
+        s += *(const volatile unsigned char *)atome_config_check_[i];
+    }
+    return s;
+}
+#define atome_load(model, data, len) ((void)atome_config_touch_(), atome_load((model), (data), (len)))
+#define atome_classifier_load(clf, data, len) ((void)atome_config_touch_(), atome_classifier_load((clf), (data), (len)))
 #endif

@@ -323,7 +323,7 @@ fn body<'a>(c: &mut Cursor<'a>, dims: &Dims, p: Packing) -> Result<Model<'a>, Lo
     for _ in 0..dims.n_layers {
         c.block(dims, p)?;
     }
-    let blocks = &c.buf[start..c.pos];
+    let blocks = c.buf.get(start..c.pos).unwrap_or(&[]);
     let final_norm = c.norm(dims.d_model)?;
     let unembed = c.tensor(dims.vocab, dims.d_model, p)?;
     Ok(Model { dims: *dims, packing: p, embed, blocks, final_norm, unembed })

@@ -64,6 +64,10 @@ else bad "mismatch message: $(cat "$TMP/err")"; fi
 if cc $CFLAGS -DATOME_STATE_CACHED=1 c_examples/logits.c "$DEF/libatome.a" -lm -o "$TMP/mismatch2" 2>"$TMP/err"; then
   bad "a cached-state C file linked against a lean library"
 elif grep -q "atome_cfg_STATE_cached" "$TMP/err"; then ok "cached/lean state mismatch refused at link time"; else bad "state mismatch message"; fi
+# Also with --gc-sections (firmware links), which may drop unreferenced data.
+if cc $CFLAGS -DATOME_D_MODEL=17 -ffunction-sections -fdata-sections c_examples/logits.c "$DEF/libatome.a" -Wl,--gc-sections -lm -o "$TMP/mismatch3" 2>"$TMP/err"; then
+  bad "a D=17 C file linked against a D=64 library with --gc-sections"
+elif grep -q "atome_cfg_D_MODEL_17" "$TMP/err"; then ok "mismatch refused with --gc-sections too"; else bad "gc-sections mismatch message: $(cat "$TMP/err")"; fi
 # The header takes macros defined before the include too.
 cat > "$TMP/predef.c" <<'C'
 #define ATOME_D_MODEL 32
