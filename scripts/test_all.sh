@@ -35,6 +35,7 @@ stage "golden parity, every configuration, both states, both maths" python3 test
 [ -x scripts/callgrind.sh ] && stage "instruction-count targets" scripts/callgrind.sh --check
 [ -d cli ] && stage "CLI" bash -c "cd cli && cargo test --release"
 [ -x scripts/atome02_parity.sh ] && stage "ATOME02 parity" scripts/atome02_parity.sh
+stage "README examples" tests/readme.sh
 echo
 echo "total $(( $(date +%s) - start )) s"
 [ ${#failures[@]} -gt 0 ] && echo "failed stages: ${failures[*]}"
