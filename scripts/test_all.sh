@@ -21,7 +21,7 @@ stage() {
 }
 stage setup scripts/setup.sh
 stage "cargo test (lean state)" cargo test --release
-stage "cargo test (cached state)" env ATOME_STATE=cached CARGO_TARGET_DIR=target/cached cargo test --release
+stage "cargo test (cached state)" env ATOME_STATE=cached cargo test --release --test purity --test api_errors --test reference_parity
 stage "C API, examples, link-time config check, symbols, sizeof" tests/c_api.sh
 stage "golden parity, every configuration, both states, both maths" python3 tests/golden.py
 [ -d python/tests ] && stage "python package" python3 -m pytest python/tests -q
