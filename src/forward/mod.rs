@@ -17,7 +17,7 @@ pub mod sample;
 
 use crate::format::{Classifier, Dims, Model, Tensor};
 use crate::kernels::attention::{attend_channel, clear_slots, insert, slot_probs};
-use crate::kernels::matvec::{decode, embed_row, matvec_batch_accel, Accel};
+use crate::kernels::matvec::{decode, embed_row, matvec_multi_accel, Accel, MvJob};
 use crate::kernels::{argmax, layer_norm};
 use crate::math::{ln_f64, sqrtf, tanhf};
 
@@ -103,10 +103,9 @@ pub struct Scratch<'w> {
     pub q: &'w mut [f32],
     /// chunk x 3 router values.
     pub r: &'w mut [f32],
-    /// chunk x TOP_K slot scores, then probabilities.
-    pub slot_p: &'w mut [f32],
-    /// chunk x TOP_K slot indices.
-    pub slot_i: &'w mut [f32],
+    /// chunk x TOP_K slot scores (then probabilities), then chunk x TOP_K
+    /// slot indices; before the scores, it may hold the chunk's keys.
+    pub slots: &'w mut [f32],
     /// Positions per chunk.
     pub chunk: usize,
     /// Vector units, asked once per call.
@@ -127,9 +126,8 @@ impl Scratch<'_> {
         let (h, rest) = take(buf, (dims.kernel_size - 1 + chunk) * dims.d_model)?;
         let (q, rest) = take(rest, chunk * dims.d_head)?;
         let (r, rest) = take(rest, chunk * 3)?;
-        let (slot_p, rest) = take(rest, chunk * dims.top_k)?;
-        let (slot_i, rest) = take(rest, chunk * dims.top_k)?;
-        Some((Scratch { h, q, r, slot_p, slot_i, chunk, accel: Accel::detect() }, rest))
+        let (slots, rest) = take(rest, 2 * chunk * dims.top_k)?;
+        Some((Scratch { h, q, r, slots, chunk, accel: Accel::detect() }, rest))
     }
 }
 
@@ -167,9 +165,55 @@ pub fn entropy3(p: &[f32]) -> f32 {
 /// Runs every layer over positions p0..n of `tokens` (n <= S), reading
 /// x rows 0..p0 as already final for... nothing: each layer's stored state for
 /// positions < p0 must come from an earlier call on the same prefix.
-/// Afterwards x rows p0..n hold the final residual stream.
+/// Afterwards x row n-1 holds the final residual stream (rows p0..n-1 are
+/// only needed by the last layer for their keys, values, normalized rows and
+/// SSM state, so the last layer does not mix them into x).
 #[allow(clippy::too_many_arguments)]
 pub fn run_layers<L: Layers>(
+    model: &Model,
+    tokens: &Tokens,
+    p0: usize,
+    n: usize,
+    x: &mut [f32],
+    layers: &mut L,
+    sc: &mut Scratch,
+    ent: &mut Entropy,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if sc.accel.avx2() {
+            // SAFETY: `Accel::detect` found AVX2 usable (CPU and OS support).
+            unsafe { run_layers_avx2(model, tokens, p0, n, x, layers, sc, ent) };
+            return;
+        }
+    }
+    run_layers_impl::<L, Scalar8>(model, tokens, p0, n, x, layers, sc, ent)
+}
+
+/// `run_layers_impl` compiled with AVX2 enabled: the 8-lane loops become one
+/// vector instruction each (lane-wise IEEE operations: the same bits; no FMA).
+///
+/// # Safety
+/// AVX2 must be available.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run_layers_avx2<L: Layers>(
+    model: &Model,
+    tokens: &Tokens,
+    p0: usize,
+    n: usize,
+    x: &mut [f32],
+    layers: &mut L,
+    sc: &mut Scratch,
+    ent: &mut Entropy,
+) {
+    run_layers_impl::<L, Avx8>(model, tokens, p0, n, x, layers, sc, ent)
+}
+
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn run_layers_impl<L: Layers, S: Lanes8>(
     model: &Model,
     tokens: &Tokens,
     p0: usize,
@@ -189,7 +233,8 @@ pub fn run_layers<L: Layers>(
         }
     }
     let inv_sqrt_dh = 1.0 / sqrtf(dh as f32);
-    for l in 0..dims.n_layers {
+    let n_layers = dims.n_layers;
+    for l in 0..n_layers {
         let blk = model.block(l);
         let mem = layers.layer(l);
         let s_max = mem.k.len().checked_div(dh).unwrap_or(0);
@@ -201,6 +246,9 @@ pub fn run_layers<L: Layers>(
                 *v = 0.0;
             }
         }
+        // Positions >= full0 are mixed into x; in the last layer only n-1 is
+        // (the others only feed its keys, values, conv rows and SSM state).
+        let full0 = if l + 1 == n_layers { n.saturating_sub(1) } else { 0 };
         // Rows 0..K-1 of h hold positions p0-K+1 .. p0-1.
         let hl = hist_rows * d;
         if let (Some(dst), Some(src)) = (sc.h.get_mut(..hl), mem.hist.get(..hl)) {
@@ -216,29 +264,74 @@ pub fn run_layers<L: Layers>(
                     layer_norm(xr, &blk.norm, hr);
                 }
             }
-            let hc = &sc.h[hl..hl + m * d];
+            // Chunk positions i >= i_full are mixed; the router is needed
+            // there and wherever entropies are kept (a prefix of positions).
+            let i_full = full0.saturating_sub(c0).min(m);
+            let i_rout = if ent.all.len() > c0 * n_layers + l { 0 } else { i_full };
+            let hc = sc.h.get(hl..hl + m * d).unwrap_or(&[]);
             let acc = sc.accel;
-            matvec_batch_accel(acc, &blk.router, hc, d, m, sc.r, 3);
-            // Keys go through the query buffer into the transposed cache.
-            matvec_batch_accel(acc, &blk.wk, hc, d, m, sc.q, dh);
-            for i in 0..m {
-                for dd in 0..dh {
-                    if let (Some(dst), Some(&v)) = (mem.k.get_mut(dd * s_max + c0 + i), sc.q.get(i * dh + dd)) {
-                        *dst = v;
+            // Projections. Matrices over the same positions share one matvec
+            // call (one set of column tables). Keys go through a buffer (the
+            // slot area when they fit and the queries are computed in the
+            // same call, else the query buffer) into the transposed cache.
+            let vdst = mem.v.get_mut(c0 * d..(c0 + m) * d).unwrap_or(&mut []);
+            let keys_in_slots = i_full == 0 && m * dh <= sc.slots.len();
+            {
+                let r_part = sc.r.get_mut(i_rout * 3..).unwrap_or(&mut []);
+                let wk = &blk.wk;
+                if keys_in_slots {
+                    // i_full == 0, so i_rout == 0 too: everything at once.
+                    let mut jobs = [
+                        MvJob { w: wk, out: &mut *sc.slots, ostride: dh },
+                        MvJob { w: &blk.wv, out: vdst, ostride: d },
+                        MvJob { w: &blk.router, out: r_part, ostride: 3 },
+                        MvJob { w: &blk.wq, out: &mut *sc.q, ostride: dh },
+                    ];
+                    matvec_multi_accel(acc, &mut jobs, hc, d, m);
+                } else if i_rout == 0 {
+                    let mut jobs = [
+                        MvJob { w: wk, out: &mut *sc.q, ostride: dh },
+                        MvJob { w: &blk.wv, out: vdst, ostride: d },
+                        MvJob { w: &blk.router, out: r_part, ostride: 3 },
+                    ];
+                    matvec_multi_accel(acc, &mut jobs, hc, d, m);
+                } else {
+                    let mut jobs = [MvJob { w: wk, out: &mut *sc.q, ostride: dh }, MvJob { w: &blk.wv, out: vdst, ostride: d }];
+                    matvec_multi_accel(acc, &mut jobs, hc, d, m);
+                }
+            }
+            {
+                let kbuf: &[f32] = if keys_in_slots { sc.slots } else { sc.q };
+                if s_max > 0 && dh > 0 {
+                    for (dd, krow) in mem.k.chunks_exact_mut(s_max).take(dh).enumerate() {
+                        let Some(dst) = krow.get_mut(c0..c0 + m) else { continue };
+                        for (i, o) in dst.iter_mut().enumerate() {
+                            if let Some(&v) = kbuf.get(i * dh + dd) {
+                                *o = v;
+                            }
+                        }
                     }
                 }
             }
-            matvec_batch_accel(acc, &blk.wq, hc, d, m, sc.q, dh);
-            if let Some(vdst) = mem.v.get_mut(c0 * d..(c0 + m) * d) {
-                matvec_batch_accel(acc, &blk.wv, hc, d, m, vdst, d);
+            if !keys_in_slots && i_full < m {
+                // Queries (and the router where not done above) of positions i_full..m.
+                if let (Some(xs), Some(qo)) = (hc.get(i_full * d..), sc.q.get_mut(i_full * dh..)) {
+                    if i_rout == i_full && i_rout > 0 {
+                        let ro = sc.r.get_mut(i_rout * 3..).unwrap_or(&mut []);
+                        let mut jobs = [MvJob { w: &blk.router, out: ro, ostride: 3 }, MvJob { w: &blk.wq, out: qo, ostride: dh }];
+                        matvec_multi_accel(acc, &mut jobs, xs, d, m - i_full);
+                    } else {
+                        matvec_multi_accel(acc, &mut [MvJob { w: &blk.wq, out: qo, ostride: dh }], xs, d, m - i_full);
+                    }
+                }
             }
-            // Router probabilities and attention slots for each position.
-            for i in 0..m {
+            // Router probabilities (and entropies where kept).
+            for i in i_rout..m {
                 let t = c0 + i;
                 let Some(r) = sc.r.get_mut(i * 3..i * 3 + 3) else { continue };
                 crate::kernels::softmax(r);
                 // Entropies cost three logarithms: only where someone keeps them.
-                let want_all = ent.all.len() > t * dims.n_layers + l;
+                let want_all = ent.all.len() > t * n_layers + l;
                 if t + 1 == n || want_all {
                     let h = entropy3(r);
                     if t + 1 == n {
@@ -246,28 +339,33 @@ pub fn run_layers<L: Layers>(
                             *e = h;
                         }
                     }
-                    if let Some(e) = ent.all.get_mut(t * dims.n_layers + l) {
+                    if let Some(e) = ent.all.get_mut(t * n_layers + l) {
                         *e = h;
                     }
                 }
+            }
+            // Attention slots of the mixed positions.
+            let (slot_p, slot_i) = sc.slots.split_at_mut((chunk * topk).min(sc.slots.len()));
+            for i in i_full..m {
+                let t = c0 + i;
                 let keff = topk.min(t + 1);
                 let (Some(q), Some(sp), Some(si)) = (
                     sc.q.get(i * dh..i * dh + dh),
-                    sc.slot_p.get_mut(i * topk..i * topk + keff),
-                    sc.slot_i.get_mut(i * topk..i * topk + keff),
+                    slot_p.get_mut(i * topk..i * topk + keff),
+                    slot_i.get_mut(i * topk..i * topk + keff),
                 ) else {
                     continue;
                 };
-                score_keys(q, mem.k, s_max, t, inv_sqrt_dh, sp, si);
+                score_keys::<S>(q, mem.k, s_max, t, inv_sqrt_dh, sp, si);
                 slot_probs(sp);
             }
             // Each position's kept value rows as integers (no float->int per channel).
             let mut rows = [NO_ROW; MAX_CHUNK * MAX_FAST_SLOTS];
             let fast_slots = topk <= MAX_FAST_SLOTS && m <= MAX_CHUNK;
             if fast_slots {
-                for i in 0..m {
+                for i in i_full..m {
                     let keff = topk.min(c0 + i + 1);
-                    for (s, &ix) in sc.slot_i.iter().skip(i * topk).take(keff).enumerate() {
+                    for (s, &ix) in slot_i.iter().skip(i * topk).take(keff).enumerate() {
                         if ix >= 0.0 {
                             rows[i * MAX_FAST_SLOTS + s] = ix as u32;
                         }
@@ -281,85 +379,71 @@ pub fn run_layers<L: Layers>(
             let mut ch0 = 0;
             while ch0 < d {
                 let nb = (d - ch0).min(LANES);
-                let mut wf = [[0.0f32; LANES]; MAX_FAST_TAPS];
-                let mut codes = [0i8; MAX_FAST_TAPS * LANES];
-                if fast_taps {
-                    // The block's conv rows are consecutive weights: one decode.
-                    decode(&blk.conv, ch0 * kk, &mut codes[..nb * kk]);
+                // Conv weights per tap as lane floats (decoded once per block and chunk).
+                let mut w = [S::zero(); MAX_FAST_TAPS];
+                if fast_taps && i_full < m {
+                    conv_lanes(&blk.conv, ch0, nb, kk, &mut w);
                 }
-                let (mut th, mut bc, mut cc, mut hs) = ([0.0f32; LANES], [0.0f32; LANES], [0.0f32; LANES], [0.0f32; LANES]);
-                for j in 0..nb {
-                    let ch = ch0 + j;
-                    if fast_taps {
-                        for (wk, &c) in wf.iter_mut().zip(&codes[j * kk..j * kk + kk]) {
-                            wk[j] = c as f32;
-                        }
-                    }
-                    th[j] = mem.tanh_a.get(ch).copied().unwrap_or(0.0);
-                    bc[j] = blk.ssm.b.get(ch);
-                    cc[j] = blk.ssm.c_out.get(ch);
-                    hs[j] = mem.hs.get(ch).copied().unwrap_or(0.0);
-                }
+                let th = S::ld(mem.tanh_a, ch0, nb);
+                let mut hs = S::ld(mem.hs, ch0, nb);
+                let bc = S::ld_bytes(blk.ssm.b.bytes(), ch0, nb);
+                let cc = S::ld_bytes(blk.ssm.c_out.bytes(), ch0, nb);
+                let scale = S::splat(blk.conv.scale);
                 for i in 0..m {
                     let t = c0 + i;
-                    let taps = kk.min(t + 1);
                     let at = (hist_rows + i) * d + ch0;
+                    // state
+                    let hv = S::ld(sc.h, at, nb);
+                    hs = th.mul(hs).add(bc.mul(hv));
+                    if i < i_full {
+                        continue;
+                    }
+                    let state = cc.mul(hs);
+                    let taps = kk.min(t + 1);
                     // local: tap k reads the normalized row of position t - k.
-                    let mut local = [0.0f32; LANES];
+                    let mut local = S::zero();
                     if fast_taps {
-                        for (k, wk) in wf.iter().enumerate().take(taps) {
-                            let hr = load(sc.h, at - k * d, nb);
-                            for j in 0..LANES {
-                                let v = wk[j] * hr[j];
-                                local[j] += if wk[j] != 0.0 { v } else { 0.0 };
-                            }
+                        for (k, wk) in w.iter().enumerate().take(taps) {
+                            let hr = S::ld(sc.h, at - k * d, nb);
+                            local = local.add(wk.mul_nz(hr));
                         }
                     } else {
-                        for (j, l) in local.iter_mut().enumerate().take(nb) {
+                        let mut la = [0.0f32; LANES];
+                        for (j, l) in la.iter_mut().enumerate().take(nb) {
                             *l = conv_slow(&blk.conv, ch0 + j, taps, sc.h, at + j, d);
                         }
-                    }
-                    // state
-                    let hv = load(sc.h, at, nb);
-                    let mut state = [0.0f32; LANES];
-                    for j in 0..LANES {
-                        hs[j] = th[j] * hs[j] + bc[j] * hv[j];
-                        state[j] = cc[j] * hs[j];
+                        local = S::load(&la);
                     }
                     // sparse
                     let keff = topk.min(t + 1);
-                    let mut sparse = [0.0f32; LANES];
+                    let mut sparse = S::zero();
                     if fast_slots {
                         let rs = &rows[i * MAX_FAST_SLOTS..i * MAX_FAST_SLOTS + keff.min(MAX_FAST_SLOTS)];
-                        for (&row, &p) in rs.iter().zip(sc.slot_p.iter().skip(i * topk)) {
+                        for (&row, &p) in rs.iter().zip(slot_p.iter().skip(i * topk)) {
                             if row == NO_ROW {
                                 continue;
                             }
-                            let vr = load(mem.v, row as usize * d + ch0, nb);
-                            for j in 0..LANES {
-                                sparse[j] += p * vr[j];
-                            }
+                            let vr = S::ld(mem.v, row as usize * d + ch0, nb);
+                            sparse = sparse.add(S::splat(p).mul(vr));
                         }
                     } else if let (Some(p), Some(ix)) =
-                        (sc.slot_p.get(i * topk..i * topk + keff), sc.slot_i.get(i * topk..i * topk + keff))
+                        (slot_p.get(i * topk..i * topk + keff), slot_i.get(i * topk..i * topk + keff))
                     {
-                        for (j, sv) in sparse.iter_mut().enumerate().take(nb) {
+                        let mut sa = [0.0f32; LANES];
+                        for (j, sv) in sa.iter_mut().enumerate().take(nb) {
                             *sv = attend_channel(p, ix, mem.v, d, ch0 + j);
                         }
+                        sparse = S::load(&sa);
                     }
                     let (r0, r1, r2) = match sc.r.get(i * 3..i * 3 + 3) {
                         Some(r) => (r[0], r[1], r[2]),
                         None => (0.0, 0.0, 0.0),
                     };
-                    let scale = blk.conv.scale;
-                    let xr = load(x, t * d + ch0, nb);
-                    let mut out = [0.0f32; LANES];
-                    for j in 0..LANES {
-                        out[j] = xr[j] + ((r0 * (local[j] * scale) + r1 * state[j]) + r2 * sparse[j]);
-                    }
-                    store(x, t * d + ch0, nb, &out);
+                    let xr = S::ld(x, t * d + ch0, nb);
+                    let out = xr.add(S::splat(r0).mul(local.mul(scale)).add(S::splat(r1).mul(state)).add(S::splat(r2).mul(sparse)));
+                    S::st(out, x, t * d + ch0, nb);
                 }
-                store(mem.hs, ch0, nb, &hs);
+                S::st(hs, mem.hs, ch0, nb);
                 ch0 += nb;
             }
             // Keep the last K-1 normalized rows in front for the next chunk.
@@ -377,22 +461,173 @@ pub fn run_layers<L: Layers>(
 /// Scores keys 0..=t of a transposed key cache (row d holds every position's
 /// d-th key value, `s_max` apart) and keeps the top slots. Each key's score
 /// is its own sequential sum over d, computed LANES keys at a time.
-fn score_keys(q: &[f32], kt: &[f32], s_max: usize, t: usize, inv_sqrt_dh: f32, score: &mut [f32], idx: &mut [f32]) {
+#[inline(always)]
+fn score_keys<S: Lanes8>(q: &[f32], kt: &[f32], s_max: usize, t: usize, inv_sqrt_dh: f32, score: &mut [f32], idx: &mut [f32]) {
     clear_slots(score, idx);
     let mut j0 = 0;
     while j0 <= t {
         let nb = (t + 1 - j0).min(LANES);
-        let mut acc = [0.0f32; LANES];
+        let mut acc = S::zero();
         for (dd, &qd) in q.iter().enumerate() {
-            let kr = load(kt, dd * s_max + j0, nb);
-            for j in 0..LANES {
-                acc[j] += qd * kr[j];
-            }
+            let kr = S::ld(kt, dd * s_max + j0, nb);
+            acc = acc.add(S::splat(qd).mul(kr));
         }
-        for (j, &a) in acc.iter().enumerate().take(nb) {
+        let mut a = [0.0f32; LANES];
+        acc.store(&mut a);
+        for (j, &a) in a.iter().enumerate().take(nb) {
             insert(score, idx, a * inv_sqrt_dh, j0 + j);
         }
         j0 += nb;
+    }
+}
+
+/// Eight f32 lanes: a plain array (any target) or one AVX register. Every
+/// operation is lane-wise IEEE binary32 (no fused multiply-add), so both give
+/// the same bits.
+trait Lanes8: Copy {
+    fn zero() -> Self;
+    fn splat(v: f32) -> Self;
+    fn load(a: &[f32; LANES]) -> Self;
+    fn store(self, a: &mut [f32; LANES]);
+    fn add(self, o: Self) -> Self;
+    fn mul(self, o: Self) -> Self;
+    /// self * h in lanes where self != 0.0, +0.0 elsewhere.
+    fn mul_nz(self, h: Self) -> Self;
+
+    /// buf[at..at + LANES] (lanes past nb may hold whatever follows; zeros
+    /// past the end of buf).
+    #[inline(always)]
+    fn ld(buf: &[f32], at: usize, nb: usize) -> Self {
+        match buf.get(at..at.wrapping_add(LANES)).map(<&[f32; LANES]>::try_from) {
+            Some(Ok(a)) => Self::load(a),
+            _ => Self::load(&load(buf, at, nb)),
+        }
+    }
+
+    /// Lanes 0..nb into buf[at..].
+    #[inline(always)]
+    fn st(self, buf: &mut [f32], at: usize, nb: usize) {
+        if nb == LANES {
+            if let Some(Ok(a)) = buf.get_mut(at..at.wrapping_add(LANES)).map(<&mut [f32; LANES]>::try_from) {
+                self.store(a);
+                return;
+            }
+        }
+        let mut a = [0.0f32; LANES];
+        self.store(&mut a);
+        store(buf, at, nb, &a);
+    }
+
+    /// Little-endian floats ch0..ch0 + nb of a byte array (zeros past its end).
+    #[inline(always)]
+    fn ld_bytes(b: &[u8], ch0: usize, nb: usize) -> Self {
+        let mut a = [0.0f32; LANES];
+        if let Some(Ok(raw)) = b.get(4 * ch0..4 * ch0 + 4 * LANES).map(<&[u8; 4 * LANES]>::try_from) {
+            for (v, &c) in a.iter_mut().zip(raw.as_chunks::<4>().0) {
+                *v = f32::from_le_bytes(c);
+            }
+            return Self::load(&a);
+        }
+        for (j, v) in a.iter_mut().enumerate().take(nb) {
+            let at = 4 * (ch0 + j);
+            if let Some(c) = b.get(at..at + 4) {
+                *v = f32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+            }
+        }
+        Self::load(&a)
+    }
+}
+
+/// Lanes as an array (the compiler may vectorize it).
+#[derive(Clone, Copy)]
+struct Scalar8([f32; LANES]);
+
+impl Lanes8 for Scalar8 {
+    #[inline(always)]
+    fn zero() -> Self {
+        Scalar8([0.0; LANES])
+    }
+    #[inline(always)]
+    fn splat(v: f32) -> Self {
+        Scalar8([v; LANES])
+    }
+    #[inline(always)]
+    fn load(a: &[f32; LANES]) -> Self {
+        Scalar8(*a)
+    }
+    #[inline(always)]
+    fn store(self, a: &mut [f32; LANES]) {
+        *a = self.0;
+    }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        let mut r = self.0;
+        for (r, o) in r.iter_mut().zip(o.0) {
+            *r += o;
+        }
+        Scalar8(r)
+    }
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self {
+        let mut r = self.0;
+        for (r, o) in r.iter_mut().zip(o.0) {
+            *r *= o;
+        }
+        Scalar8(r)
+    }
+    #[inline(always)]
+    fn mul_nz(self, h: Self) -> Self {
+        let mut r = [0.0f32; LANES];
+        for ((r, w), h) in r.iter_mut().zip(self.0).zip(h.0) {
+            let v = w * h;
+            *r = if w != 0.0 { v } else { 0.0 };
+        }
+        Scalar8(r)
+    }
+}
+
+/// Lanes in one AVX register. Only `run_layers_avx2` (entered only where
+/// AVX2 is available) uses this type, so every method runs with AVX present.
+#[cfg(target_arch = "x86_64")]
+#[derive(Clone, Copy)]
+struct Avx8(core::arch::x86_64::__m256);
+
+#[cfg(target_arch = "x86_64")]
+impl Lanes8 for Avx8 {
+    // SAFETY (every method): AVX is available, see the type's comment; the
+    // loads and stores go through references to 8 floats.
+    #[inline(always)]
+    fn zero() -> Self {
+        Avx8(unsafe { core::arch::x86_64::_mm256_setzero_ps() })
+    }
+    #[inline(always)]
+    fn splat(v: f32) -> Self {
+        Avx8(unsafe { core::arch::x86_64::_mm256_set1_ps(v) })
+    }
+    #[inline(always)]
+    fn load(a: &[f32; LANES]) -> Self {
+        Avx8(unsafe { core::arch::x86_64::_mm256_loadu_ps(a.as_ptr()) })
+    }
+    #[inline(always)]
+    fn store(self, a: &mut [f32; LANES]) {
+        unsafe { core::arch::x86_64::_mm256_storeu_ps(a.as_mut_ptr(), self.0) }
+    }
+    #[inline(always)]
+    fn add(self, o: Self) -> Self {
+        Avx8(unsafe { core::arch::x86_64::_mm256_add_ps(self.0, o.0) })
+    }
+    #[inline(always)]
+    fn mul(self, o: Self) -> Self {
+        Avx8(unsafe { core::arch::x86_64::_mm256_mul_ps(self.0, o.0) })
+    }
+    #[inline(always)]
+    fn mul_nz(self, h: Self) -> Self {
+        use core::arch::x86_64::*;
+        // NEQ_UQ is Rust's `!=` (true for NaN too).
+        Avx8(unsafe {
+            let nz = _mm256_cmp_ps::<_CMP_NEQ_UQ>(self.0, _mm256_setzero_ps());
+            _mm256_and_ps(nz, _mm256_mul_ps(self.0, h.0))
+        })
     }
 }
 
@@ -403,11 +638,10 @@ const LANES: usize = 8;
 #[inline(always)]
 fn load(buf: &[f32], at: usize, nb: usize) -> [f32; LANES] {
     let mut r = [0.0f32; LANES];
-    if nb == LANES {
-        if let Some(s) = buf.get(at..at + LANES) {
-            r.copy_from_slice(s);
-            return r;
-        }
+    // Lanes past nb may hold whatever follows: callers never use them.
+    if let Some(s) = buf.get(at..at + LANES) {
+        r.copy_from_slice(s);
+        return r;
     }
     for (j, v) in r.iter_mut().enumerate().take(nb) {
         *v = buf.get(at + j).copied().unwrap_or(0.0);
@@ -439,6 +673,53 @@ const MAX_FAST_SLOTS: usize = 8;
 
 /// Kernel sizes up to this decode a conv row into a stack buffer.
 const MAX_FAST_TAPS: usize = 16;
+
+/// Conv weights of channels ch0..ch0+nb (kk taps each, kk <= MAX_FAST_TAPS)
+/// as lane floats per tap: w[k] lane j = weight (ch0 + j, k).
+#[inline(always)]
+fn conv_lanes<S: Lanes8>(conv: &Tensor, ch0: usize, nb: usize, kk: usize, w: &mut [S; MAX_FAST_TAPS]) {
+    let kk = kk.min(MAX_FAST_TAPS);
+    let mut f = [[0.0f32; LANES]; MAX_FAST_TAPS];
+    let start = ch0 * kk;
+    let len = nb * kk;
+    if matches!(conv.packing, crate::format::Packing::Trit2) && kk <= 12 {
+        // Each channel's kk 2-bit codes from one 32-bit little-endian word
+        // (shifted to its first code), then tap by tap across the lanes.
+        let mut words = [0u32; LANES];
+        for (j, wj) in words.iter_mut().enumerate().take(nb) {
+            let n = (ch0 + j) * kk;
+            let at = n / 4;
+            let raw = match conv.data.get(at..at + 4) {
+                Some(s) => u32::from_le_bytes([s[0], s[1], s[2], s[3]]),
+                None => {
+                    let by = |i: usize| conv.data.get(at + i).copied().unwrap_or(0) as u32;
+                    by(0) | by(1) << 8 | by(2) << 16 | by(3) << 24
+                }
+            };
+            *wj = raw >> (2 * (n % 4));
+        }
+        for (k, fk) in f.iter_mut().enumerate().take(kk) {
+            for (v, &wj) in fk.iter_mut().zip(words.iter()) {
+                // code 01 -> +1, 11 -> -1, 00 and 10 -> 0.
+                let c = (wj >> (2 * k)) & 3;
+                *v = ((c & 1) as i32 * (1 - (c & 2) as i32)) as f32;
+            }
+        }
+    } else {
+        let mut codes = [0i8; MAX_FAST_TAPS * LANES];
+        decode(conv, start, codes.get_mut(..len).unwrap_or(&mut []));
+        for (j, row) in codes.chunks_exact(kk.max(1)).take(nb.min(LANES)).enumerate() {
+            for (fk, &c) in f.iter_mut().zip(row) {
+                if let Some(v) = fk.get_mut(j) {
+                    *v = c as f32;
+                }
+            }
+        }
+    }
+    for (wk, fk) in w.iter_mut().zip(f.iter()).take(kk) {
+        *wk = S::load(fk);
+    }
+}
 
 /// Conv accumulation for kernels longer than MAX_FAST_TAPS, decoding as it goes.
 fn conv_slow(conv: &Tensor, ch: usize, taps: usize, h: &[f32], at: usize, stride: usize) -> f32 {

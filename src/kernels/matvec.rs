@@ -28,6 +28,19 @@ pub struct Accel {
 }
 
 impl Accel {
+    /// True when AVX2 may be used (x86-64 only).
+    #[inline]
+    pub fn avx2(&self) -> bool {
+        #[cfg(target_arch = "x86_64")]
+        {
+            self.avx2.is_some()
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            false
+        }
+    }
+
     /// Asks the CPU.
     pub fn detect() -> Accel {
         Accel {
@@ -61,6 +74,33 @@ pub fn matvec_batch_accel(acc: Accel, w: &Tensor, xs: &[f32], xstride: usize, n:
         let nb = (n - b0).min(MAX_BATCH);
         portable_batch(w, 0, w.rows, xs, xstride, b0, nb, out, ostride);
         b0 += nb;
+    }
+}
+
+/// One matrix of a [`matvec_multi_accel`] call: out[b*ostride + j] = (W x_b)[j].
+pub struct MvJob<'a> {
+    /// The matrix.
+    pub w: &'a Tensor<'a>,
+    /// Where its results go.
+    pub out: &'a mut [f32],
+    /// Distance between the results of consecutive vectors.
+    pub ostride: usize,
+}
+
+/// [`matvec_batch_accel`] for each job over the same inputs; on x86-64 with
+/// AVX2, matrices of one packing and column count share the per-column
+/// tables. Results are those of separate calls.
+pub fn matvec_multi_accel(acc: Accel, jobs: &mut [MvJob], xs: &[f32], xstride: usize, n: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if let Some(cpu) = acc.avx2 {
+            if super::x86::matvec_multi_with(cpu, jobs, xs, xstride, n) {
+                return;
+            }
+        }
+    }
+    for j in jobs.iter_mut() {
+        matvec_batch_accel(acc, j.w, xs, xstride, n, j.out, j.ostride);
     }
 }
 

@@ -34,6 +34,8 @@ use crate::format::{Packing, Tensor};
 const MAXB: usize = 8;
 /// Column tables per chunk (32 bytes each: 16 KiB on the stack).
 const TABS: usize = 512;
+/// Matrices sharing one set of tables.
+const MAXJ: usize = 4;
 
 /// AVX2 batched matvec; false when the CPU or the shape does not allow it.
 ///
@@ -89,10 +91,61 @@ pub fn matvec_batch_with(cpu: Avx2, w: &Tensor, xs: &[f32], xstride: usize, n: u
     // preconditions documented on `run`.
     unsafe {
         match w.packing {
-            Packing::Trit2 if cols % 4 == 0 => run::<Trit2Aligned>(&mut cx, n),
-            Packing::Trit2 => run::<Trit2Any>(&mut cx, n),
-            Packing::Base3 => run::<Base3>(&mut cx, n),
-            Packing::P3 => run::<P3>(&mut cx, n),
+            Packing::Trit2 if cols % 4 == 0 => run::<Trit2Aligned>(core::slice::from_mut(&mut cx), n),
+            Packing::Trit2 => run::<Trit2Any>(core::slice::from_mut(&mut cx), n),
+            Packing::Base3 => run::<Base3>(core::slice::from_mut(&mut cx), n),
+            Packing::P3 => run::<P3>(core::slice::from_mut(&mut cx), n),
+        }
+    }
+    true
+}
+
+/// Several matrices of the same packing and column count over the same
+/// input vectors (`jobs`, at most 4): the per-column tables are built once
+/// for all of them. Each job's results are those of [`matvec_batch_with`].
+/// False (nothing done) when the CPU check, the shapes or the count do not allow it.
+pub fn matvec_multi_with(cpu: Avx2, jobs: &mut [super::matvec::MvJob], xs: &[f32], xstride: usize, n: usize) -> bool {
+    let _ = cpu;
+    let Some(first) = jobs.first() else { return true };
+    let (packing, cols) = (first.w.packing, first.w.cols);
+    if jobs.len() > MAXJ
+        || !jobs.iter().all(|j| j.w.packing == packing && j.w.cols == cols && supported(j.w, xs, xstride, n, j.out.len(), j.ostride))
+    {
+        return false;
+    }
+    fn cx<'a, 'b>(j: &'b mut super::matvec::MvJob<'a>, xs: &'b [f32], xstride: usize) -> Cx<'a, 'b> {
+        Cx {
+            data: j.w.data,
+            rows: j.w.rows,
+            cols: j.w.cols,
+            scale: j.w.scale,
+            xs,
+            xstride,
+            out: &mut *j.out,
+            ostride: j.ostride,
+        }
+    }
+    // SAFETY: AVX2 is available (the `Avx2` token); `supported` checked the
+    // preconditions documented on `run` for every job, and all jobs share
+    // the packing, the column count and the inputs.
+    unsafe {
+        macro_rules! go {
+            ($cxs:expr) => {{
+                let cxs = &mut $cxs;
+                match packing {
+                    Packing::Trit2 if cols % 4 == 0 => run::<Trit2Aligned>(cxs, n),
+                    Packing::Trit2 => run::<Trit2Any>(cxs, n),
+                    Packing::Base3 => run::<Base3>(cxs, n),
+                    Packing::P3 => run::<P3>(cxs, n),
+                }
+            }};
+        }
+        match jobs {
+            [a] => go!([cx(a, xs, xstride)]),
+            [a, b] => go!([cx(a, xs, xstride), cx(b, xs, xstride)]),
+            [a, b, c] => go!([cx(a, xs, xstride), cx(b, xs, xstride), cx(c, xs, xstride)]),
+            [a, b, c, d] => go!([cx(a, xs, xstride), cx(b, xs, xstride), cx(c, xs, xstride), cx(d, xs, xstride)]),
+            _ => return false,
         }
     }
     true
@@ -392,7 +445,7 @@ unsafe fn shift<const BITS: u32>(v: __m256i) -> __m256i {
 /// # Safety
 /// AVX2 available; the shape checks of `matvec_batch` hold.
 #[target_feature(enable = "avx2")]
-unsafe fn run<P: Packer>(cx: &mut Cx, n: usize) {
+unsafe fn run<P: Packer>(cx: &mut [Cx], n: usize) {
     let mut b0 = 0;
     while b0 < n {
         let left = n - b0;
@@ -422,21 +475,22 @@ unsafe fn run<P: Packer>(cx: &mut Cx, n: usize) {
 /// # Safety
 /// As `run`, and b0 + B <= n.
 #[target_feature(enable = "avx2")]
-unsafe fn pass<P: Packer, const R: usize, const B: usize>(cx: &mut Cx, b0: usize) {
+unsafe fn pass<P: Packer, const R: usize, const B: usize>(cxs: &mut [Cx], b0: usize) {
+    let Some(first) = cxs.first() else { return };
+    let (xs, xstride, cols) = (first.xs, first.xstride, first.cols);
     let mut tabs = [const { MaybeUninit::<__m256>::uninit() }; TABS];
-    let mut tail = [[0.0f32; 8]; MAXB];
+    let mut tails = [[[0.0f32; 8]; MAXB]; MAXJ];
     let chunk = (TABS / B) / P::STEP * P::STEP;
-    let groups = cx.rows.div_ceil(8);
     let mut c0 = 0;
-    while c0 < cx.cols {
-        let clen = chunk.min(cx.cols - c0);
+    while c0 < cols {
+        let clen = chunk.min(cols - c0);
         let tw = tabs.as_mut_ptr() as *mut __m256;
         for b in 0..B {
             // SAFETY: b0 + b < n, c0 + clen <= cols and (n-1)*xstride + cols
             // <= xs.len(): inputs base..base+clen are readable. clen * B <=
             // TABS: every table index c * B + b is inside `tabs`. AVX2 available.
             unsafe {
-                let xp = cx.xs.as_ptr().add((b0 + b) * cx.xstride + c0);
+                let xp = xs.as_ptr().add((b0 + b) * xstride + c0);
                 for c in 0..clen {
                     tw.add(c * B + b).write(P::table(*xp.add(c)));
                 }
@@ -446,29 +500,34 @@ unsafe fn pass<P: Packer, const R: usize, const B: usize>(cx: &mut Cx, b0: usize
             c0,
             clen,
             first: c0 == 0,
-            last: c0 + clen == cx.cols,
+            last: c0 + clen == cols,
             b0,
         };
         let tp = tabs.as_ptr() as *const __m256;
-        let mut g = 0;
-        while g + R <= groups {
-            // SAFETY: tables 0..clen*B written above; forwarded preconditions.
-            unsafe { block::<P, R, B>(cx, g, tp, &ph, &mut tail) };
-            g += R;
-        }
-        while g < groups {
-            // SAFETY: as above.
-            unsafe { block::<P, 1, B>(cx, g, tp, &ph, &mut tail) };
-            g += 1;
+        for (cx, tail) in cxs.iter_mut().zip(tails.iter_mut()) {
+            let groups = cx.rows.div_ceil(8);
+            let mut g = 0;
+            while g + R <= groups {
+                // SAFETY: tables 0..clen*B written above; forwarded preconditions.
+                unsafe { block::<P, R, B>(cx, g, tp, &ph, tail) };
+                g += R;
+            }
+            while g < groups {
+                // SAFETY: as above.
+                unsafe { block::<P, 1, B>(cx, g, tp, &ph, tail) };
+                g += 1;
+            }
         }
         c0 += clen;
     }
-    let j0 = cx.rows / 8 * 8;
-    if j0 < cx.rows {
-        for (b, t) in tail.iter().enumerate().take(B) {
-            let o = (b0 + b) * cx.ostride + j0;
-            if let Some(dst) = cx.out.get_mut(o..o + (cx.rows - j0)) {
-                dst.copy_from_slice(&t[..cx.rows - j0]);
+    for (cx, tail) in cxs.iter_mut().zip(tails.iter()) {
+        let j0 = cx.rows / 8 * 8;
+        if j0 < cx.rows {
+            for (b, t) in tail.iter().enumerate().take(B) {
+                let o = (b0 + b) * cx.ostride + j0;
+                if let Some(dst) = cx.out.get_mut(o..o + (cx.rows - j0)) {
+                    dst.copy_from_slice(&t[..cx.rows - j0]);
+                }
             }
         }
     }
