@@ -252,7 +252,7 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
         // Rows 0..K-1 of h hold positions p0-K+1 .. p0-1.
         let hl = hist_rows * d;
         if let (Some(dst), Some(src)) = (sc.h.get_mut(..hl), mem.hist.get(..hl)) {
-            dst.copy_from_slice(src);
+            copy(dst, src);
         }
         let mut c0 = p0;
         while c0 < n {
@@ -367,7 +367,9 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
                     let keff = topk.min(c0 + i + 1);
                     for (s, &ix) in slot_i.iter().skip(i * topk).take(keff).enumerate() {
                         if ix >= 0.0 {
-                            rows[i * MAX_FAST_SLOTS + s] = ix as u32;
+                            if let Some(r) = rows.get_mut(i * MAX_FAST_SLOTS + s) {
+                                *r = ix as u32;
+                            }
                         }
                     }
                 }
@@ -418,7 +420,7 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
                     let keff = topk.min(t + 1);
                     let mut sparse = S::zero();
                     if fast_slots {
-                        let rs = &rows[i * MAX_FAST_SLOTS..i * MAX_FAST_SLOTS + keff.min(MAX_FAST_SLOTS)];
+                        let rs = rows.get(i * MAX_FAST_SLOTS..i * MAX_FAST_SLOTS + keff.min(MAX_FAST_SLOTS)).unwrap_or(&[]);
                         for (&row, &p) in rs.iter().zip(slot_p.iter().skip(i * topk)) {
                             if row == NO_ROW {
                                 continue;
@@ -447,14 +449,28 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
                 ch0 += nb;
             }
             // Keep the last K-1 normalized rows in front for the next chunk.
-            if hist_rows > 0 {
-                sc.h.copy_within(m * d..(m + hist_rows) * d, 0);
+            // (An element loop: copy_within would link a panic path.)
+            for r in 0..hist_rows * d {
+                if let Some(&v) = sc.h.get(m * d + r) {
+                    if let Some(o) = sc.h.get_mut(r) {
+                        *o = v;
+                    }
+                }
             }
             c0 += m;
         }
         if let (Some(dst), Some(src)) = (mem.hist.get_mut(..hl), sc.h.get(..hl)) {
-            dst.copy_from_slice(src);
+            copy(dst, src);
         }
+    }
+}
+
+/// dst[i] = src[i] for the common length (copy_from_slice would link a
+/// panic path for a length mismatch that cannot happen here).
+#[inline]
+fn copy(dst: &mut [f32], src: &[f32]) {
+    for (d, &s) in dst.iter_mut().zip(src) {
+        *d = s;
     }
 }
 
@@ -640,7 +656,7 @@ fn load(buf: &[f32], at: usize, nb: usize) -> [f32; LANES] {
     let mut r = [0.0f32; LANES];
     // Lanes past nb may hold whatever follows: callers never use them.
     if let Some(s) = buf.get(at..at + LANES) {
-        r.copy_from_slice(s);
+        copy(&mut r, s);
         return r;
     }
     for (j, v) in r.iter_mut().enumerate().take(nb) {
@@ -654,7 +670,7 @@ fn load(buf: &[f32], at: usize, nb: usize) -> [f32; LANES] {
 fn store(buf: &mut [f32], at: usize, nb: usize, v: &[f32; LANES]) {
     if nb == LANES {
         if let Some(s) = buf.get_mut(at..at + LANES) {
-            s.copy_from_slice(v);
+            copy(s, v);
             return;
         }
     }

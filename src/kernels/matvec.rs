@@ -225,7 +225,7 @@ pub fn embed_row(w: &Tensor, tok: usize, out: &mut [f32]) {
     while c0 < d.min(out.len()) {
         let len = (d.min(out.len()) - c0).min(BLOCK);
         decode(w, tok * d + c0, &mut codes[..len]);
-        for (o, &c) in out[c0..c0 + len].iter_mut().zip(codes.iter()) {
+        for (o, &c) in out.iter_mut().skip(c0).take(len).zip(codes.iter()) {
             *o = c as f32 * w.scale;
         }
         c0 += len;
