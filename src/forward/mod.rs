@@ -368,7 +368,7 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
                     for (s, &ix) in slot_i.iter().skip(i * topk).take(keff).enumerate() {
                         if ix >= 0.0 {
                             if let Some(r) = rows.get_mut(i * MAX_FAST_SLOTS + s) {
-                                *r = ix as u32;
+                                *r = ix as u16;
                             }
                         }
                     }
@@ -648,7 +648,12 @@ impl Lanes8 for Avx8 {
 }
 
 /// Channels mixed together.
+// 8 lanes fill an AVX register on x86-64; elsewhere the lanes are scalar
+// code, and one lane keeps the stack frame small for microcontrollers.
+#[cfg(target_arch = "x86_64")]
 const LANES: usize = 8;
+#[cfg(not(target_arch = "x86_64"))]
+const LANES: usize = 1;
 
 /// buf[at..at + nb] into lanes (zeros beyond nb or past the end).
 #[inline(always)]
@@ -682,17 +687,24 @@ fn store(buf: &mut [f32], at: usize, nb: usize, v: &[f32; LANES]) {
 }
 
 /// Marks a slot without a key.
-const NO_ROW: u32 = u32::MAX;
+const NO_ROW: u16 = u16::MAX;
 /// Chunk and top-k sizes up to these keep slot rows on the stack (256 bytes).
 const MAX_CHUNK: usize = 8;
+#[cfg(target_arch = "x86_64")]
 const MAX_FAST_SLOTS: usize = 8;
+#[cfg(not(target_arch = "x86_64"))]
+const MAX_FAST_SLOTS: usize = 4;
 
 /// Kernel sizes up to this decode a conv row into a stack buffer.
+#[cfg(target_arch = "x86_64")]
 const MAX_FAST_TAPS: usize = 16;
+#[cfg(not(target_arch = "x86_64"))]
+const MAX_FAST_TAPS: usize = 8;
 
 /// Conv weights of channels ch0..ch0+nb (kk taps each, kk <= MAX_FAST_TAPS)
 /// as lane floats per tap: w[k] lane j = weight (ch0 + j, k).
 #[inline(always)]
+#[inline(never)] // keeps its buffers out of run_layers' frame (stack budget)
 fn conv_lanes<S: Lanes8>(conv: &Tensor, ch0: usize, nb: usize, kk: usize, w: &mut [S; MAX_FAST_TAPS]) {
     let kk = kk.min(MAX_FAST_TAPS);
     let mut f = [[0.0f32; LANES]; MAX_FAST_TAPS];
@@ -738,6 +750,7 @@ fn conv_lanes<S: Lanes8>(conv: &Tensor, ch0: usize, nb: usize, kk: usize, w: &mu
 }
 
 /// Conv accumulation for kernels longer than MAX_FAST_TAPS, decoding as it goes.
+#[inline(never)]
 fn conv_slow(conv: &Tensor, ch: usize, taps: usize, h: &[f32], at: usize, stride: usize) -> f32 {
     let mut wc = [0i8; MAX_FAST_TAPS];
     let mut acc = 0.0f32;

@@ -9,9 +9,17 @@
 use crate::format::{Packing, Tensor, P3_WEIGHTS};
 
 /// Weights decoded per step.
+#[cfg(target_arch = "x86_64")]
 const BLOCK: usize = 64;
+/// Smaller on microcontrollers: it lives on the stack.
+#[cfg(not(target_arch = "x86_64"))]
+const BLOCK: usize = 32;
 /// Input vectors per pass.
+#[cfg(target_arch = "x86_64")]
 pub const MAX_BATCH: usize = 16;
+/// Input vectors per pass (fewer accumulators on a microcontroller's stack).
+#[cfg(not(target_arch = "x86_64"))]
+pub const MAX_BATCH: usize = 8;
 
 /// y = W x for the rows j < min(y.len(), W.rows).
 pub fn matvec(w: &Tensor, x: &[f32], y: &mut [f32]) {
@@ -183,6 +191,7 @@ pub fn decode(w: &Tensor, start: usize, out: &mut [i8]) {
 /// Rows row0..row0+nrows for vectors b0..b0+nb; row j of vector b goes to
 /// out[b * ostride + j - row0].
 #[allow(clippy::too_many_arguments)]
+#[inline(never)] // one copy of its buffers, not one per call site (stack budget)
 fn portable_batch(w: &Tensor, row0: usize, nrows: usize, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: &mut [f32], ostride: usize) {
     let cols = w.cols;
     let mut codes = [0i8; BLOCK];
