@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Runs the tests that exercise the library's unsafe code (the C ABI layer in
+# src/ffi and the x86-64 AVX2 kernels) under Miri; exits non-zero on any
+# report (undefined behaviour, out-of-bounds or misaligned access, leaks).
+#
+#   scripts/miri.sh                          # about 1 minute (tiny configuration)
+#   MIRI_CONFIGS="tiny odd" scripts/miri.sh  # + the odd configuration (about 4 more minutes)
+#
+# tests/ffi_miri.rs drives every C entry point on small synthetic blobs. To
+# keep Miri fast the library is built in a tiny configuration (D=8, L=1,
+# V=16, DH=4, K=3, TOP_K=2, S=6); the odd one (D=22, L=3, V=40, DH=6, K=3,
+# TOP_K=2, S=16) is optional.
+#
+# Miri cannot execute the `cpuid` instruction the run-time AVX2 check uses
+# (inline assembly), so the library is compiled with AVX2 enabled at build
+# time (-C target-feature=+avx2): the check is then constant-true and Miri
+# interprets the AVX2 kernels themselves (gathers, permutes), which is where
+# the unsafe code is. Extra test names (e.g. MIRI_TESTS="ffi_miri api_errors")
+# can be given; the default is ffi_miri.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+if ! rustup toolchain list | grep -q '^nightly'; then
+    rustup toolchain install nightly --profile minimal
+fi
+if ! rustup +nightly component list --installed 2>/dev/null | grep -q '^miri'; then
+    rustup +nightly component add miri rust-src
+fi
+cargo +nightly miri setup >/dev/null 2>&1 || cargo +nightly miri setup
+
+tests=${MIRI_TESTS:-ffi_miri}
+args=()
+for t in $tests; do args+=(--test "$t"); done
+export RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+avx2"
+# ATOME_CHECK_KNOWN_BUGS=1 also runs the tests of known, unfixed bugs.
+export MIRIFLAGS="${MIRIFLAGS:-} -Zmiri-env-forward=ATOME_CHECK_KNOWN_BUGS"
+
+status=0
+run() {
+    local name=$1
+    shift
+    echo "== miri: $name configuration ($tests)"
+    local t0=$(date +%s)
+    if ! env "$@" CARGO_TARGET_DIR="$root/target/miri-$name" cargo +nightly miri test "${args[@]}" 2>&1 | tee "/tmp/atome-miri-$name.log" | grep -E '^test |test result|^error|Undefined Behavior|unsupported'; then
+        :
+    fi
+    if ! grep -q 'test result: ok' "/tmp/atome-miri-$name.log" || grep -qE '^error|Undefined Behavior' "/tmp/atome-miri-$name.log"; then
+        echo "!! miri reported a problem ($name): see /tmp/atome-miri-$name.log"
+        status=1
+    fi
+    echo "   ($(( $(date +%s) - t0 )) s)"
+}
+
+for cfg in ${MIRI_CONFIGS:-tiny}; do
+    case $cfg in
+    tiny) run tiny ATOME_D_MODEL=8 ATOME_N_LAYERS=1 ATOME_VOCAB_SIZE=16 ATOME_D_HEAD=4 ATOME_KERNEL_SIZE=3 ATOME_TOP_K=2 ATOME_MAX_SEQ=6 ;;
+    odd) run odd ATOME_D_MODEL=22 ATOME_N_LAYERS=3 ATOME_VOCAB_SIZE=40 ATOME_D_HEAD=6 ATOME_KERNEL_SIZE=3 ATOME_TOP_K=2 ATOME_MAX_SEQ=16 ;;
+    default) run default ;;
+    *) echo "unknown configuration $cfg" >&2; exit 2 ;;
+    esac
+done
+
+if [ $status -eq 0 ]; then
+    echo "miri: 0 reports"
+fi
+exit $status
