@@ -449,11 +449,12 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
                 ch0 += nb;
             }
             // Keep the last K-1 normalized rows in front for the next chunk.
-            // (An element loop: copy_within would link a panic path.)
-            for r in 0..hist_rows * d {
-                if let Some(&v) = sc.h.get(m * d + r) {
-                    if let Some(o) = sc.h.get_mut(r) {
-                        *o = v;
+            // Row by row, ascending (row m + r is read before it is overwritten);
+            // copy_within would link a panic path.
+            for r in 0..hist_rows {
+                if let Some((lo, hi)) = sc.h.split_at_mut_checked((m + r) * d) {
+                    if let (Some(dst), Some(src)) = (lo.get_mut(r * d..r * d + d), hi.get(..d)) {
+                        copy(dst, src);
                     }
                 }
             }
@@ -704,7 +705,8 @@ const MAX_FAST_TAPS: usize = 8;
 /// Conv weights of channels ch0..ch0+nb (kk taps each, kk <= MAX_FAST_TAPS)
 /// as lane floats per tap: w[k] lane j = weight (ch0 + j, k).
 #[inline(always)]
-#[inline(never)] // keeps its buffers out of run_layers' frame (stack budget)
+// Not inlined on microcontrollers: keeps its buffers out of run_layers' frame.
+#[cfg_attr(not(target_arch = "x86_64"), inline(never))]
 fn conv_lanes<S: Lanes8>(conv: &Tensor, ch0: usize, nb: usize, kk: usize, w: &mut [S; MAX_FAST_TAPS]) {
     let kk = kk.min(MAX_FAST_TAPS);
     let mut f = [[0.0f32; LANES]; MAX_FAST_TAPS];

@@ -191,7 +191,8 @@ pub fn decode(w: &Tensor, start: usize, out: &mut [i8]) {
 /// Rows row0..row0+nrows for vectors b0..b0+nb; row j of vector b goes to
 /// out[b * ostride + j - row0].
 #[allow(clippy::too_many_arguments)]
-#[inline(never)] // one copy of its buffers, not one per call site (stack budget)
+// Not inlined on microcontrollers: one copy of its buffers, not one per call site.
+#[cfg_attr(not(target_arch = "x86_64"), inline(never))]
 fn portable_batch(w: &Tensor, row0: usize, nrows: usize, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: &mut [f32], ostride: usize) {
     let cols = w.cols;
     let mut codes = [0i8; BLOCK];
@@ -234,8 +235,10 @@ pub fn embed_row(w: &Tensor, tok: usize, out: &mut [f32]) {
     while c0 < d.min(out.len()) {
         let len = (d.min(out.len()) - c0).min(BLOCK);
         decode(w, tok * d + c0, &mut codes[..len]);
-        for (o, &c) in out.iter_mut().skip(c0).take(len).zip(codes.iter()) {
-            *o = c as f32 * w.scale;
+        if let Some(o) = out.get_mut(c0..c0 + len) {
+            for (o, &c) in o.iter_mut().zip(codes.iter()) {
+                *o = c as f32 * w.scale;
+            }
         }
         c0 += len;
     }
