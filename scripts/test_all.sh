@@ -33,9 +33,7 @@ stage "golden parity, every configuration, both states, both maths" python3 test
 [ -x scripts/sanitize.sh ] && stage "ASan+UBSan and memcheck" scripts/sanitize.sh
 [ -x scripts/miri.sh ] && stage "Miri" scripts/miri.sh
 [ -x scripts/state_sizes.sh ] && stage "state sizes" scripts/state_sizes.sh --check
-# Measures and prints the instruction counts beside the targets (BENCHMARKS.md);
-# S3, S4 lean and S5 do not meet them yet (issue 3), so no --check here.
-[ -x scripts/callgrind.sh ] && stage "instruction counts (callgrind)" scripts/callgrind.sh
+[ -x scripts/callgrind.sh ] && stage "instruction-count targets (callgrind)" scripts/callgrind.sh --check
 [ -d cli ] && stage "CLI" bash -c "cd cli && cargo test --release"
 [ -x scripts/atome02_parity.sh ] && stage "ATOME02 parity" scripts/atome02_parity.sh
 stage "README examples" tests/readme.sh
