@@ -26,6 +26,7 @@ int main(int argc, char **argv) {
     rc = atome_classifier_load(&clf, blob, len);
     if (rc != 0) {
         fprintf(stderr, "atome_classifier_load: %d\n", rc);
+        free(blob);
         return 1;
     }
     n = (int)strlen(argv[2]);
@@ -38,6 +39,7 @@ int main(int argc, char **argv) {
     k = atome_classify(&clf, &state, ids, n, logits);
     if (k < 0) {
         fprintf(stderr, "atome_classify: %d\n", k);
+        free(blob);
         return 1;
     }
     printf("class %d of %d\n", k, clf.n_classes);

@@ -33,10 +33,12 @@ int main(int argc, char **argv) {
     rc = atome_load(&model, blob, len);
     if (rc != 0) {
         fprintf(stderr, "atome_load: %d\n", rc);
+        free(blob);
         return 1;
     }
     ids = (int *)malloc(sizeof(int) * (size_t)(argc - 2));
     if (!ids) {
+        free(blob);
         return 1;
     }
     for (i = 2; i < argc; i++) {
@@ -45,6 +47,8 @@ int main(int argc, char **argv) {
     next = atome_predict_next(&model, &state, ids, n);
     if (next < 0) {
         fprintf(stderr, "atome_predict_next: %d\n", next);
+        free(ids);
+        free(blob);
         return 1;
     }
     logits = atome_get_logits(&state);

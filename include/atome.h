@@ -346,6 +346,10 @@ typedef struct {
    MODEL_VALID after a successful load (private).
    */
   uint32_t valid;
+  /*
+   Hash of the blob's bytes at load (private; keys cached states).
+   */
+  uint32_t blob_hash;
 } atome_model_t;
 
 /*

@@ -21,7 +21,7 @@ stage() {
 }
 stage setup scripts/setup.sh
 # Cached first: the lean run last leaves target/release with the default build.
-stage "cargo test (cached state)" env ATOME_STATE=cached cargo test --release --test purity --test api_errors --test reference_parity
+stage "cargo test (cached state)" env ATOME_STATE=cached cargo test --release --test purity --test api_errors --test reference_parity --test ffi_miri --test nonfinite
 stage "cargo test (lean state)" cargo test --release
 stage "C API, examples, link-time config check, symbols, sizeof" tests/c_api.sh
 stage "golden parity, every configuration, both states, both maths" python3 tests/golden.py

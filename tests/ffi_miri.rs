@@ -249,15 +249,11 @@ fn kernels_on_misaligned_params() {
 /// SPEC section 4: "the state's contents before a call never change its
 /// result" — also when the state was last used with another blob that sat at
 /// the same address (a model region rewritten in place, then loaded again).
-/// KNOWN BUG in ATOME_STATE=cached builds (the cache fingerprint covers the
-/// blob's address, the embedding/unembedding scales and the packing, not the
-/// block weights), so there it only runs with ATOME_CHECK_KNOWN_BUGS=1.
+/// This was a bug in ATOME_STATE=cached builds (the cache fingerprint covered
+/// the blob's address, the embedding/unembedding scales and the packing, not the
+/// block weights); fixed: the load-time blob hash now keys cached states.
 #[test]
 fn state_reused_after_reloading_a_blob_in_place() {
-    if ATOME_STATE_CACHED == 1 && std::env::var_os("ATOME_CHECK_KNOWN_BUGS").is_none() {
-        eprintln!("skipped in a cached build: known stale-cache bug (set ATOME_CHECK_KNOWN_BUGS=1)");
-        return;
-    }
     let a = generate(&DIMS, Fmt::Lm01, 1, 1);
     let mut b = a.clone();
     let off = b.floats.iter().find(|f| f.1 == blobgen::Field::WvScale).unwrap().0;
@@ -289,13 +285,9 @@ fn state_reused_after_reloading_a_blob_in_place() {
 /// ("as many as fit"). KNOWN BUG: the library makes a Rust slice of
 /// max_tokens ints over that buffer (src/ffi/run.rs, src/ffi/extra.rs), which
 /// is undefined behaviour that Miri reports; it writes nothing out of bounds.
-/// Under Miri this only runs with ATOME_CHECK_KNOWN_BUGS=1 (scripts/miri.sh forwards it).
+/// (Was a known bug under Miri; fixed: the output slice is clamped to the window first.)
 #[test]
 fn generate_with_max_tokens_beyond_the_window() {
-    if cfg!(miri) && std::env::var_os("ATOME_CHECK_KNOWN_BUGS").is_none() {
-        eprintln!("skipped under Miri: known bug (set ATOME_CHECK_KNOWN_BUGS=1)");
-        return;
-    }
     let b = generate(&DIMS, Fmt::Lm01, 1, 9);
     let mut m = zeroed::<atome_model_t>();
     let mut st = zeroed::<atome_state_t>();

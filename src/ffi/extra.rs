@@ -1,6 +1,7 @@
 //! Beyond the reference: build configuration, router entropy, sampled generation.
 use super::model::model_view;
-use super::run::{generate_with, predict};
+use super::model::model_salt;
+use super::run::{generate_with, predict, room};
 use super::types::*;
 use crate::config::*;
 use crate::forward::sample::{pick, Sampling, SplitMix64};
@@ -102,7 +103,9 @@ pub unsafe extern "C" fn atome_router_entropy_all(
             core::slice::from_raw_parts_mut(out, n * ATOME_N_LAYERS),
         )
     };
-    match predict(st, &m, &Tokens::new(toks), dst) {
+    // SAFETY: as model_view above.
+    let salt = unsafe { model_salt(model) };
+    match predict(st, &m, salt, &Tokens::new(toks), dst) {
         Some(_) => n as c_int,
         None => -1,
     }
@@ -130,17 +133,20 @@ pub unsafe extern "C" fn atome_generate_sampled(
     // SAFETY: checked; validity per the contract.
     let Some(m) = (unsafe { model_view(model) }) else { return 0 };
     // SAFETY: per the contract.
-    let (p, out, st, prm) = unsafe {
+    let room = room(prompt_len, max_tokens);
+    // SAFETY: per the contract; at most `room` ints are written.
+    let (p, out, st, prm, salt) = unsafe {
         (
             core::slice::from_raw_parts(prompt as *const i32, prompt_len as usize),
-            core::slice::from_raw_parts_mut(output as *mut i32, max_tokens as usize),
+            core::slice::from_raw_parts_mut(output as *mut i32, room),
             &mut *state,
             *params,
+            model_salt(model),
         )
     };
     let s = Sampling { temperature: prm.temperature, top_k: prm.top_k, top_p: prm.top_p };
     let mut rng = SplitMix64(prm.seed);
-    generate_with(st, &m, p, out, |greedy, logits| {
+    generate_with(st, &m, salt, p, out, |greedy, logits| {
         if s.temperature > 0.0 {
             pick(logits, &s, rng.uniform())
         } else {

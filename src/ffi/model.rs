@@ -54,7 +54,33 @@ fn fill(m: &Model, out: &mut atome_model_t, blob: &[u8]) {
     out.unembed = c_tensor(&m.unembed);
     out.blob = blob.as_ptr();
     out.blob_len = blob.len();
+    out.blob_hash = blob_hash(blob);
     out.valid = MODEL_VALID;
+}
+
+/// FNV-1a over the blob, four bytes at a time (once per load).
+fn blob_hash(blob: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    let mut words = blob.chunks_exact(4);
+    for w in &mut words {
+        h = (h ^ u32::from_le_bytes([w[0], w[1], w[2], w[3]])).wrapping_mul(0x0100_0193);
+    }
+    for &b in words.remainder() {
+        h = (h ^ b as u32).wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+/// The load-time blob hash of a loaded model (0 for null).
+///
+/// # Safety
+/// `m` null or valid.
+pub unsafe fn model_salt(m: *const atome_model_t) -> u32 {
+    if m.is_null() {
+        return 0;
+    }
+    // SAFETY: non-null and readable per the contract.
+    unsafe { (*m).blob_hash }
 }
 
 /// The blob of a model that loaded, as a slice.

@@ -1,5 +1,5 @@
 //! atome_predict_next, atome_get_logits, atome_generate, atome_classify.
-use super::model::{classifier_view, model_view};
+use super::model::{classifier_view, model_salt, model_view};
 use super::types::*;
 use crate::config::*;
 use crate::format::Model;
@@ -13,11 +13,13 @@ use core::ffi::c_int;
 pub(crate) fn forward_with<R>(
     state: &mut atome_state_t,
     model: &Model,
+    salt: u32,
     toks: &Tokens,
     ent_all: &mut [f32],
     f: impl FnOnce(&[f32], &mut [f32], &[f32], &mut [f32]) -> R,
 ) -> Option<R> {
     let atome_state_t { logits, work } = state;
+    let _ = salt; // a lean state keeps nothing across calls
     let mut mem = forward::lean::LeanMem::split(work, &DIMS, ATOME_MAX_SEQ)?;
     mem.forward(model, toks, ent_all, |xr, h, e| f(xr, h, e, logits))
 }
@@ -27,6 +29,7 @@ pub(crate) fn forward_with<R>(
 pub(crate) fn forward_with<R>(
     state: &mut atome_state_t,
     model: &Model,
+    salt: u32,
     toks: &Tokens,
     ent_all: &mut [f32],
     f: impl FnOnce(&[f32], &mut [f32], &[f32], &mut [f32]) -> R,
@@ -39,12 +42,12 @@ pub(crate) fn forward_with<R>(
         tokens: cache_tokens,
     };
     let mut mem = forward::cached::CachedMem::split(work, &DIMS, ATOME_MAX_SEQ)?;
-    mem.forward(&mut meta, model, toks, ent_all, |xr, h, e| f(xr, h, e, logits))
+    mem.forward_salted(&mut meta, model, salt, toks, ent_all, |xr, h, e| f(xr, h, e, logits))
 }
 
 /// predict_next on a safe view; the id, or None.
-pub(crate) fn predict(state: &mut atome_state_t, model: &Model, toks: &Tokens, ent_all: &mut [f32]) -> Option<usize> {
-    forward_with(state, model, toks, ent_all, |xr, h, _, logits| {
+pub(crate) fn predict(state: &mut atome_state_t, model: &Model, salt: u32, toks: &Tokens, ent_all: &mut [f32]) -> Option<usize> {
+    forward_with(state, model, salt, toks, ent_all, |xr, h, _, logits| {
         forward::final_norm(model, xr, h);
         forward::head(&model.unembed, h, logits)
     })
@@ -72,7 +75,9 @@ pub unsafe extern "C" fn atome_predict_next(
     let toks = unsafe { core::slice::from_raw_parts(tokens as *const i32, n_tokens as usize) };
     // SAFETY: non-null, exclusive for the call.
     let st = unsafe { &mut *state };
-    match predict(st, &m, &Tokens::new(toks), &mut []) {
+    // SAFETY: as model_view above.
+    let salt = unsafe { model_salt(model) };
+    match predict(st, &m, salt, &Tokens::new(toks), &mut []) {
         Some(id) => id as c_int,
         None => -1,
     }
@@ -95,6 +100,7 @@ pub unsafe extern "C" fn atome_get_logits(state: *mut atome_state_t) -> *const f
 pub(crate) fn generate_with(
     state: &mut atome_state_t,
     model: &Model,
+    salt: u32,
     prompt: &[i32],
     out: &mut [i32],
     mut pick: impl FnMut(usize, &[f32]) -> usize,
@@ -106,13 +112,18 @@ pub(crate) fn generate_with(
     while count < out.len() && prompt.len() + count < ATOME_MAX_SEQ {
         let (done, rest) = out.split_at_mut(count);
         let toks = Tokens { head: prompt, tail: done };
-        let Some(greedy) = predict(state, model, &toks, &mut []) else { break };
+        let Some(greedy) = predict(state, model, salt, &toks, &mut []) else { break };
         let next = pick(greedy, &state.logits);
         let Some(slot) = rest.first_mut() else { break };
         *slot = next as i32;
         count += 1;
     }
     count
+}
+
+/// Output ints a generate call can write: max_tokens, but never past the window.
+pub(crate) fn room(prompt_len: c_int, max_tokens: c_int) -> usize {
+    (max_tokens.max(0) as usize).min(ATOME_MAX_SEQ.saturating_sub(prompt_len.max(0) as usize))
 }
 
 /// Greedy continuation: appends predict_next of the working sequence (the
@@ -137,15 +148,18 @@ pub unsafe extern "C" fn atome_generate(
     }
     // SAFETY: checked for null; validity per the contract.
     let Some(m) = (unsafe { model_view(model) }) else { return 0 };
-    // SAFETY: per the contract.
-    let (p, out, st) = unsafe {
+    let room = room(prompt_len, max_tokens);
+    // SAFETY: per the contract; at most `room` ints are ever written (the
+    // reference's bound), so no longer slice is formed over the output.
+    let (p, out, st, salt) = unsafe {
         (
             core::slice::from_raw_parts(prompt as *const i32, prompt_len as usize),
-            core::slice::from_raw_parts_mut(output as *mut i32, max_tokens as usize),
+            core::slice::from_raw_parts_mut(output as *mut i32, room),
             &mut *state,
+            model_salt(model),
         )
     };
-    generate_with(st, &m, p, out, |g, _| g) as c_int
+    generate_with(st, &m, salt, p, out, |g, _| g) as c_int
 }
 
 /// Classifies `tokens[0..n]`: the forward pass to the final LayerNorm of the
@@ -173,7 +187,9 @@ pub unsafe extern "C" fn atome_classify(
     // SAFETY: non-null, exclusive for the call.
     let st = unsafe { &mut *state };
     let nc = c.head.rows;
-    let r = forward_with(st, &c.base, &Tokens::new(toks), &mut [], |xr, h, _, _| {
+    // SAFETY: clf was checked by classifier_view.
+    let salt = unsafe { model_salt(&(*clf).base) };
+    let r = forward_with(st, &c.base, salt, &Tokens::new(toks), &mut [], |xr, h, _, _| {
         forward::final_norm(&c.base, xr, h);
         if class_logits.is_null() {
             forward::classify_head(&c, h, None)

@@ -110,6 +110,8 @@ pub struct atome_model_t {
     pub blob_len: usize,
     /// MODEL_VALID after a successful load (private).
     pub valid: u32,
+    /// Hash of the blob's bytes at load (private; keys cached states).
+    pub blob_hash: u32,
 }
 
 /// A loaded classifier.

@@ -123,12 +123,27 @@ impl<'w> CachedMem<'w> {
         ent_all: &mut [f32],
         f: impl FnOnce(&[f32], &mut [f32], &[f32]) -> R,
     ) -> Option<R> {
+        self.forward_salted(meta, model, 0, tokens, ent_all, f)
+    }
+
+    /// As `forward`; `salt` joins the model fingerprint (the C API passes a
+    /// hash of the blob's bytes taken at load, so a blob rewritten in place
+    /// and loaded again does not reuse the old caches).
+    pub fn forward_salted<R>(
+        &mut self,
+        meta: &mut CacheMeta,
+        model: &Model,
+        salt: u32,
+        tokens: &Tokens,
+        ent_all: &mut [f32],
+        f: impl FnOnce(&[f32], &mut [f32], &[f32]) -> R,
+    ) -> Option<R> {
         let toks = tokens.window(self.s);
         let n = toks.len();
         if n == 0 || model.dims != self.dims {
             return None;
         }
-        let fp = fingerprint(model);
+        let fp = fingerprint(model) ^ salt.wrapping_mul(0x9E37_79B1);
         let old = *meta.n as usize;
         let valid = *meta.magic == CACHE_MAGIC && *meta.fingerprint == fp && old >= 1 && old <= self.s && old <= n;
         let prefix_ok = valid
