@@ -38,11 +38,12 @@ const INV_FACT: [f64; 18] = {
     t
 };
 
-/// e^r - 1 for |r| <= 0.75 by its Taylor series to r^17 (relative error < 1e-16).
+/// e^r - 1 by its Taylor series to r^N (Horner, coefficients 1/n!).
 #[cfg_attr(feature = "system-libm", allow(dead_code))]
-fn expm1_small(r: f64) -> f64 {
-    let mut p = INV_FACT[17];
-    let mut n = 16;
+#[inline(always)]
+fn expm1_taylor<const N: usize>(r: f64) -> f64 {
+    let mut p = INV_FACT[N];
+    let mut n = N - 1;
     while n >= 1 {
         p = p * r + INV_FACT[n];
         n -= 1;
@@ -50,19 +51,19 @@ fn expm1_small(r: f64) -> f64 {
     p * r
 }
 
-/// e^r - 1 for |r| <= 0.35 by its Taylor series to r^12 (the first omitted
-/// term, r^13/13!, is below 1.8e-16: the f32 result is the same as with the
-/// full series except within ~1e-16 relative of a rounding boundary).
+/// e^r - 1 for |r| <= 0.75 to r^17 (relative error < 1e-16).
+#[cfg_attr(feature = "system-libm", allow(dead_code))]
+fn expm1_small(r: f64) -> f64 {
+    expm1_taylor::<17>(r)
+}
+
+/// e^r - 1 for |r| <= 0.35 to r^12 (the first omitted term, r^13/13!, is
+/// below 1.8e-16: the f32 result is the same as with the full series except
+/// within ~1e-16 relative of a rounding boundary).
 #[cfg_attr(feature = "system-libm", allow(dead_code))]
 #[inline(always)]
 fn expm1_reduced(r: f64) -> f64 {
-    let mut p = INV_FACT[12];
-    let mut n = 11;
-    while n >= 1 {
-        p = p * r + INV_FACT[n];
-        n -= 1;
-    }
-    p * r
+    expm1_taylor::<12>(r)
 }
 
 /// e^x in binary64 for |x| <= 150 (the range expf uses).

@@ -162,9 +162,9 @@ pub fn entropy3(p: &[f32]) -> f32 {
     h as f32
 }
 
-/// Runs every layer over positions p0..n of `tokens` (n <= S), reading
-/// x rows 0..p0 as already final for... nothing: each layer's stored state for
-/// positions < p0 must come from an earlier call on the same prefix.
+/// Runs every layer over positions p0..n of `tokens` (n <= S). Each layer's
+/// stored state for positions < p0 must come from an earlier call on the same
+/// prefix (p0 is 0 for a lean state).
 /// Afterwards x row n-1 holds the final residual stream (rows p0..n-1 are
 /// only needed by the last layer for their keys, values, normalized rows and
 /// SSM state, so the last layer does not mix them into x).
