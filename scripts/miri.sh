@@ -33,8 +33,7 @@ tests=${MIRI_TESTS:-ffi_miri}
 args=()
 for t in $tests; do args+=(--test "$t"); done
 export RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+avx2"
-# ATOME_CHECK_KNOWN_BUGS=1 also runs the tests of known, unfixed bugs.
-export MIRIFLAGS="${MIRIFLAGS:-} -Zmiri-env-forward=ATOME_CHECK_KNOWN_BUGS"
+export MIRIFLAGS="${MIRIFLAGS:-}"
 
 status=0
 run() {

@@ -282,10 +282,9 @@ fn state_reused_after_reloading_a_blob_in_place() {
 /// atome_generate / atome_generate_sampled never write more than
 /// min(max_tokens, S - prompt_len) tokens (SPEC section 4), so a C caller of
 /// the reference could pass a buffer of that size with a larger max_tokens
-/// ("as many as fit"). KNOWN BUG: the library makes a Rust slice of
-/// max_tokens ints over that buffer (src/ffi/run.rs, src/ffi/extra.rs), which
-/// is undefined behaviour that Miri reports; it writes nothing out of bounds.
-/// (Was a known bug under Miri; fixed: the output slice is clamped to the window first.)
+/// ("as many as fit"). This was undefined behaviour that Miri reported: the
+/// library formed a Rust slice of max_tokens ints over that buffer; fixed:
+/// the output slice is clamped to the window first.
 #[test]
 fn generate_with_max_tokens_beyond_the_window() {
     let b = generate(&DIMS, Fmt::Lm01, 1, 9);
