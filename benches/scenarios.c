@@ -27,6 +27,7 @@
 #include <string.h>
 #include <time.h>
 #include "atome.h"
+#include "common.h" /* read_file, shared with the examples */
 
 static const char T[] =
     "Once upon a time, there was a little girl named Lily. She loved to play outside in the "
@@ -46,23 +47,6 @@ static const struct scenario SCEN[] = {
     {"S4", "model_toy.atome", "atome_generate", 1, 90, 98, 64, 64, 4, 16, 64},
     {"S5", "agri.atomecl", "atome_classify", 2, 20, 52, 0, 32, 2, 8, 32},
 };
-
-static unsigned char *slurp(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    unsigned char *buf = NULL;
-    long n;
-    if (!f) return NULL;
-    if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0) {
-        buf = (unsigned char *)malloc((size_t)n + 1);
-        if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-            free(buf);
-            buf = NULL;
-        }
-        *len = (size_t)n;
-    }
-    fclose(f);
-    return buf;
-}
 
 static atome_model_t model;
 static atome_classifier_t clf;
@@ -114,7 +98,7 @@ int main(int argc, char **argv) {
         return 2;
     }
     snprintf(path, sizeof path, "%s/%s", argv[2], sc->blob);
-    blob = slurp(path, &len);
+    blob = read_file(path, &len);
     if (!blob) {
         fprintf(stderr, "cannot read %s\n", path);
         return 1;

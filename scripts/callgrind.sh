@@ -66,7 +66,7 @@ build_driver() {
     local defs="-DATOME_D_MODEL=$d -DATOME_N_LAYERS=$l -DATOME_D_HEAD=$dh -DATOME_MAX_SEQ=$s"
     [ "$state" = cached ] && defs="$defs -DATOME_STATE_CACHED=1"
     # shellcheck disable=SC2086
-    cc -std=c99 -O2 -g -Wall -Wextra -Werror -I include $defs benches/scenarios.c \
+    cc -std=c99 -O2 -g -Wall -Wextra -Werror -I include -I c_examples $defs benches/scenarios.c \
         "$tdir/release/libatome.a" -lm -o "$OUT/scenarios_$name" >&2
     echo "$OUT/scenarios_$name"
 }
