@@ -37,8 +37,6 @@ ap.add_argument("--math", default="default")
 ap.add_argument("--configs", default="")
 args = ap.parse_args(sys.argv[5:])
 
-KNOBS = {"V": "ATOME_VOCAB_SIZE", "D": "ATOME_D_MODEL", "L": "ATOME_N_LAYERS", "DH": "ATOME_D_HEAD",
-         "K": "ATOME_KERNEL_SIZE", "TOPK": "ATOME_TOP_K", "S": "ATOME_MAX_SEQ"}
 MODELS = os.path.join(SHARED, "models")
 golden = json.load(open(os.path.join(SHARED, "golden", "golden_visible.json")))
 
@@ -86,24 +84,13 @@ for name in sorted(os.listdir(MODELS)):
     converted[name] = dst
 
 # ---- 2. every golden case, through the C API, on both blobs
+sys.path.insert(0, os.path.join(ROOT, "tests"))
+from golden import build as golden_build  # the same per-configuration builds
+
+
 def build(cfg, state, math):
-    name = "_".join(f"{k}{cfg[k]}" for k in sorted(KNOBS)) + f"_{state}_{math}"
-    tdir = os.path.join(ROOT, "target", "cfg", name)
-    env = dict(os.environ, CARGO_TARGET_DIR=tdir, ATOME_STATE=state)
-    for k, v in KNOBS.items():
-        env[v] = str(cfg[k])
-    cmd = ["cargo", "build", "--release", "--quiet", "--lib"]
-    if math == "system":
-        cmd += ["--features", "system-libm"]
-    subprocess.run(cmd, cwd=ROOT, env=env, check=True)
-    exe = os.path.join(tdir, "atome02_runner")
-    defs = [f"-D{v}={cfg[k]}" for k, v in KNOBS.items()]
-    if state == "cached":
-        defs.append("-DATOME_STATE_CACHED=1")
-    subprocess.run(["cc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-I", os.path.join(ROOT, "include"),
-                    "-I", os.path.join(ROOT, "c_examples"), *defs, os.path.join(ROOT, "tests", "c", "golden_runner.c"),
-                    os.path.join(tdir, "release", "libatome.a"), "-lm", "-o", exe], check=True)
-    return exe
+    # Its own runner name, so golden.py's binary is not overwritten.
+    return golden_build(cfg, state, math, runner="atome02_runner")
 
 
 def lines_for(entry, path_of):

@@ -18,8 +18,9 @@ KNOBS = {"V": "ATOME_VOCAB_SIZE", "D": "ATOME_D_MODEL", "L": "ATOME_N_LAYERS", "
          "K": "ATOME_KERNEL_SIZE", "TOPK": "ATOME_TOP_K", "S": "ATOME_MAX_SEQ"}
 
 
-def build(cfg, state, math):
-    """Builds the library and the runner; returns the runner's path."""
+def build(cfg, state, math, runner="golden_runner"):
+    """Builds the library and tests/c/golden_runner.c (as `runner`, in the
+    configuration's target directory); returns the runner's path."""
     name = "_".join(f"{k}{cfg[k]}" for k in sorted(KNOBS)) + f"_{state}_{math}"
     tdir = os.path.join(ROOT, "target", "cfg", name)
     env = dict(os.environ, CARGO_TARGET_DIR=tdir, ATOME_STATE=state)
@@ -29,7 +30,7 @@ def build(cfg, state, math):
     if math == "system":
         cmd += ["--features", "system-libm"]
     subprocess.run(cmd, cwd=ROOT, env=env, check=True)
-    exe = os.path.join(tdir, "golden_runner")
+    exe = os.path.join(tdir, runner)
     defs = [f"-D{v}={cfg[k]}" for k, v in KNOBS.items()]
     if state == "cached":
         defs.append("-DATOME_STATE_CACHED=1")
