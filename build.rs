@@ -92,9 +92,9 @@ fn main() {
     let (l, topk) = (get("ATOME_N_LAYERS"), get("ATOME_TOP_K"));
     let work = if cached {
         s * d + l * s * dh + l * s * d + l * (kk - 1) * d + 2 * l * d + s * l + l
-            + (kk + 7) * d + 8 * dh + 24 + 16 * topk
+            + (kk + 7) * d + (8 * dh).max(8 * kk) + 24 + 16 * topk
     } else {
-        2 * s * d + s * dh + (kk + 5) * d + l + 4 * dh + 12 + 8 * topk
+        2 * s * d + s * dh + (kk + 5) * d + l + (4 * dh).max(8 * kk) + 12 + 8 * topk
     };
     out.push_str(&format!("/// Floats in the state's work area.\npub const ATOME_STATE_WORK: usize = {work};\n"));
     out.push_str("/// Link-time configuration markers (see include/atome.h).\n#[allow(missing_docs, non_upper_case_globals)]\npub mod cfg_markers {\n");

@@ -54,15 +54,18 @@
 #endif
 
 /* Floats in the state's private work area (the same formula as build.rs). */
+#define ATOME_WORK_MAX_(a, b) ((a) > (b) ? (a) : (b))
 #if defined(ATOME_STATE_CACHED)
 #define ATOME_STATE_WORK (ATOME_MAX_SEQ * ATOME_D_MODEL \
     + ATOME_N_LAYERS * ATOME_MAX_SEQ * ATOME_D_HEAD + ATOME_N_LAYERS * ATOME_MAX_SEQ * ATOME_D_MODEL \
     + ATOME_N_LAYERS * (ATOME_KERNEL_SIZE - 1) * ATOME_D_MODEL + 2 * ATOME_N_LAYERS * ATOME_D_MODEL \
     + ATOME_MAX_SEQ * ATOME_N_LAYERS + ATOME_N_LAYERS \
-    + (ATOME_KERNEL_SIZE + 7) * ATOME_D_MODEL + 8 * ATOME_D_HEAD + 24 + 16 * ATOME_TOP_K)
+    + (ATOME_KERNEL_SIZE + 7) * ATOME_D_MODEL + ATOME_WORK_MAX_(8 * ATOME_D_HEAD, 8 * ATOME_KERNEL_SIZE) \
+    + 24 + 16 * ATOME_TOP_K)
 #else
 #define ATOME_STATE_WORK (2 * ATOME_MAX_SEQ * ATOME_D_MODEL + ATOME_MAX_SEQ * ATOME_D_HEAD \
-    + (ATOME_KERNEL_SIZE + 5) * ATOME_D_MODEL + ATOME_N_LAYERS + 4 * ATOME_D_HEAD + 12 + 8 * ATOME_TOP_K)
+    + (ATOME_KERNEL_SIZE + 5) * ATOME_D_MODEL + ATOME_N_LAYERS \
+    + ATOME_WORK_MAX_(4 * ATOME_D_HEAD, 8 * ATOME_KERNEL_SIZE) + 12 + 8 * ATOME_TOP_K)
 #endif
 
 
@@ -590,6 +593,8 @@ int atome_classify(const atome_classifier_t *clf,
                    const int *tokens,
                    int n_tokens,
                    float *class_logits);
+
+extern float atome_vsqrt_f32(float x);
 
 #ifdef __cplusplus
 }  // extern "C"

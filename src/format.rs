@@ -217,49 +217,74 @@ pub enum LoadError {
 /// Up to this many bytes of padding after a blob are accepted.
 pub const MAX_TRAILING: usize = 15;
 
+/// Reads a blob front to back. A read past the end yields an empty slice
+/// and records Truncated; the first error recorded is the one reported, so
+/// the parsers need no early returns (smaller code on microcontrollers).
 struct Cursor<'a> {
     buf: &'a [u8],
     pos: usize,
     /// Check every ATOME02 byte (at load; views of a loaded blob skip it).
     validate: bool,
+    /// First error met.
+    err: Option<LoadError>,
 }
 
 impl<'a> Cursor<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], LoadError> {
-        let end = self.pos.checked_add(n).ok_or(LoadError::Truncated)?;
-        let s = self.buf.get(self.pos..end).ok_or(LoadError::Truncated)?;
-        self.pos = end;
-        Ok(s)
+    fn new(buf: &'a [u8], pos: usize, validate: bool) -> Self {
+        Cursor { buf, pos, validate, err: None }
     }
-    fn f32(&mut self) -> Result<f32, LoadError> {
-        let b = self.take(4)?;
-        Ok(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
-    }
-    fn tensor(&mut self, rows: usize, cols: usize, packing: Packing) -> Result<Tensor<'a>, LoadError> {
-        let scale = self.f32()?;
-        let data = self.take(packing.payload_len(rows * cols))?;
-        if self.validate && packing == Packing::Base3 && data.iter().any(|&b| b > 242) {
-            return Err(LoadError::BadPayload);
+    fn fail(&mut self, e: LoadError) {
+        if self.err.is_none() {
+            self.err = Some(e);
         }
-        Ok(Tensor { data, scale, rows, cols, packing })
     }
-    fn floats(&mut self, n: usize) -> Result<Floats<'a>, LoadError> {
-        Ok(Floats::new(self.take(4 * n)?))
+    fn take(&mut self, n: usize) -> &'a [u8] {
+        let end = self.pos.saturating_add(n);
+        match self.buf.get(self.pos..end) {
+            Some(s) => {
+                self.pos = end;
+                s
+            }
+            None => {
+                self.fail(LoadError::Truncated);
+                &[]
+            }
+        }
     }
-    fn norm(&mut self, d: usize) -> Result<Norm<'a>, LoadError> {
-        Ok(Norm { gamma: self.floats(d)?, beta: self.floats(d)? })
+    fn tensor(&mut self, rows: usize, cols: usize, packing: Packing) -> Tensor<'a> {
+        let scale = Floats::new(self.take(4)).get(0);
+        let data = self.take(packing.payload_len(rows * cols));
+        if self.validate && packing == Packing::Base3 && data.iter().any(|&b| b > 242) {
+            self.fail(LoadError::BadPayload);
+        }
+        Tensor { data, scale, rows, cols, packing }
     }
-    fn block(&mut self, dims: &Dims, p: Packing) -> Result<Block<'a>, LoadError> {
+    fn floats(&mut self, n: usize) -> Floats<'a> {
+        Floats::new(self.take(4 * n))
+    }
+    fn norm(&mut self, d: usize) -> Norm<'a> {
+        Norm { gamma: self.floats(d), beta: self.floats(d) }
+    }
+    fn block(&mut self, dims: &Dims, p: Packing) -> Block<'a> {
         let d = dims.d_model;
-        Ok(Block {
-            norm: self.norm(d)?,
-            conv: self.tensor(d, dims.kernel_size, p)?,
-            ssm: Ssm { a: self.floats(d)?, b: self.floats(d)?, c_out: self.floats(d)? },
-            wq: self.tensor(dims.d_head, d, p)?,
-            wk: self.tensor(dims.d_head, d, p)?,
-            wv: self.tensor(d, d, p)?,
-            router: self.tensor(3, d, p)?,
-        })
+        Block {
+            norm: self.norm(d),
+            conv: self.tensor(d, dims.kernel_size, p),
+            ssm: Ssm { a: self.floats(d), b: self.floats(d), c_out: self.floats(d) },
+            wq: self.tensor(dims.d_head, d, p),
+            wk: self.tensor(dims.d_head, d, p),
+            wv: self.tensor(d, d, p),
+            router: self.tensor(3, d, p),
+        }
+    }
+    /// Ok(v) when nothing failed and at most MAX_TRAILING bytes remain
+    /// (`end`: the blob must end here).
+    fn finish<T>(&self, v: T, end: bool) -> Result<T, LoadError> {
+        match self.err {
+            Some(e) => Err(e),
+            None if end && self.buf.len() - self.pos > MAX_TRAILING => Err(LoadError::Trailing),
+            None => Ok(v),
+        }
     }
 }
 
@@ -287,12 +312,11 @@ pub fn model_bytes(dims: &Dims, p: Packing) -> usize {
 }
 
 impl<'a> Model<'a> {
-    /// Block l (l < n_layers).
+    /// Block l (l < n_layers; empty views past the blocks region, which was
+    /// sized at load).
     pub fn block(&self, l: usize) -> Block<'a> {
         let len = block_bytes(&self.dims, self.packing);
-        let mut c = Cursor { buf: self.blocks, pos: l * len, validate: false };
-        // In range by construction: `blocks` was sized at load.
-        c.block(&self.dims, self.packing).unwrap_or(EMPTY_BLOCK)
+        Cursor::new(self.blocks, l.saturating_mul(len), false).block(&self.dims, self.packing)
     }
 
     /// The whole blob region holding the blocks.
@@ -301,40 +325,20 @@ impl<'a> Model<'a> {
     }
 }
 
-// Only for an out-of-range l: the blocks region was length-checked at load.
-const EMPTY_T: Tensor<'static> = Tensor { data: &[], scale: 0.0, rows: 0, cols: 0, packing: Packing::Trit2 };
-const EMPTY_F: Floats<'static> = Floats { bytes: &[] };
-const EMPTY_BLOCK: Block<'static> = Block {
-    norm: Norm { gamma: EMPTY_F, beta: EMPTY_F },
-    conv: EMPTY_T,
-    ssm: Ssm { a: EMPTY_F, b: EMPTY_F, c_out: EMPTY_F },
-    wq: EMPTY_T,
-    wk: EMPTY_T,
-    wv: EMPTY_T,
-    router: EMPTY_T,
-};
-
-fn body<'a>(c: &mut Cursor<'a>, dims: &Dims, p: Packing) -> Result<Model<'a>, LoadError> {
+/// The model body after the header (and the class count).
+fn body<'a>(c: &mut Cursor<'a>, dims: &Dims, p: Packing) -> Model<'a> {
     if dims.vocab == 0 || dims.d_model == 0 || dims.n_layers == 0 || dims.d_head == 0 || dims.kernel_size == 0 {
-        return Err(LoadError::BadMagic);
+        c.fail(LoadError::BadMagic);
     }
-    let embed = c.tensor(dims.vocab, dims.d_model, p)?;
+    let embed = c.tensor(dims.vocab, dims.d_model, p);
     let start = c.pos;
     for _ in 0..dims.n_layers {
-        c.block(dims, p)?;
+        c.block(dims, p);
     }
     let blocks = c.buf.get(start..c.pos).unwrap_or(&[]);
-    let final_norm = c.norm(dims.d_model)?;
-    let unembed = c.tensor(dims.vocab, dims.d_model, p)?;
-    Ok(Model { dims: *dims, packing: p, embed, blocks, final_norm, unembed })
-}
-
-fn check_trailing(c: &Cursor) -> Result<(), LoadError> {
-    if c.buf.len() - c.pos > MAX_TRAILING {
-        Err(LoadError::Trailing)
-    } else {
-        Ok(())
-    }
+    let final_norm = c.norm(dims.d_model);
+    let unembed = c.tensor(dims.vocab, dims.d_model, p);
+    Model { dims: *dims, packing: p, embed, blocks, final_norm, unembed }
 }
 
 /// Magic -> packing of a language-model blob.
@@ -358,40 +362,43 @@ pub fn classifier_packing(blob: &[u8]) -> Option<Packing> {
 
 /// Parses a language-model blob (ATOME01, ATOME02 or ATOMEP3) for `dims`.
 pub fn parse_model<'a>(blob: &'a [u8], dims: &Dims) -> Result<Model<'a>, LoadError> {
-    parse_model_with(blob, dims, true)
-}
-
-/// As parse_model; `validate` false skips the payload check (for a blob
-/// that already passed it).
-pub fn parse_model_with<'a>(blob: &'a [u8], dims: &Dims, validate: bool) -> Result<Model<'a>, LoadError> {
     let p = lm_packing(blob).ok_or(LoadError::BadMagic)?;
-    let mut c = Cursor { buf: blob, pos: 7, validate };
-    let m = body(&mut c, dims, p)?;
-    check_trailing(&c)?;
-    Ok(m)
+    let mut c = Cursor::new(blob, 7, true);
+    let m = body(&mut c, dims, p);
+    c.finish(m, true)
 }
 
 /// Parses a classifier blob (ATOMECL01 or ATOMECL02) for `dims`.
 pub fn parse_classifier<'a>(blob: &'a [u8], dims: &Dims, max_classes: usize) -> Result<Classifier<'a>, LoadError> {
-    parse_classifier_with(blob, dims, max_classes, true)
+    classifier_at(blob, dims, max_classes, true)
 }
 
-/// As parse_classifier, with or without the payload check.
-pub fn parse_classifier_with<'a>(
-    blob: &'a [u8],
-    dims: &Dims,
-    max_classes: usize,
-    validate: bool,
-) -> Result<Classifier<'a>, LoadError> {
+fn classifier_at<'a>(blob: &'a [u8], dims: &Dims, max_classes: usize, validate: bool) -> Result<Classifier<'a>, LoadError> {
     let p = classifier_packing(blob).ok_or(LoadError::BadMagic)?;
-    let mut c = Cursor { buf: blob, pos: 9, validate };
-    let nb = c.take(4)?;
-    let n = i32::from_le_bytes([nb[0], nb[1], nb[2], nb[3]]);
+    let mut c = Cursor::new(blob, 9, validate);
+    let n = i32::from_le_bytes(*c.take(4).as_array().ok_or(LoadError::Truncated)?);
     if n < 1 || n as i64 > max_classes as i64 {
         return Err(LoadError::BadClasses);
     }
-    let base = body(&mut c, dims, p)?;
-    let head = c.tensor(n as usize, dims.d_model, p)?;
-    check_trailing(&c)?;
-    Ok(Classifier { base, head })
+    let base = body(&mut c, dims, p);
+    let head = c.tensor(n as usize, dims.d_model, p);
+    c.finish(Classifier { base, head }, true)
+}
+
+/// The model of a blob that `parse_model` or `parse_classifier` accepted
+/// for these dims (a classifier's body), without checking it again.
+pub fn loaded_model<'a>(blob: &'a [u8], dims: &Dims) -> Option<Model<'a>> {
+    let (p, at) = match lm_packing(blob) {
+        Some(p) => (p, 7),
+        None => (classifier_packing(blob)?, 13),
+    };
+    let mut c = Cursor::new(blob, at, false);
+    let m = body(&mut c, dims, p);
+    c.finish(m, false).ok()
+}
+
+/// The classifier of a blob that `parse_classifier` accepted for these
+/// dims and class limit, without checking the payload again.
+pub fn loaded_classifier<'a>(blob: &'a [u8], dims: &Dims, max_classes: usize) -> Option<Classifier<'a>> {
+    classifier_at(blob, dims, max_classes, false).ok()
 }

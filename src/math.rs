@@ -12,77 +12,50 @@ const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
 const INV_LN2: f64 = 1.442_695_040_888_963_387_00;
 
 /// 2^k as f64 for -1022 <= k <= 1023.
+#[cfg_attr(feature = "system-libm", allow(dead_code))]
 fn pow2(k: i32) -> f64 {
     f64::from_bits(((k + 1023) as u64) << 52)
 }
 
-/// Round half away from zero, for the range reduction.
+/// 1.5 * 2^52: x + ROUNDER rounds x (|x| < 2^51) to an integer.
 #[cfg_attr(feature = "system-libm", allow(dead_code))]
-fn round_i32(x: f64) -> i32 {
-    if x >= 0.0 {
-        (x + 0.5) as i32
-    } else {
-        (x - 0.5) as i32
-    }
-}
+const ROUNDER: f64 = 6_755_399_441_055_744.0;
 
-/// 1/n! for n = 0..=17.
+/// Taylor terms kept: |r| <= 0.347, so the first omitted one, r^14/14!, is
+/// below 5e-18 of the result (binary64 rounding is 1.1e-16).
 #[cfg_attr(feature = "system-libm", allow(dead_code))]
-const INV_FACT: [f64; 18] = {
-    let mut t = [1.0f64; 18];
+const TERMS: usize = 13;
+
+/// 1/n! for n = 1..=TERMS.
+#[cfg_attr(feature = "system-libm", allow(dead_code))]
+const INV_FACT: [f64; TERMS] = {
+    let mut t = [1.0f64; TERMS];
     let mut n = 1;
-    while n < 18 {
-        t[n] = t[n - 1] / n as f64;
+    while n < TERMS {
+        t[n] = t[n - 1] / (n + 1) as f64;
         n += 1;
     }
     t
 };
 
-/// e^r - 1 by its Taylor series to r^N (Horner, coefficients 1/n!).
+/// e^x = (1 + p) * 2^k for |x| <= 150: returns (p, k), with p = e^r - 1 and
+/// r = x - k ln 2 in [-0.347, 0.347]. The one binary64 routine expf and tanhf
+/// share (out of line: on soft-float cores every operation is a call).
 #[cfg_attr(feature = "system-libm", allow(dead_code))]
-#[inline(always)]
-fn expm1_taylor<const N: usize>(r: f64) -> f64 {
-    let mut p = INV_FACT[N];
-    let mut n = N - 1;
-    while n >= 1 {
-        p = p * r + INV_FACT[n];
-        n -= 1;
+#[inline(never)]
+fn exp_parts(x: f64) -> (f64, i32) {
+    // k = x / ln 2 rounded to nearest: adding 1.5 * 2^52 leaves it in the
+    // low bits (no float-to-int conversion, whose saturation checks are
+    // calls on soft-float cores).
+    let t = x * INV_LN2 + ROUNDER;
+    let k = t.to_bits() as i32;
+    let kf = t - ROUNDER;
+    let r = (x - kf * LN2_HI) - kf * LN2_LO;
+    let mut p = 0.0;
+    for &c in INV_FACT.iter().rev() {
+        p = (p + c) * r;
     }
-    p * r
-}
-
-/// e^r - 1 for |r| <= 0.75 to r^17 (relative error < 1e-16).
-#[cfg_attr(feature = "system-libm", allow(dead_code))]
-fn expm1_small(r: f64) -> f64 {
-    expm1_taylor::<17>(r)
-}
-
-/// e^r - 1 for |r| <= 0.35 to r^12 (the first omitted term, r^13/13!, is
-/// below 1.8e-16: the f32 result is the same as with the full series except
-/// within ~1e-16 relative of a rounding boundary).
-#[cfg_attr(feature = "system-libm", allow(dead_code))]
-#[inline(always)]
-fn expm1_reduced(r: f64) -> f64 {
-    expm1_taylor::<12>(r)
-}
-
-/// e^x in binary64 for |x| <= 150 (the range expf uses).
-#[cfg_attr(feature = "system-libm", allow(dead_code))]
-#[inline(always)]
-fn exp_f64_short(x: f64) -> f64 {
-    let k = round_i32(x * INV_LN2);
-    let kf = k as f64;
-    let r = (x - kf * LN2_HI) - kf * LN2_LO; // |r| <= 0.35
-    (1.0 + expm1_reduced(r)) * pow2(k)
-}
-
-/// e^x in binary64 for |x| <= 700.
-#[cfg_attr(feature = "system-libm", allow(dead_code))]
-fn exp_f64(x: f64) -> f64 {
-    let k = round_i32(x * INV_LN2);
-    let kf = k as f64;
-    let r = (x - kf * LN2_HI) - kf * LN2_LO; // |r| <= 0.35
-    (1.0 + expm1_small(r)) * pow2(k)
+    (p, k)
 }
 
 /// e^x for binary32, the same bits on every target.
@@ -97,7 +70,8 @@ pub fn expf(x: f32) -> f32 {
     if x < -104.0 {
         return 0.0;
     }
-    exp_f64_short(x as f64) as f32
+    let (p, k) = exp_parts(x as f64);
+    ((1.0 + p) * pow2(k)) as f32
 }
 
 /// tanh(x) for binary32, the same bits on every target.
@@ -114,8 +88,10 @@ pub fn tanhf(x: f32) -> f32 {
     let t = if a > 20.0 {
         1.0
     } else {
-        let y = 2.0 * a;
-        let em1 = if y <= 0.75 { expm1_small(y) } else { exp_f64(y) - 1.0 };
+        // tanh a = (e^2a - 1) / (e^2a + 1); e^2a - 1 without cancellation
+        // when k = 0 (small a), where it matters.
+        let (p, k) = exp_parts(2.0 * a);
+        let em1 = if k == 0 { p } else { (1.0 + p) * pow2(k) - 1.0 };
         em1 / (em1 + 2.0)
     };
     let t = t as f32;
@@ -156,13 +132,43 @@ pub fn sqrtf(x: f32) -> f32 {
         // SAFETY: SSE is part of the x86_64 baseline; sqrtss is correctly rounded.
         unsafe { _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(x))) }
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+    {
+        // SAFETY: a leaf routine of two instructions (below) under the
+        // hard-float ABI every eabihf target has: x and the result in s0.
+        unsafe { atome_vsqrt_f32(x) }
+    }
+    #[cfg(not(any(target_arch = "x86_64", all(target_arch = "arm", target_abi = "eabihf"))))]
     {
         sqrtf_soft(x)
     }
 }
 
+// Cortex-M4F/M7F/M33 (every eabihf target has single-precision VFP):
+// VSQRT.F32 is correctly rounded, the same bits as sqrtf_soft, in 4 bytes
+// instead of ~480. Written in assembly because rustc does not expose the
+// single-precision-only FPU as the `sreg` register class.
+#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+core::arch::global_asm!(
+    ".section .text.atome_vsqrt_f32,\"ax\",%progbits",
+    ".global atome_vsqrt_f32",
+    ".hidden atome_vsqrt_f32",
+    ".type atome_vsqrt_f32,%function",
+    ".thumb_func",
+    ".fpu fpv4-sp-d16",
+    "atome_vsqrt_f32:",
+    "vsqrt.f32 s0, s0",
+    "bx lr",
+    ".size atome_vsqrt_f32, . - atome_vsqrt_f32",
+);
+
+#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+extern "C" {
+    fn atome_vsqrt_f32(x: f32) -> f32;
+}
+
 /// Integer, correctly rounded square root: the same result as the hardware's.
+#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(dead_code))]
 pub fn sqrtf_soft(x: f32) -> f32 {
     if x.is_nan() || x == 0.0 || x == f32::INFINITY {
         return x + x * 0.0;
@@ -227,37 +233,21 @@ fn isqrt(n: u64) -> u64 {
     res
 }
 
-/// Natural logarithm in binary64 for finite x > 0 (router entropy).
-pub fn ln_f64(x: f64) -> f64 {
-    if !(x > 0.0) {
-        return f64::NAN;
-    }
-    if x == f64::INFINITY {
-        return x;
-    }
-    let mut bits = x.to_bits();
-    let mut k = 0i32;
-    if bits >> 52 == 0 {
-        // subnormal: scale up by 2^54
-        bits = (x * pow2(54)).to_bits();
-        k -= 54;
-    }
-    k += ((bits >> 52) & 0x7ff) as i32 - 1023;
-    let mut m = f64::from_bits((bits & 0x000f_ffff_ffff_ffff) | (1023u64 << 52)); // [1,2)
-    if m > core::f64::consts::SQRT_2 {
+/// Natural logarithm for binary32 normal x > 0 (router entropy), in
+/// binary32: within a few 1e-7 of ln x times (1 + |ln x|).
+pub fn lnf(x: f32) -> f32 {
+    let bits = x.to_bits();
+    let mut k = ((bits >> 23) & 0xff) as i32 - 127;
+    let mut m = f32::from_bits((bits & 0x7f_ffff) | (127 << 23)); // [1, 2)
+    if m > core::f32::consts::SQRT_2 {
         m *= 0.5;
         k += 1;
     }
-    // ln(m) = 2 atanh(s), s = (m-1)/(m+1), |s| < 0.172
+    // ln m = 2 atanh s, s = (m - 1)/(m + 1), |s| < 0.172: odd series to s^9.
     let s = (m - 1.0) / (m + 1.0);
     let s2 = s * s;
-    let mut p = 0.0;
-    let mut n = 21.0;
-    while n >= 1.0 {
-        p = 1.0 / n + s2 * p;
-        n -= 2.0;
-    }
-    2.0 * s * p + k as f64 * core::f64::consts::LN_2
+    let p = 1.0 + s2 * (1.0 / 3.0 + s2 * (1.0 / 5.0 + s2 * (1.0 / 7.0 + s2 * (1.0 / 9.0))));
+    2.0 * s * p + k as f32 * core::f32::consts::LN_2
 }
 
 #[cfg(test)]
@@ -312,10 +302,12 @@ mod tests {
 
     #[test]
     fn ln_close_to_std() {
-        for i in 1..100_000 {
-            let x = i as f64 * 0.37e-3;
-            let d = (ln_f64(x) - std::primitive::f64::ln(x)).abs();
-            assert!(d < 1e-14 * (1.0 + x.ln().abs()), "{x}");
+        let mut x = f32::MIN_POSITIVE;
+        while x < 4.0 {
+            let d = (lnf(x) as f64 - std::primitive::f64::ln(x as f64)).abs();
+            assert!(d < 3e-7 * (1.0 + (x as f64).ln().abs()), "{x:e}: {} vs {}", lnf(x), (x as f64).ln());
+            x = f32::from_bits(x.to_bits() + 997);
         }
+        assert_eq!(lnf(1.0), 0.0);
     }
 }

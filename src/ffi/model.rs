@@ -109,10 +109,7 @@ unsafe fn blob_of<'a>(m: *const atome_model_t) -> Option<&'a [u8]> {
 pub unsafe fn model_view<'a>(m: *const atome_model_t) -> Option<Model<'a>> {
     // SAFETY: forwarded contract.
     let blob = unsafe { blob_of(m) }?;
-    match format::lm_packing(blob) {
-        Some(_) => format::parse_model_with(blob, &DIMS, false).ok(),
-        None => format::parse_classifier_with(blob, &DIMS, ATOME_MAX_CLASSES, false).ok().map(|c| c.base),
-    }
+    format::loaded_model(blob, &DIMS)
 }
 
 /// Safe view of a loaded classifier.
@@ -130,7 +127,7 @@ pub unsafe fn classifier_view<'a>(c: *const atome_classifier_t) -> Option<Classi
     }
     // SAFETY: as above.
     let blob = unsafe { blob_of(&cr.base) }?;
-    format::parse_classifier_with(blob, &DIMS, ATOME_MAX_CLASSES, false).ok()
+    format::loaded_classifier(blob, &DIMS, ATOME_MAX_CLASSES)
 }
 
 /// Zeroes a state. Never needed for correct results (every call is a pure

@@ -16,10 +16,10 @@ pub mod lean;
 pub mod sample;
 
 use crate::format::{Classifier, Dims, Model, Tensor};
-use crate::kernels::attention::{attend_channel, clear_slots, insert, slot_probs};
+use crate::kernels::attention::{clear_slots, insert, slot_key, slot_probs};
 use crate::kernels::matvec::{decode, embed_row, matvec_multi_accel, Accel, MvJob};
 use crate::kernels::{argmax, layer_norm};
-use crate::math::{ln_f64, sqrtf, tanhf};
+use crate::math::{lnf, sqrtf, tanhf};
 
 /// A token list that may be two slices back to back (prompt + generated).
 #[derive(Clone, Copy)]
@@ -99,7 +99,8 @@ pub trait Layers {
 pub struct Scratch<'w> {
     /// (K - 1 + chunk) normalized rows.
     pub h: &'w mut [f32],
-    /// chunk x DH queries.
+    /// chunk x DH queries; once the chunk is scored, the conv weights of
+    /// the channels being mixed (K x CONV_LANES floats).
     pub q: &'w mut [f32],
     /// chunk x 3 router values.
     pub r: &'w mut [f32],
@@ -116,15 +117,20 @@ impl Scratch<'_> {
     /// Floats of scratch for these dimensions.
     pub fn floats(dims: &Dims, chunk: usize) -> usize {
         (dims.kernel_size - 1 + chunk) * dims.d_model
-            + chunk * dims.d_head
+            + Self::q_floats(dims, chunk)
             + chunk * 3
             + 2 * chunk * dims.top_k
+    }
+
+    /// The query area: queries, then conv weights.
+    fn q_floats(dims: &Dims, chunk: usize) -> usize {
+        (chunk * dims.d_head).max(dims.kernel_size * CONV_LANES)
     }
 
     /// Splits `buf` into scratch; None when too small.
     pub fn split<'b>(buf: &'b mut [f32], dims: &Dims, chunk: usize) -> Option<(Scratch<'b>, &'b mut [f32])> {
         let (h, rest) = take(buf, (dims.kernel_size - 1 + chunk) * dims.d_model)?;
-        let (q, rest) = take(rest, chunk * dims.d_head)?;
+        let (q, rest) = take(rest, Self::q_floats(dims, chunk))?;
         let (r, rest) = take(rest, chunk * 3)?;
         let (slots, rest) = take(rest, 2 * chunk * dims.top_k)?;
         Some((Scratch { h, q, r, slots, chunk, accel: Accel::detect() }, rest))
@@ -151,15 +157,16 @@ pub struct Entropy<'e> {
 }
 
 /// Entropy (nats) of three probabilities, -sum p ln p, 0 ln 0 = 0.
+/// In binary32: p ln p of a probability below 2^-126 (smallest normal) is
+/// under 1e-36 and left out.
 pub fn entropy3(p: &[f32]) -> f32 {
-    let mut h = 0.0f64;
+    let mut h = 0.0f32;
     for &v in p.iter().take(3) {
-        let v = v as f64;
-        if v > 0.0 {
-            h -= v * ln_f64(v);
+        if v >= f32::MIN_POSITIVE {
+            h -= v * lnf(v);
         }
     }
-    h as f32
+    h
 }
 
 /// Runs every layer over positions p0..n of `tokens` (n <= S). Each layer's
@@ -359,32 +366,16 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
                 score_keys::<S>(q, mem.k, s_max, t, inv_sqrt_dh, sp, si);
                 slot_probs(sp);
             }
-            // Each position's kept value rows as integers (no float->int per channel).
-            let mut rows = [NO_ROW; MAX_CHUNK * MAX_FAST_SLOTS];
-            let fast_slots = topk <= MAX_FAST_SLOTS && m <= MAX_CHUNK;
-            if fast_slots {
-                for i in i_full..m {
-                    let keff = topk.min(c0 + i + 1);
-                    for (s, &ix) in slot_i.iter().skip(i * topk).take(keff).enumerate() {
-                        if ix >= 0.0 {
-                            if let Some(r) = rows.get_mut(i * MAX_FAST_SLOTS + s) {
-                                *r = ix as u16;
-                            }
-                        }
-                    }
-                }
-            }
             // Mix, LANES channels at a time: fixed-size lane arrays let the
             // compiler use vector instructions; every lane keeps its own
             // SPEC expression. Conv rows are decoded once per block and chunk.
-            let fast_taps = kk <= MAX_FAST_TAPS;
             let mut ch0 = 0;
             while ch0 < d {
                 let nb = (d - ch0).min(LANES);
-                // Conv weights per tap as lane floats (decoded once per block and chunk).
-                let mut w = [S::zero(); MAX_FAST_TAPS];
-                if fast_taps && i_full < m {
-                    conv_lanes(&blk.conv, ch0, nb, kk, &mut w);
+                // Conv weights per tap as lane floats, in the query area
+                // (the queries are no longer needed).
+                if i_full < m {
+                    conv_lanes(&blk.conv, ch0, nb, kk, sc.q);
                 }
                 let th = S::ld(mem.tanh_a, ch0, nb);
                 let mut hs = S::ld(mem.hs, ch0, nb);
@@ -401,41 +392,20 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
                         continue;
                     }
                     let state = cc.mul(hs);
-                    let taps = kk.min(t + 1);
                     // local: tap k reads the normalized row of position t - k.
                     let mut local = S::zero();
-                    if fast_taps {
-                        for (k, wk) in w.iter().enumerate().take(taps) {
-                            let hr = S::ld(sc.h, at - k * d, nb);
-                            local = local.add(wk.mul_nz(hr));
-                        }
-                    } else {
-                        let mut la = [0.0f32; LANES];
-                        for (j, l) in la.iter_mut().enumerate().take(nb) {
-                            *l = conv_slow(&blk.conv, ch0 + j, taps, sc.h, at + j, d);
-                        }
-                        local = S::load(&la);
+                    for k in 0..kk.min(t + 1) {
+                        let wk = S::ld(sc.q, k * LANES, LANES);
+                        let hr = S::ld(sc.h, at - k * d, nb);
+                        local = local.add(wk.mul_nz(hr));
                     }
-                    // sparse
+                    // sparse: slots in order, empty ones skipped.
                     let keff = topk.min(t + 1);
                     let mut sparse = S::zero();
-                    if fast_slots {
-                        let rs = rows.get(i * MAX_FAST_SLOTS..i * MAX_FAST_SLOTS + keff.min(MAX_FAST_SLOTS)).unwrap_or(&[]);
-                        for (&row, &p) in rs.iter().zip(slot_p.iter().skip(i * topk)) {
-                            if row == NO_ROW {
-                                continue;
-                            }
-                            let vr = S::ld(mem.v, row as usize * d + ch0, nb);
-                            sparse = sparse.add(S::splat(p).mul(vr));
-                        }
-                    } else if let (Some(p), Some(ix)) =
-                        (slot_p.get(i * topk..i * topk + keff), slot_i.get(i * topk..i * topk + keff))
-                    {
-                        let mut sa = [0.0f32; LANES];
-                        for (j, sv) in sa.iter_mut().enumerate().take(nb) {
-                            *sv = attend_channel(p, ix, mem.v, d, ch0 + j);
-                        }
-                        sparse = S::load(&sa);
+                    let slots = slot_p.iter().zip(slot_i.iter()).skip(i * topk).take(keff);
+                    for (p, row) in slots.filter_map(|(&p, &ix)| Some((p, slot_key(ix)?))) {
+                        let vr = S::ld(mem.v, row * d + ch0, nb);
+                        sparse = sparse.add(S::splat(p).mul(vr));
                     }
                     let (r0, r1, r2) = match sc.r.get(i * 3..i * 3 + 3) {
                         Some(r) => (r[0], r[1], r[2]),
@@ -687,93 +657,33 @@ fn store(buf: &mut [f32], at: usize, nb: usize, v: &[f32; LANES]) {
     }
 }
 
-/// Marks a slot without a key.
-const NO_ROW: u16 = u16::MAX;
-/// Chunk and top-k sizes up to these keep slot rows on the stack (256 bytes).
-const MAX_CHUNK: usize = 8;
-#[cfg(target_arch = "x86_64")]
-const MAX_FAST_SLOTS: usize = 8;
-#[cfg(not(target_arch = "x86_64"))]
-const MAX_FAST_SLOTS: usize = 4;
+/// Lanes of conv weights the query area has room for (the largest LANES).
+const CONV_LANES: usize = 8;
 
-/// Kernel sizes up to this decode a conv row into a stack buffer.
-#[cfg(target_arch = "x86_64")]
-const MAX_FAST_TAPS: usize = 16;
-#[cfg(not(target_arch = "x86_64"))]
-const MAX_FAST_TAPS: usize = 8;
-
-/// Conv weights of channels ch0..ch0+nb (kk taps each, kk <= MAX_FAST_TAPS)
-/// as lane floats per tap: w[k] lane j = weight (ch0 + j, k).
-#[inline(always)]
-// Not inlined on microcontrollers: keeps its buffers out of run_layers' frame.
+/// Conv weights of channels ch0..ch0+nb (kk taps each) as lane floats per
+/// tap: out[k * LANES + j] = weight (ch0 + j, k); lanes past nb are 0.
+// Not inlined on microcontrollers: keeps its buffer out of run_layers' frame.
 #[cfg_attr(not(target_arch = "x86_64"), inline(never))]
-fn conv_lanes<S: Lanes8>(conv: &Tensor, ch0: usize, nb: usize, kk: usize, w: &mut [S; MAX_FAST_TAPS]) {
-    let kk = kk.min(MAX_FAST_TAPS);
-    let mut f = [[0.0f32; LANES]; MAX_FAST_TAPS];
-    let start = ch0 * kk;
-    let len = nb * kk;
-    if matches!(conv.packing, crate::format::Packing::Trit2) && kk <= 12 {
-        // Each channel's kk 2-bit codes from one 32-bit little-endian word
-        // (shifted to its first code), then tap by tap across the lanes.
-        let mut words = [0u32; LANES];
-        for (j, wj) in words.iter_mut().enumerate().take(nb) {
-            let n = (ch0 + j) * kk;
-            let at = n / 4;
-            let raw = match conv.data.get(at..at + 4) {
-                Some(s) => u32::from_le_bytes([s[0], s[1], s[2], s[3]]),
-                None => {
-                    let by = |i: usize| conv.data.get(at + i).copied().unwrap_or(0) as u32;
-                    by(0) | by(1) << 8 | by(2) << 16 | by(3) << 24
-                }
-            };
-            *wj = raw >> (2 * (n % 4));
-        }
-        for (k, fk) in f.iter_mut().enumerate().take(kk) {
-            for (v, &wj) in fk.iter_mut().zip(words.iter()) {
-                // code 01 -> +1, 11 -> -1, 00 and 10 -> 0.
-                let c = (wj >> (2 * k)) & 3;
-                *v = ((c & 1) as i32 * (1 - (c & 2) as i32)) as f32;
+fn conv_lanes(conv: &Tensor, ch0: usize, nb: usize, kk: usize, out: &mut [f32]) {
+    let mut codes = [0i8; 16];
+    for j in 0..LANES {
+        let mut k0 = 0;
+        while k0 < kk {
+            let len = (kk - k0).min(codes.len());
+            let codes = &mut codes[..len];
+            if j < nb {
+                decode(conv, (ch0 + j) * kk + k0, codes);
+            } else {
+                codes.fill(0);
             }
-        }
-    } else {
-        let mut codes = [0i8; MAX_FAST_TAPS * LANES];
-        decode(conv, start, codes.get_mut(..len).unwrap_or(&mut []));
-        for (j, row) in codes.chunks_exact(kk.max(1)).take(nb.min(LANES)).enumerate() {
-            for (fk, &c) in f.iter_mut().zip(row) {
-                if let Some(v) = fk.get_mut(j) {
-                    *v = c as f32;
+            for (k, &c) in codes.iter().enumerate() {
+                if let Some(o) = out.get_mut((k0 + k) * LANES + j) {
+                    *o = c as f32;
                 }
             }
+            k0 += len;
         }
     }
-    for (wk, fk) in w.iter_mut().zip(f.iter()).take(kk) {
-        *wk = S::load(fk);
-    }
-}
-
-/// Conv accumulation for kernels longer than MAX_FAST_TAPS, decoding as it goes.
-#[inline(never)]
-fn conv_slow(conv: &Tensor, ch: usize, taps: usize, h: &[f32], at: usize, stride: usize) -> f32 {
-    let mut wc = [0i8; MAX_FAST_TAPS];
-    let mut acc = 0.0f32;
-    let mut k0 = 0;
-    while k0 < taps {
-        let len = (taps - k0).min(MAX_FAST_TAPS);
-        decode(conv, ch * conv.cols + k0, &mut wc[..len]);
-        for (j, &wk) in wc[..len].iter().enumerate() {
-            if wk == 0 {
-                continue;
-            }
-            let Some(&hv) = h.get(at.wrapping_sub((k0 + j) * stride)) else { continue };
-            acc = match wk {
-                1 => acc + hv,
-                -1 => acc - hv,
-                wk => acc + (wk as f32) * hv,
-            };
-        }
-        k0 += len;
-    }
-    acc
 }
 
 /// Final LayerNorm of one residual row into `h` (D floats).

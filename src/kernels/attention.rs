@@ -1,11 +1,24 @@
 //! Sparse attention: scores, top-k selection and the weighted sum of values.
 //!
-//! Slots are two parallel slices: `score` and `idx` (the key index as a float,
-//! exact below 2^24, or -1.0 for a slot that no key filled).
+//! Slots are two parallel slices: `score` and `idx`. An index slot holds the
+//! key number's bits (`f32::from_bits(j)`, read back with [`slot_key`]) so
+//! slots live in the float scratch without a float-integer conversion per
+//! use; copies keep bits, and no arithmetic ever touches them.
 use super::softmax;
 
-/// Index value of a slot no key filled.
-pub const NO_INDEX: f32 = -1.0;
+/// Index bits of a slot no key filled.
+pub const NO_INDEX: u32 = u32::MAX;
+
+/// The key number a slot holds, or None for an empty slot.
+#[inline(always)]
+pub fn slot_key(ix: f32) -> Option<usize> {
+    let b = ix.to_bits();
+    if b == NO_INDEX {
+        None
+    } else {
+        Some(b as usize)
+    }
+}
 
 /// Sequential dot product of q with a key row.
 #[inline]
@@ -23,7 +36,7 @@ pub fn clear_slots(score: &mut [f32], idx: &mut [f32]) {
         *s = -1e30;
     }
     for i in idx.iter_mut() {
-        *i = NO_INDEX;
+        *i = f32::from_bits(NO_INDEX);
     }
 }
 
@@ -51,7 +64,7 @@ pub fn insert(score: &mut [f32], idx: &mut [f32], s: f32, j: usize) {
         return;
     }
     score[last] = s;
-    idx[last] = j as f32;
+    idx[last] = f32::from_bits(j as u32);
     let mut i = last;
     while i > 0 && score[i] > score[i - 1] {
         score.swap(i, i - 1);
@@ -71,10 +84,7 @@ pub fn slot_probs(score: &mut [f32]) {
 pub fn attend_channel(p: &[f32], idx: &[f32], values: &[f32], d: usize, ch: usize) -> f32 {
     let mut o = 0.0f32;
     for (&pi, &ix) in p.iter().zip(idx) {
-        if ix < 0.0 {
-            continue;
-        }
-        if let Some(&v) = values.get(ix as usize * d + ch) {
+        if let Some(&v) = slot_key(ix).and_then(|j| values.get(j * d + ch)) {
             o += pi * v;
         }
     }
