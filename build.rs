@@ -34,6 +34,13 @@ fn fail(msg: String) -> ! {
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo::rustc-check-cfg=cfg(atome_cached)");
+    // atome_portable: the microcontroller code path (every target but
+    // x86-64, or any target with the `portable` feature).
+    println!("cargo::rustc-check-cfg=cfg(atome_portable)");
+    let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    if arch != "x86_64" || std::env::var_os("CARGO_FEATURE_PORTABLE").is_some() {
+        println!("cargo:rustc-cfg=atome_portable");
+    }
     let mut vals = Vec::new();
     for k in KNOBS {
         println!("cargo:rerun-if-env-changed={}", k.name);

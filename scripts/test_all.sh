@@ -23,6 +23,12 @@ stage setup scripts/setup.sh
 # Cached first: the lean run last leaves target/release with the default build.
 stage "cargo test (cached state)" env ATOME_STATE=cached cargo test --release --test purity --test api_errors --test reference_parity --test ffi_miri --test nonfinite
 stage "cargo test (lean state)" cargo test --release
+# The microcontroller code path (one lane, no AVX2: what every non-x86
+# target compiles) through the same tests, on this host, both states.
+stage "cargo test (microcontroller code path, both states)" bash -c '
+  export CARGO_TARGET_DIR=target/portable
+  T="--test purity --test api_errors --test reference_parity --test ffi_miri --test nonfinite --test matvec_diff"
+  cargo test --release --features portable --lib $T && ATOME_STATE=cached cargo test --release --features portable $T'
 stage "C API, examples, link-time config check, symbols, sizeof" tests/c_api.sh
 stage "golden parity, every configuration, both states, both maths" python3 tests/golden.py
 [ -d python/tests ] && stage "python package" python3 -m pytest python/tests -q

@@ -343,7 +343,7 @@ fn body<'a>(c: &mut Cursor<'a>, dims: &Dims, p: Packing) -> Model<'a> {
 
 /// Magic -> packing of a language-model blob.
 pub fn lm_packing(blob: &[u8]) -> Option<Packing> {
-    match blob.get(..7)? {
+    match blob.split_first_chunk::<7>()?.0 {
         b"ATOME01" => Some(Packing::Trit2),
         b"ATOME02" => Some(Packing::Base3),
         b"ATOMEP3" => Some(Packing::P3),
@@ -353,7 +353,7 @@ pub fn lm_packing(blob: &[u8]) -> Option<Packing> {
 
 /// Magic -> packing of a classifier blob.
 pub fn classifier_packing(blob: &[u8]) -> Option<Packing> {
-    match blob.get(..9)? {
+    match blob.split_first_chunk::<9>()?.0 {
         b"ATOMECL01" => Some(Packing::Trit2),
         b"ATOMECL02" => Some(Packing::Base3),
         _ => None,

@@ -40,9 +40,11 @@ const INV_FACT: [f64; TERMS] = {
 
 /// e^x = (1 + p) * 2^k for |x| <= 150: returns (p, k), with p = e^r - 1 and
 /// r = x - k ln 2 in [-0.347, 0.347]. The one binary64 routine expf and tanhf
-/// share (out of line: on soft-float cores every operation is a call).
+/// share (out of line on microcontrollers: on soft-float cores every
+/// operation is a call; inlined where speed is measured in instructions).
 #[cfg_attr(feature = "system-libm", allow(dead_code))]
-#[inline(never)]
+#[cfg_attr(atome_portable, inline(never))]
+#[cfg_attr(not(atome_portable), inline(always))]
 fn exp_parts(x: f64) -> (f64, i32) {
     // k = x / ln 2 rounded to nearest: adding 1.5 * 2^52 leaves it in the
     // low bits (no float-to-int conversion, whose saturation checks are

@@ -194,7 +194,7 @@ fn run_case(c: &Case) -> Result<(), TestCaseError> {
     matvec_batch(&tensor, &c.xs, c.xstride, c.n, &mut out, c.ostride);
     check(c, &out)?;
     // The fast path on its own: either exact, or false with nothing written.
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(not(atome_portable))]
     {
         let mut fast = vec![f32::from_bits(SENTINEL); olen];
         if atome::kernels::x86::matvec_batch(&tensor, &c.xs, c.xstride, c.n, &mut fast, c.ostride) {
@@ -277,7 +277,7 @@ fn larger_shapes_match_naive() {
 
 /// On a CPU with AVX2 the fast path must actually be taken for the usual
 /// shapes (otherwise the tests above only cover the portable path).
-#[cfg(target_arch = "x86_64")]
+#[cfg(not(atome_portable))]
 #[test]
 fn fast_path_taken_with_avx2() {
     if atome::kernels::x86::Avx2::detect().is_none() {

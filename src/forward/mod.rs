@@ -156,6 +156,28 @@ pub struct Entropy<'e> {
     pub all: &'e mut [f32],
 }
 
+impl Entropy<'_> {
+    /// Stores the entropy of router probabilities `r` of position t (of n)
+    /// in layer l where it is kept: entropies cost three logarithms, so only
+    /// there. Out of line: one copy however the caller's loops are compiled.
+    #[inline(never)]
+    fn keep(&mut self, r: &[f32], t: usize, n: usize, l: usize, n_layers: usize) {
+        let at = t * n_layers + l;
+        if t + 1 != n && self.all.len() <= at {
+            return;
+        }
+        let h = entropy3(r);
+        if t + 1 == n {
+            if let Some(e) = self.last.get_mut(l) {
+                *e = h;
+            }
+        }
+        if let Some(e) = self.all.get_mut(at) {
+            *e = h;
+        }
+    }
+}
+
 /// Entropy (nats) of three probabilities, -sum p ln p, 0 ln 0 = 0.
 /// In binary32: p ln p of a probability below 2^-126 (smallest normal) is
 /// under 1e-36 and left out.
@@ -186,7 +208,7 @@ pub fn run_layers<L: Layers>(
     sc: &mut Scratch,
     ent: &mut Entropy,
 ) {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(not(atome_portable))]
     {
         if sc.accel.avx2() {
             // SAFETY: `Accel::detect` found AVX2 usable (CPU and OS support).
@@ -202,7 +224,7 @@ pub fn run_layers<L: Layers>(
 ///
 /// # Safety
 /// AVX2 must be available.
-#[cfg(target_arch = "x86_64")]
+#[cfg(not(atome_portable))]
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
 unsafe fn run_layers_avx2<L: Layers>(
@@ -337,19 +359,7 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
                 let t = c0 + i;
                 let Some(r) = sc.r.get_mut(i * 3..i * 3 + 3) else { continue };
                 crate::kernels::softmax(r);
-                // Entropies cost three logarithms: only where someone keeps them.
-                let want_all = ent.all.len() > t * n_layers + l;
-                if t + 1 == n || want_all {
-                    let h = entropy3(r);
-                    if t + 1 == n {
-                        if let Some(e) = ent.last.get_mut(l) {
-                            *e = h;
-                        }
-                    }
-                    if let Some(e) = ent.all.get_mut(t * n_layers + l) {
-                        *e = h;
-                    }
-                }
+                ent.keep(r, t, n, l, n_layers);
             }
             // Attention slots of the mixed positions.
             let (slot_p, slot_i) = sc.slots.split_at_mut((chunk * topk).min(sc.slots.len()));
@@ -575,11 +585,11 @@ impl Lanes8 for Scalar8 {
 
 /// Lanes in one AVX register. Only `run_layers_avx2` (entered only where
 /// AVX2 is available) uses this type, so every method runs with AVX present.
-#[cfg(target_arch = "x86_64")]
+#[cfg(not(atome_portable))]
 #[derive(Clone, Copy)]
 struct Avx8(core::arch::x86_64::__m256);
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(not(atome_portable))]
 impl Lanes8 for Avx8 {
     // SAFETY (every method): AVX is available, see the type's comment; the
     // loads and stores go through references to 8 floats.
@@ -621,9 +631,9 @@ impl Lanes8 for Avx8 {
 /// Channels mixed together.
 // 8 lanes fill an AVX register on x86-64; elsewhere the lanes are scalar
 // code, and one lane keeps the stack frame small for microcontrollers.
-#[cfg(target_arch = "x86_64")]
+#[cfg(not(atome_portable))]
 const LANES: usize = 8;
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(atome_portable)]
 const LANES: usize = 1;
 
 /// buf[at..at + nb] into lanes (zeros beyond nb or past the end).
@@ -663,8 +673,36 @@ const CONV_LANES: usize = 8;
 /// Conv weights of channels ch0..ch0+nb (kk taps each) as lane floats per
 /// tap: out[k * LANES + j] = weight (ch0 + j, k); lanes past nb are 0.
 // Not inlined on microcontrollers: keeps its buffer out of run_layers' frame.
-#[cfg_attr(not(target_arch = "x86_64"), inline(never))]
+#[cfg_attr(not(atome_portable), inline(always))]
+#[cfg_attr(atome_portable, inline(never))]
 fn conv_lanes(conv: &Tensor, ch0: usize, nb: usize, kk: usize, out: &mut [f32]) {
+    #[cfg(not(atome_portable))]
+    if matches!(conv.packing, crate::format::Packing::Trit2) && kk <= 12 {
+        // Each channel's kk 2-bit codes from one 32-bit little-endian word
+        // (shifted to its first code), then tap by tap across the lanes.
+        let mut words = [0u32; LANES];
+        for (j, wj) in words.iter_mut().enumerate().take(nb) {
+            let n = (ch0 + j) * kk;
+            let at = n / 4;
+            let raw = match conv.data.get(at..at + 4) {
+                Some(s) => u32::from_le_bytes([s[0], s[1], s[2], s[3]]),
+                None => {
+                    let by = |i: usize| conv.data.get(at + i).copied().unwrap_or(0) as u32;
+                    by(0) | by(1) << 8 | by(2) << 16 | by(3) << 24
+                }
+            };
+            *wj = raw >> (2 * (n % 4));
+        }
+        for (k, fk) in out.chunks_exact_mut(LANES).take(kk).enumerate() {
+            for (v, &wj) in fk.iter_mut().zip(words.iter()) {
+                // code 01 -> +1, 11 -> -1, 00 and 10 -> 0.
+                let c = (wj >> (2 * k)) & 3;
+                *v = ((c & 1) as i32 * (1 - (c & 2) as i32)) as f32;
+            }
+        }
+        return;
+    }
+    // Any packing and kernel size (the only path on microcontrollers: smallest).
     let mut codes = [0i8; 16];
     for j in 0..LANES {
         let mut k0 = 0;

@@ -55,7 +55,9 @@ pub fn score_topk(q: &[f32], keys: &[f32], dh: usize, t: usize, inv_sqrt_dh: f32
 /// Inserts a scored key: it replaces the last slot when strictly greater, then
 /// bubbles toward the front while strictly greater than its neighbour, so ties
 /// keep the earlier key.
-#[inline]
+// Out of line on microcontrollers (code size); inlined where vectors score keys.
+#[cfg_attr(not(atome_portable), inline)]
+#[cfg_attr(atome_portable, inline(never))]
 pub fn insert(score: &mut [f32], idx: &mut [f32], s: f32, j: usize) {
     let n = score.len().min(idx.len());
     let (score, idx) = (&mut score[..n], &mut idx[..n]);

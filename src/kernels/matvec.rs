@@ -9,16 +9,16 @@
 use crate::format::{Packing, Tensor, P3_WEIGHTS};
 
 /// Weights decoded per step.
-#[cfg(target_arch = "x86_64")]
+#[cfg(not(atome_portable))]
 const BLOCK: usize = 64;
 /// Smaller on microcontrollers: it lives on the stack.
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(atome_portable)]
 const BLOCK: usize = 32;
 /// Input vectors per pass.
-#[cfg(target_arch = "x86_64")]
+#[cfg(not(atome_portable))]
 pub const MAX_BATCH: usize = 16;
 /// Input vectors per pass (fewer accumulators on a microcontroller's stack).
-#[cfg(not(target_arch = "x86_64"))]
+#[cfg(atome_portable)]
 pub const MAX_BATCH: usize = 8;
 
 /// y = W x for the rows j < min(y.len(), W.rows).
@@ -31,7 +31,7 @@ pub fn matvec(w: &Tensor, x: &[f32], y: &mut [f32]) {
 /// the API (cpuid can trap to a hypervisor: tens of microseconds).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Accel {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(not(atome_portable))]
     avx2: Option<super::x86::Avx2>,
 }
 
@@ -39,11 +39,11 @@ impl Accel {
     /// True when AVX2 may be used (x86-64 only).
     #[inline]
     pub fn avx2(&self) -> bool {
-        #[cfg(target_arch = "x86_64")]
+        #[cfg(not(atome_portable))]
         {
             self.avx2.is_some()
         }
-        #[cfg(not(target_arch = "x86_64"))]
+        #[cfg(atome_portable)]
         {
             false
         }
@@ -52,7 +52,7 @@ impl Accel {
     /// Asks the CPU.
     pub fn detect() -> Accel {
         Accel {
-            #[cfg(target_arch = "x86_64")]
+            #[cfg(not(atome_portable))]
             avx2: super::x86::Avx2::detect(),
         }
     }
@@ -67,7 +67,7 @@ pub fn matvec_batch(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut 
 
 /// As [`matvec_batch`], with the CPU already asked.
 pub fn matvec_batch_accel(acc: Accel, w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut [f32], ostride: usize) {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(not(atome_portable))]
     {
         if let Some(cpu) = acc.avx2 {
             if super::x86::matvec_batch_with(cpu, w, xs, xstride, n, out, ostride) {
@@ -75,7 +75,7 @@ pub fn matvec_batch_accel(acc: Accel, w: &Tensor, xs: &[f32], xstride: usize, n:
             }
         }
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(atome_portable)]
     let _ = acc;
     let mut b0 = 0;
     while b0 < n {
@@ -98,8 +98,10 @@ pub struct MvJob<'a> {
 /// [`matvec_batch_accel`] for each job over the same inputs; on x86-64 with
 /// AVX2, matrices of one packing and column count share the per-column
 /// tables. Results are those of separate calls.
+// One copy on microcontrollers, whatever the number of call sites.
+#[cfg_attr(atome_portable, inline(never))]
 pub fn matvec_multi_accel(acc: Accel, jobs: &mut [MvJob], xs: &[f32], xstride: usize, n: usize) {
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(not(atome_portable))]
     {
         if let Some(cpu) = acc.avx2 {
             if super::x86::matvec_multi_with(cpu, jobs, xs, xstride, n) {
@@ -192,7 +194,7 @@ pub fn decode(w: &Tensor, start: usize, out: &mut [i8]) {
 /// out[b * ostride + j - row0].
 #[allow(clippy::too_many_arguments)]
 // Not inlined on microcontrollers: one copy of its buffers, not one per call site.
-#[cfg_attr(not(target_arch = "x86_64"), inline(never))]
+#[cfg_attr(atome_portable, inline(never))]
 fn portable_batch(w: &Tensor, row0: usize, nrows: usize, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: &mut [f32], ostride: usize) {
     let cols = w.cols;
     let mut codes = [0i8; BLOCK];

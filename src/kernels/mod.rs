@@ -8,7 +8,7 @@ pub mod matvec;
 pub mod norm;
 pub mod softmax;
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(not(atome_portable))]
 pub mod x86;
 
 pub use attention::{attend_channel, score_topk};
