@@ -6,6 +6,8 @@ use crate::format::{self, Classifier, LoadError, Model, Norm, Tensor};
 use core::ffi::c_int;
 use core::ptr;
 
+// Out of line: five uses per block at load, none on the hot path.
+#[inline(never)]
 fn c_tensor(t: &Tensor) -> atome_ternary_t {
     atome_ternary_t {
         packed: t.data.as_ptr(),

@@ -412,10 +412,14 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
                     // sparse: slots in order, empty ones skipped.
                     let keff = topk.min(t + 1);
                     let mut sparse = S::zero();
-                    let slots = slot_p.iter().zip(slot_i.iter()).skip(i * topk).take(keff);
-                    for (p, row) in slots.filter_map(|(&p, &ix)| Some((p, slot_key(ix)?))) {
-                        let vr = S::ld(mem.v, row * d + ch0, nb);
-                        sparse = sparse.add(S::splat(p).mul(vr));
+                    let at_s = i * topk..i * topk + keff;
+                    if let (Some(ps), Some(is)) = (slot_p.get(at_s.clone()), slot_i.get(at_s)) {
+                        for (&p, &ix) in ps.iter().zip(is) {
+                            if let Some(row) = slot_key(ix) {
+                                let vr = S::ld(mem.v, row * d + ch0, nb);
+                                sparse = sparse.add(S::splat(p).mul(vr));
+                            }
+                        }
                     }
                     let (r0, r1, r2) = match sc.r.get(i * 3..i * 3 + 3) {
                         Some(r) => (r[0], r[1], r[2]),
