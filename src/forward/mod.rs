@@ -304,7 +304,13 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
             // slot area when they fit and the queries are computed in the
             // same call, else the query buffer) into the transposed cache.
             let vdst = mem.v.get_mut(c0 * d..(c0 + m) * d).unwrap_or(&mut []);
-            let keys_in_slots = i_full == 0 && m * dh <= sc.slots.len();
+            // On microcontrollers one matrix at a time costs the same and
+            // takes less code: keys (via the query buffer) and values here,
+            // router and queries after the keys are stored.
+            let keys_in_slots = !cfg!(atome_portable) && i_full == 0 && m * dh <= sc.slots.len();
+            #[cfg(atome_portable)]
+            matvec_multi_accel(acc, &mut [MvJob { w: &blk.wk, out: &mut *sc.q, ostride: dh }, MvJob { w: &blk.wv, out: vdst, ostride: d }], hc, d, m);
+            #[cfg(not(atome_portable))]
             {
                 let r_part = sc.r.get_mut(i_rout * 3..).unwrap_or(&mut []);
                 let wk = &blk.wk;
@@ -342,6 +348,12 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
                     }
                 }
             }
+            #[cfg(atome_portable)]
+            for (w, from, out, stride) in [(&blk.router, i_rout, &mut *sc.r, 3), (&blk.wq, i_full, &mut *sc.q, dh)] {
+                let (xs, o) = (hc.get(from * d..).unwrap_or(&[]), out.get_mut(from * stride..).unwrap_or(&mut []));
+                matvec_multi_accel(acc, &mut [MvJob { w, out: o, ostride: stride }], xs, d, m.saturating_sub(from));
+            }
+            #[cfg(not(atome_portable))]
             if !keys_in_slots && i_full < m {
                 // Queries (and the router where not done above) of positions i_full..m.
                 if let (Some(xs), Some(qo)) = (hc.get(i_full * d..), sc.q.get_mut(i_full * dh..)) {
