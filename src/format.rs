@@ -238,6 +238,8 @@ impl<'a> Cursor<'a> {
             self.err = Some(e);
         }
     }
+    // Out of line on microcontrollers: a dozen call sites.
+    #[cfg_attr(atome_portable, inline(never))]
     fn take(&mut self, n: usize) -> &'a [u8] {
         let end = self.pos.saturating_add(n);
         match self.buf.get(self.pos..end) {
