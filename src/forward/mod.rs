@@ -16,7 +16,9 @@ pub mod lean;
 pub mod sample;
 
 use crate::format::{Classifier, Dims, Model, Tensor};
-use crate::kernels::attention::{clear_slots, insert, slot_key, slot_probs};
+use crate::kernels::attention::{slot_key, slot_probs};
+#[cfg(not(atome_portable))]
+use crate::kernels::attention::{clear_slots, insert};
 use crate::kernels::matvec::{decode, embed_row, matvec_multi_accel, Accel, MvJob};
 use crate::kernels::{argmax, layer_norm};
 use crate::math::{lnf, sqrtf, tanhf};
@@ -76,7 +78,8 @@ impl<'a> Tokens<'a> {
 
 /// One layer's stored state.
 pub struct LayerMem<'w> {
-    /// Keys, transposed: DH rows of S (so scores vectorize across keys).
+    /// Keys: transposed, DH rows of S (so scores vectorize across keys);
+    /// S rows of DH on microcontrollers (`atome_portable`: no copy, plain dots).
     pub k: &'w mut [f32],
     /// Values, S x D.
     pub v: &'w mut [f32],
@@ -266,6 +269,7 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
     for l in 0..n_layers {
         let blk = model.block(l);
         let mem = layers.layer(l);
+        #[cfg(not(atome_portable))]
         let s_max = mem.k.len().checked_div(dh).unwrap_or(0);
         if p0 == 0 {
             for (c, th) in mem.tanh_a.iter_mut().enumerate() {
@@ -305,11 +309,16 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
             // same call, else the query buffer) into the transposed cache.
             let vdst = mem.v.get_mut(c0 * d..(c0 + m) * d).unwrap_or(&mut []);
             // On microcontrollers one matrix at a time costs the same and
-            // takes less code: keys (via the query buffer) and values here,
-            // router and queries after the keys are stored.
-            let keys_in_slots = !cfg!(atome_portable) && i_full == 0 && m * dh <= sc.slots.len();
+            // takes less code: keys straight into their cache rows (the
+            // cache is S x DH there) and values, then router and queries.
             #[cfg(atome_portable)]
-            matvec_multi_accel(acc, &mut [MvJob { w: &blk.wk, out: &mut *sc.q, ostride: dh }, MvJob { w: &blk.wv, out: vdst, ostride: d }], hc, d, m);
+            {
+                let kdst = mem.k.get_mut(c0 * dh..(c0 + m) * dh).unwrap_or(&mut []);
+                let mut jobs = [MvJob { w: &blk.wk, out: kdst, ostride: dh }, MvJob { w: &blk.wv, out: vdst, ostride: d }];
+                matvec_multi_accel(acc, &mut jobs, hc, d, m);
+            }
+            #[cfg(not(atome_portable))]
+            let keys_in_slots = i_full == 0 && m * dh <= sc.slots.len();
             #[cfg(not(atome_portable))]
             {
                 let r_part = sc.r.get_mut(i_rout * 3..).unwrap_or(&mut []);
@@ -335,6 +344,7 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
                     matvec_multi_accel(acc, &mut jobs, hc, d, m);
                 }
             }
+            #[cfg(not(atome_portable))]
             {
                 let kbuf: &[f32] = if keys_in_slots { sc.slots } else { sc.q };
                 if s_max > 0 && dh > 0 {
@@ -385,7 +395,10 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
                 ) else {
                     continue;
                 };
+                #[cfg(not(atome_portable))]
                 score_keys::<S>(q, mem.k, s_max, t, inv_sqrt_dh, sp, si);
+                #[cfg(atome_portable)]
+                crate::kernels::score_topk(q, mem.k, dh, t, inv_sqrt_dh, sp, si);
                 slot_probs(sp);
             }
             // Mix, LANES channels at a time: fixed-size lane arrays let the
@@ -475,6 +488,7 @@ fn copy(dst: &mut [f32], src: &[f32]) {
 /// d-th key value, `s_max` apart) and keeps the top slots. Each key's score
 /// is its own sequential sum over d, computed LANES keys at a time.
 #[inline(always)]
+#[cfg(not(atome_portable))]
 fn score_keys<S: Lanes8>(q: &[f32], kt: &[f32], s_max: usize, t: usize, inv_sqrt_dh: f32, score: &mut [f32], idx: &mut [f32]) {
     clear_slots(score, idx);
     let mut j0 = 0;
