@@ -8,14 +8,14 @@ use core::ptr;
 
 // Out of line: five uses per block at load, none on the hot path.
 #[inline(never)]
-fn c_tensor(t: &Tensor) -> atome_ternary_t {
-    atome_ternary_t {
+fn set_tensor(o: &mut atome_ternary_t, t: &Tensor) {
+    *o = atome_ternary_t {
         packed: t.data.as_ptr(),
         scale: t.scale,
         rows: t.rows as u16,
         cols: t.cols as u16,
         packing: t.packing as u8,
-    }
+    };
 }
 
 fn c_norm(n: &Norm) -> atome_norm_t {
@@ -24,36 +24,33 @@ fn c_norm(n: &Norm) -> atome_norm_t {
 
 /// Fills the reference-visible fields from a parsed model.
 fn fill(m: &Model, out: &mut atome_model_t, blob: &[u8]) {
-    out.embed = c_tensor(&m.embed);
+    set_tensor(&mut out.embed, &m.embed);
     for (l, b) in out.blocks.iter_mut().enumerate() {
+        // Field by field (no block-sized temporary to copy).
         let blk = m.block(l);
-        *b = atome_block_t {
-            norm: c_norm(&blk.norm),
-            local_conv: atome_conv_t {
-                packed: blk.conv.data.as_ptr(),
-                scale: blk.conv.scale,
-                channels: blk.conv.rows as u16,
-                kernel_size: blk.conv.cols as u16,
-                packing: blk.conv.packing as u8,
-            },
-            ssm: atome_ssm_t {
-                a: blk.ssm.a.bytes().as_ptr() as *const f32,
-                b: blk.ssm.b.bytes().as_ptr() as *const f32,
-                c_out: blk.ssm.c_out.bytes().as_ptr() as *const f32,
-                channels: ATOME_D_MODEL as u16,
-            },
-            attn: atome_attn_t {
-                Wq: c_tensor(&blk.wq),
-                Wk: c_tensor(&blk.wk),
-                Wv: c_tensor(&blk.wv),
-                d_head: ATOME_D_HEAD as u16,
-                top_k: ATOME_TOP_K as u16,
-            },
-            router: c_tensor(&blk.router),
+        b.norm = c_norm(&blk.norm);
+        b.local_conv = atome_conv_t {
+            packed: blk.conv.data.as_ptr(),
+            scale: blk.conv.scale,
+            channels: blk.conv.rows as u16,
+            kernel_size: blk.conv.cols as u16,
+            packing: blk.conv.packing as u8,
         };
+        b.ssm = atome_ssm_t {
+            a: blk.ssm.a.bytes().as_ptr() as *const f32,
+            b: blk.ssm.b.bytes().as_ptr() as *const f32,
+            c_out: blk.ssm.c_out.bytes().as_ptr() as *const f32,
+            channels: ATOME_D_MODEL as u16,
+        };
+        set_tensor(&mut b.attn.Wq, &blk.wq);
+        set_tensor(&mut b.attn.Wk, &blk.wk);
+        set_tensor(&mut b.attn.Wv, &blk.wv);
+        b.attn.d_head = ATOME_D_HEAD as u16;
+        b.attn.top_k = ATOME_TOP_K as u16;
+        set_tensor(&mut b.router, &blk.router);
     }
     out.final_norm = c_norm(&m.final_norm);
-    out.unembed = c_tensor(&m.unembed);
+    set_tensor(&mut out.unembed, &m.unembed);
     out.blob = blob.as_ptr();
     out.blob_len = blob.len();
     out.blob_hash = blob_hash(blob);
@@ -206,7 +203,7 @@ pub unsafe extern "C" fn atome_classifier_load(clf: *mut atome_classifier_t, dat
     match format::parse_classifier(blob, &DIMS, ATOME_MAX_CLASSES) {
         Ok(c) => {
             fill(&c.base, &mut out.base, blob);
-            out.head = c_tensor(&c.head);
+            set_tensor(&mut out.head, &c.head);
             out.n_classes = c.head.rows as c_int;
             out.valid = CLASSIFIER_VALID;
             0

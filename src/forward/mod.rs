@@ -160,7 +160,7 @@ pub struct Entropy<'e> {
 }
 
 impl Entropy<'_> {
-    /// Stores the entropy of router probabilities `r` of position t (of n)
+    /// Stores the entropy (nats) of router probabilities `r` of position t (of n)
     /// in layer l where it is kept: entropies cost three logarithms, so only
     /// there. Out of line: one copy however the caller's loops are compiled.
     #[inline(never)]
@@ -169,7 +169,14 @@ impl Entropy<'_> {
         if t + 1 != n && self.all.len() <= at {
             return;
         }
-        let h = entropy3(r);
+        // -sum p ln p in binary32: p ln p of a probability below 2^-126
+        // (smallest normal) is under 1e-36 and left out.
+        let mut h = 0.0f32;
+        for &v in r.iter().take(3) {
+            if v >= f32::MIN_POSITIVE {
+                h -= v * lnf(v);
+            }
+        }
         if t + 1 == n {
             if let Some(e) = self.last.get_mut(l) {
                 *e = h;
@@ -179,19 +186,6 @@ impl Entropy<'_> {
             *e = h;
         }
     }
-}
-
-/// Entropy (nats) of three probabilities, -sum p ln p, 0 ln 0 = 0.
-/// In binary32: p ln p of a probability below 2^-126 (smallest normal) is
-/// under 1e-36 and left out.
-pub fn entropy3(p: &[f32]) -> f32 {
-    let mut h = 0.0f32;
-    for &v in p.iter().take(3) {
-        if v >= f32::MIN_POSITIVE {
-            h -= v * lnf(v);
-        }
-    }
-    h
 }
 
 /// Runs every layer over positions p0..n of `tokens` (n <= S). Each layer's

@@ -129,6 +129,32 @@ pub fn matvec_rows_at(w: &Tensor, j0: usize, x: &[f32], out: &mut [f32]) {
 /// Decodes weights start..start+out.len() of W into out (0 past the end).
 pub fn decode(w: &Tensor, start: usize, out: &mut [i8]) {
     match w.packing {
+        // Microcontrollers: one loop, four weights a byte where aligned.
+        #[cfg(atome_portable)]
+        Packing::Trit2 => {
+            const TRIT: [i8; 4] = [0, 1, 0, -1];
+            let mut n = start;
+            let mut k = 0;
+            while k < out.len() {
+                let b = w.data.get(n >> 2).copied().unwrap_or(0);
+                match out.get_mut(k..k + 4) {
+                    Some([o0, o1, o2, o3]) if n & 3 == 0 => {
+                        *o0 = TRIT[(b & 3) as usize];
+                        *o1 = TRIT[((b >> 2) & 3) as usize];
+                        *o2 = TRIT[((b >> 4) & 3) as usize];
+                        *o3 = TRIT[(b >> 6) as usize];
+                        k += 4;
+                        n += 4;
+                    }
+                    _ => {
+                        out[k] = TRIT[((b >> (2 * (n & 3))) & 3) as usize];
+                        k += 1;
+                        n += 1;
+                    }
+                }
+            }
+        }
+        #[cfg(not(atome_portable))]
         Packing::Trit2 => {
             const TRIT: [i8; 4] = [0, 1, 0, -1];
             let mut n = start;
