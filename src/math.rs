@@ -66,13 +66,9 @@ pub fn expf(x: f32) -> f32 {
     if x.is_nan() {
         return x + x;
     }
-    if x > 89.0 {
-        return f32::INFINITY;
-    }
-    if x < -104.0 {
-        return 0.0;
-    }
-    let (p, k) = exp_parts(x as f64);
+    // e^89 rounds to +inf and e^-104 to 0 in binary32: clamping there
+    // keeps 2^k a normal binary64.
+    let (p, k) = exp_parts(x.clamp(-104.0, 89.0) as f64);
     ((1.0 + p) * pow2(k)) as f32
 }
 
@@ -88,7 +84,7 @@ pub fn tanhf(x: f32) -> f32 {
         // tanh(x) = x(1 - x^2/3 + ...): rounds to x at this size.
         return x;
     }
-    let t = if a > 20.0 {
+    let t: f32 = if a > 20.0 {
         1.0
     } else {
         // tanh a = (e^2a - 1) / (e^2a + 1); e^2a - 1 without cancellation
@@ -97,11 +93,7 @@ pub fn tanhf(x: f32) -> f32 {
         let em1 = if k == 0 { p } else { (1.0 + p) * pow2(k) - 1.0 };
         (em1 / (em1 + 2.0)) as f32
     };
-    if x < 0.0 {
-        -t
-    } else {
-        t
-    }
+    t.copysign(x)
 }
 
 #[cfg(feature = "system-libm")]
