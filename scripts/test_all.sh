@@ -34,6 +34,7 @@ stage "golden parity, every configuration, both states, both maths" python3 test
 [ -d python/tests ] && stage "python package" python3 -m pytest python/tests -q
 [ -x scripts/cross.sh ] && stage "cross builds and symbol audit" scripts/cross.sh
 [ -x scripts/qemu_parity.sh ] && stage "QEMU Cortex-M parity" scripts/qemu_parity.sh
+[ -x scripts/cortex_bench.sh ] && stage "Cortex-M figures: engine .text <= 8 KiB (M4F), peak stack <= 2 KiB" scripts/cortex_bench.sh
 [ -x scripts/cmake_test.sh ] && stage "CMake module" scripts/cmake_test.sh
 [ -x scripts/fuzz_smoke.sh ] && stage "fuzz smoke" scripts/fuzz_smoke.sh
 [ -x scripts/sanitize.sh ] && stage "ASan+UBSan and memcheck" scripts/sanitize.sh
