@@ -27,6 +27,7 @@ struct One<'a> {
 }
 
 impl Layers for One<'_> {
+    const KEEPS: bool = false;
     fn layer(&mut self, _l: usize) -> LayerMem<'_> {
         LayerMem { k: self.k, v: self.v, hist: &mut [], hs: self.hs, tanh_a: self.tanh_a }
     }

@@ -19,7 +19,9 @@ use crate::format::{Classifier, Dims, Model, Tensor};
 use crate::kernels::attention::{slot_key, slot_probs};
 #[cfg(not(atome_portable))]
 use crate::kernels::attention::{clear_slots, insert};
-use crate::kernels::matvec::{decode, embed_row, matvec_multi_accel, Accel, MvJob};
+use crate::kernels::matvec::{decode, embed_row, Accel};
+#[cfg(not(atome_portable))]
+use crate::kernels::matvec::{matvec_multi_accel, MvJob};
 use crate::kernels::{argmax, layer_norm};
 use crate::math::{lnf, sqrtf, tanhf};
 
@@ -94,6 +96,9 @@ pub struct LayerMem<'w> {
 
 /// Gives each layer's memory (the same memory for every layer in a lean state).
 pub trait Layers {
+    /// False for memory that keeps nothing across calls (then p0 is 0 and
+    /// there are no history rows): the compiler drops that code.
+    const KEEPS: bool = true;
     /// Layer l's memory.
     fn layer(&mut self, l: usize) -> LayerMem<'_>;
 }
@@ -253,6 +258,7 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
     let (d, dh, kk, topk) = (dims.d_model, dims.d_head, dims.kernel_size, dims.top_k);
     let chunk = sc.chunk.max(1);
     let hist_rows = kk - 1;
+    let p0 = if L::KEEPS { p0 } else { 0 };
     for t in p0..n {
         if let Some(row) = x.get_mut(t * d..t * d + d) {
             embed_row(&model.embed, tokens.id(t, dims.vocab), row);
@@ -278,7 +284,7 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
         let full0 = if l + 1 == n_layers { n.saturating_sub(1) } else { 0 };
         // Rows 0..K-1 of h hold positions p0-K+1 .. p0-1.
         let hl = hist_rows * d;
-        if let (Some(dst), Some(src)) = (sc.h.get_mut(..hl), mem.hist.get(..hl)) {
+        if let (true, Some(dst), Some(src)) = (L::KEEPS, sc.h.get_mut(..hl), mem.hist.get(..hl)) {
             copy(dst, src);
         }
         let mut c0 = p0;
@@ -307,9 +313,8 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
             // cache is S x DH there) and values, then router and queries.
             #[cfg(atome_portable)]
             {
-                let kdst = mem.k.get_mut(c0 * dh..(c0 + m) * dh).unwrap_or(&mut []);
-                let mut jobs = [MvJob { w: &blk.wk, out: kdst, ostride: dh }, MvJob { w: &blk.wv, out: vdst, ostride: d }];
-                matvec_multi_accel(acc, &mut jobs, hc, d, m);
+                project(acc, &blk.wk, hc, 0, m, mem.k.get_mut(c0 * dh..).unwrap_or(&mut []), dh);
+                project(acc, &blk.wv, hc, 0, m, vdst, d);
             }
             #[cfg(not(atome_portable))]
             let keys_in_slots = i_full == 0 && m * dh <= sc.slots.len();
@@ -353,9 +358,9 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
                 }
             }
             #[cfg(atome_portable)]
-            for (w, from, out, stride) in [(&blk.router, i_rout, &mut *sc.r, 3), (&blk.wq, i_full, &mut *sc.q, dh)] {
-                let (xs, o) = (hc.get(from * d..).unwrap_or(&[]), out.get_mut(from * stride..).unwrap_or(&mut []));
-                matvec_multi_accel(acc, &mut [MvJob { w, out: o, ostride: stride }], xs, d, m.saturating_sub(from));
+            {
+                project(acc, &blk.router, hc, i_rout, m, sc.r, 3);
+                project(acc, &blk.wq, hc, i_full, m, sc.q, dh);
             }
             #[cfg(not(atome_portable))]
             if !keys_in_slots && i_full < m {
@@ -463,10 +468,19 @@ fn run_layers_impl<L: Layers, S: Lanes8>(
             }
             c0 += m;
         }
-        if let (Some(dst), Some(src)) = (mem.hist.get_mut(..hl), sc.h.get(..hl)) {
+        if let (true, Some(dst), Some(src)) = (L::KEEPS, mem.hist.get_mut(..hl), sc.h.get(..hl)) {
             copy(dst, src);
         }
     }
+}
+
+/// out[i * ostride + j] = (W xs_i)[j] for the rows xs_i (W.cols floats each)
+/// of positions from..m.
+#[cfg(atome_portable)]
+#[inline(never)]
+fn project(acc: Accel, w: &Tensor, xs: &[f32], from: usize, m: usize, out: &mut [f32], ostride: usize) {
+    let (xs, out) = (xs.get(from * w.cols..).unwrap_or(&[]), out.get_mut(from * ostride..).unwrap_or(&mut []));
+    crate::kernels::matvec::matvec_batch_accel(acc, w, xs, w.cols, m.saturating_sub(from), out, ostride);
 }
 
 /// dst[i] = src[i] for the common length (copy_from_slice would link a
