@@ -740,12 +740,34 @@ fn conv_lanes(conv: &Tensor, ch0: usize, nb: usize, kk: usize, out: &mut [f32]) 
         }
         return;
     }
-    // Any packing and kernel size (the only path on microcontrollers: smallest).
-    let mut codes = [0i8; 16];
+    // Any packing and kernel size; lanes past nb read as 0.
+    let mut codes = [0i8; CONV_CODES];
+    let total = nb * kk;
+    if !cfg!(atome_portable) && total <= CONV_CODES {
+        // The nb channels' weights are contiguous: one decode call (base-3
+        // decoding has a per-call cost), channel rows to their lanes.
+        let codes = &mut codes[..total];
+        decode(conv, ch0 * kk, codes);
+        for (j, row) in codes.chunks_exact(kk.max(1)).enumerate() {
+            for (o, &c) in out.chunks_exact_mut(LANES).zip(row) {
+                if let Some(v) = o.get_mut(j) {
+                    *v = c as f32;
+                }
+            }
+        }
+        for o in out.chunks_exact_mut(LANES).take(kk) {
+            for v in o.iter_mut().skip(nb) {
+                *v = 0.0;
+            }
+        }
+        return;
+    }
+    // Channel by channel (microcontrollers: one lane; elsewhere kernels
+    // longer than the buffer allows at once).
     for j in 0..LANES {
         let mut k0 = 0;
         while k0 < kk {
-            let len = (kk - k0).min(codes.len());
+            let len = (kk - k0).min(CONV_CODES);
             let codes = &mut codes[..len];
             if j < nb {
                 decode(conv, (ch0 + j) * kk + k0, codes);
@@ -761,6 +783,12 @@ fn conv_lanes(conv: &Tensor, ch0: usize, nb: usize, kk: usize, out: &mut [f32]) 
         }
     }
 }
+
+/// Conv weights decoded per block (a stack buffer).
+#[cfg(not(atome_portable))]
+const CONV_CODES: usize = 128;
+#[cfg(atome_portable)]
+const CONV_CODES: usize = 16;
 
 /// Final LayerNorm of one residual row into `h` (D floats).
 pub fn final_norm(model: &Model, xrow: &[f32], h: &mut [f32]) {
