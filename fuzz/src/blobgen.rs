@@ -4,23 +4,23 @@
 //!
 //! Shared by the fuzz targets (fuzz/src/lib.rs) and by the integration tests
 //! tests/nonfinite.rs and tests/ffi_miri.rs (included with `#[path]`), so it
-//! depends on nothing but `atome::format::Dims` and std.
+//! depends on nothing but `atome::format::Dims`, the library's splitmix64
+//! and std.
 #![allow(dead_code)]
 
 use atome::format::Dims;
 
-/// splitmix64.
+/// splitmix64 (the library's generator, so there is one copy of it).
 #[derive(Clone, Debug)]
 pub struct Rng(pub u64);
 
 impl Rng {
     /// Next 64 bits.
     pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
+        let mut g = atome::forward::sample::SplitMix64(self.0);
+        let v = g.next_u64();
+        self.0 = g.0;
+        v
     }
     /// Uniform in 0..n (0 for n == 0).
     pub fn below(&mut self, n: u64) -> u64 {
@@ -32,7 +32,9 @@ impl Rng {
     }
     /// Uniform f32 in [lo, hi).
     pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        let u = (self.next_u64() >> 40) as f32 / 16_777_216.0;
+        let mut g = atome::forward::sample::SplitMix64(self.0);
+        let u = g.uniform();
+        self.0 = g.0;
         lo + (hi - lo) * u
     }
 }
