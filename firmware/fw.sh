@@ -190,7 +190,7 @@ fw_link_firmware() {
     [ $cc = clang ] && cflags="${cflags/-fno-tree-loop-distribute-patterns/-fno-builtin}"
     local objdir="${out%.elf}.obj" src objs=""
     mkdir -p "$objdir"
-    for src in "$start" "$FW_DIR/common/semihost.c" "$@"; do
+    for src in "$start" "$FW_DIR/common/stack.c" "$FW_DIR/common/semihost.c" "$@"; do
         local o="$objdir/$(basename "${src%.*}").o"
         # shellcheck disable=SC2086
         $cc $cflags -c "$src" -o "$o" || return 1

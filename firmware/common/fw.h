@@ -27,6 +27,8 @@ __attribute__((noreturn)) void fw_exit(int code);  /* flushes, never returns */
  *     uint32_t peak = fw_stack_peak(ref); // bytes below ref that were written
  * fw_stack_overflowed() is true when the lowest word of the stack region was
  * ever written (the stack ran into .bss). */
+/* The word the start-up code paints the stack with. */
+#define FW_STACK_PAINT 0xC5AC5AC5u
 uintptr_t fw_stack_paint(void);
 uint32_t fw_stack_peak(uintptr_t ref);
 int fw_stack_overflowed(void);

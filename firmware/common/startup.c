@@ -17,7 +17,6 @@ extern uint32_t __stack_limit__[], __stack_top__[];
 
 extern int main(void);
 
-#define STACK_PAINT 0xC5AC5AC5u
 
 static inline uintptr_t current_sp(void)
 {
@@ -39,7 +38,7 @@ __attribute__((noreturn)) void Reset_Handler(void)
     for (uint32_t *dst = __bss_start__; dst < __bss_end__;) *dst++ = 0;
     /* Paint the whole stack region below the current frame. */
     uintptr_t lim = current_sp() - 64;
-    for (uint32_t *p = __stack_limit__; (uintptr_t)p < lim; p++) *p = STACK_PAINT;
+    for (uint32_t *p = __stack_limit__; (uintptr_t)p < lim; p++) *p = FW_STACK_PAINT;
 
     fw_exit(main());
 }
@@ -65,23 +64,6 @@ __attribute__((naked)) uintptr_t fw_stack_paint(void)
         "2:\n\t"
         "bx lr\n\t"
         ".ltorg\n");
-}
-
-uint32_t fw_stack_peak(uintptr_t ref)
-{
-    const uint32_t *p = __stack_limit__;
-    while ((uintptr_t)p < ref && *p == STACK_PAINT) p++;
-    return (uint32_t)(ref - (uintptr_t)p);
-}
-
-int fw_stack_overflowed(void)
-{
-    return __stack_limit__[0] != STACK_PAINT;
-}
-
-uint32_t fw_stack_size(void)
-{
-    return (uint32_t)((uintptr_t)__stack_top__ - (uintptr_t)__stack_limit__);
 }
 
 /* ---- timer ------------------------------------------------------------ */

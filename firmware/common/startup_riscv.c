@@ -16,7 +16,6 @@ extern uint32_t __bss_start__[], __bss_end__[];
 extern uint32_t __stack_limit__[], __stack_top__[];
 extern int main(void);
 
-#define STACK_PAINT 0xC5AC5AC5u
 
 void fw_c_start(void);
 void fw_trap(void);
@@ -50,7 +49,7 @@ __attribute__((noreturn, used)) void fw_c_start(void)
     for (volatile uint32_t *dst = __data_start__; dst < __data_end__;) *dst++ = *src++;
     for (volatile uint32_t *dst = __bss_start__; dst < __bss_end__;) *dst++ = 0;
     uintptr_t lim = current_sp() - 64;
-    for (volatile uint32_t *p = __stack_limit__; (uintptr_t)p < lim; p++) *p = STACK_PAINT;
+    for (volatile uint32_t *p = __stack_limit__; (uintptr_t)p < lim; p++) *p = FW_STACK_PAINT;
     fw_exit(main());
 }
 
@@ -68,23 +67,6 @@ __attribute__((naked)) uintptr_t fw_stack_paint(void)
         "j 1b\n"
         "2:\n\t"
         "ret\n");
-}
-
-uint32_t fw_stack_peak(uintptr_t ref)
-{
-    const uint32_t *p = __stack_limit__;
-    while ((uintptr_t)p < ref && *p == STACK_PAINT) p++;
-    return (uint32_t)(ref - (uintptr_t)p);
-}
-
-int fw_stack_overflowed(void)
-{
-    return __stack_limit__[0] != STACK_PAINT;
-}
-
-uint32_t fw_stack_size(void)
-{
-    return (uint32_t)((uintptr_t)__stack_top__ - (uintptr_t)__stack_limit__);
 }
 
 const uint32_t fw_tick_insns_x10 = 10;
