@@ -68,27 +68,20 @@ __attribute__((naked)) uintptr_t fw_stack_paint(void)
 
 /* ---- timer ------------------------------------------------------------ */
 
+#if defined(FW_BOARD_MPS2) || defined(FW_BOARD_MPS2_AN505)
 #if defined(FW_BOARD_MPS2)
 /* CMSDK APB timer 0 (MPS2 AN385/AN386/AN500), PCLK 25 MHz, counts down. */
-#define TIMER0_CTRL   (*(volatile uint32_t *)0x40000000u)
-#define TIMER0_VALUE  (*(volatile uint32_t *)0x40000004u)
-#define TIMER0_RELOAD (*(volatile uint32_t *)0x40000008u)
+#define TIMER0_BASE 0x40000000u
 const uint32_t fw_tick_insns_x10 = 400;
-void fw_timer_start(void)
-{
-    TIMER0_CTRL = 0;
-    TIMER0_RELOAD = 0xFFFFFFFFu;
-    TIMER0_VALUE = 0xFFFFFFFFu;
-    TIMER0_CTRL = 1;
-}
-uint32_t fw_timer_ticks(void) { return 0xFFFFFFFFu - TIMER0_VALUE; }
-#elif defined(FW_BOARD_MPS2_AN505)
+#else
 /* AN505 (Cortex-M33): CMSDK timer 0 at its Secure alias 0x50000000, clocked
  * at the 20 MHz SYSCLK: one tick = 50 instructions under -icount shift=0. */
-#define TIMER0_CTRL   (*(volatile uint32_t *)0x50000000u)
-#define TIMER0_VALUE  (*(volatile uint32_t *)0x50000004u)
-#define TIMER0_RELOAD (*(volatile uint32_t *)0x50000008u)
+#define TIMER0_BASE 0x50000000u
 const uint32_t fw_tick_insns_x10 = 500;
+#endif
+#define TIMER0_CTRL   (*(volatile uint32_t *)(TIMER0_BASE + 0u))
+#define TIMER0_VALUE  (*(volatile uint32_t *)(TIMER0_BASE + 4u))
+#define TIMER0_RELOAD (*(volatile uint32_t *)(TIMER0_BASE + 8u))
 void fw_timer_start(void)
 {
     TIMER0_CTRL = 0;
