@@ -15,7 +15,7 @@ fi
 targets="thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf riscv32imc-unknown-none-elf riscv32imac-unknown-none-elf"
 installed=$(rustup target list --installed)
 for t in $targets; do
-  echo "$installed" | grep -qx "$t" || rustup target add "$t" >/dev/null 2>&1
+  grep -qx "$t" <<< "$installed" || rustup target add "$t" >/dev/null 2>&1
 done
 if ! rustup toolchain list | grep -q '^nightly'; then rustup toolchain install nightly --profile minimal >/dev/null 2>&1; fi
 rustup +nightly component list --installed 2>/dev/null | grep -q '^miri' || rustup +nightly component add miri rust-src >/dev/null 2>&1

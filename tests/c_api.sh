@@ -33,14 +33,14 @@ for ex in generate classify logits; do
   if cc $CFLAGS c_examples/$ex.c "$DEF/libatome.a" -lm -o "$TMP/$ex"; then ok "$ex.c builds with -Wall -Wextra -Werror -std=c99"; else bad "$ex.c build"; fi
 done
 out=$("$TMP/generate" "Hello there" 2>&1)
-if echo "$out" | grep -q "tokens in" && echo "$out" | grep -q "built-in"; then ok "generate.c runs on the built-in model"; else bad "generate.c built-in: $out"; fi
+if grep -q "tokens in" <<< "$out" && grep -q "built-in" <<< "$out"; then ok "generate.c runs on the built-in model"; else bad "generate.c built-in: $out"; fi
 if [ -d "$SHARED/models" ]; then
   cc $CFLAGS $F944 c_examples/generate.c "$M944/libatome.a" -lm -o "$TMP/gen944" && \
   out=$("$TMP/gen944" --model "$SHARED/models/atome_944k.bin" "Once upon a time, there was a little girl") && \
-  echo "$out" | grep -q "girl| named Lily" && ok "generate.c continues TinyStories text with the 944K model" || bad "generate.c 944K: $out"
+  grep -q "girl| named Lily" <<< "$out" && ok "generate.c continues TinyStories text with the 944K model" || bad "generate.c 944K: $out"
   cc $CFLAGS $FCLS c_examples/classify.c "$CLS/libatome.a" -lm -o "$TMP/classify_cls" && \
   out=$("$TMP/classify_cls" "$SHARED/models/agri.atomecl" "$(printf 't a')") && \
-  echo "$out" | grep -q "^class 1 of 5" && [ "$(echo "$out" | wc -l)" = 6 ] && ok "classify.c on agri.atomecl" || bad "classify.c: $out"
+  grep -q "^class 1 of 5" <<< "$out" && [ "$(echo "$out" | wc -l)" = 6 ] && ok "classify.c on agri.atomecl" || bad "classify.c: $out"
   # logits.c against a golden case, within 5e-5, default math.
   python3 - "$TMP/logits" "$SHARED" <<'PY' && ok "logits.c prints the golden logits (default config)" || bad "logits.c vs golden"
 import json, subprocess, sys, struct
@@ -97,7 +97,7 @@ forbidden=$(echo "$undef" | grep -E '^(malloc|calloc|realloc|free|posix_memalign
 if [ -z "$forbidden" ]; then ok "nm: no allocator/stdio/file/socket/OS symbol in libatome.a (undefined: $(echo $undef | tr '\n' ' '))"; else bad "nm found: $forbidden"; fi
 missing=""
 for f in atome_init atome_load atome_predict_next atome_get_logits atome_generate atome_classifier_load atome_classify atome_ternary_matvec atome_layer_norm atome_causal_conv atome_ssm_forward atome_sparse_attn; do
-  echo "$defined" | grep -qx "$f" || missing="$missing $f"
+  grep -qx "$f" <<< "$defined" || missing="$missing $f"
 done
 if [ -z "$missing" ]; then ok "nm: every SPEC section 4 function is defined"; else bad "nm: not defined:$missing"; fi
 
