@@ -6,6 +6,7 @@
 //! - layer_norm over D = 64 and 256;
 //! - softmax over 3 (router), 4 (top-k slots) and 256 values;
 //! - score_topk: a DH = 64 query against 64 keys, keeping 4.
+use atome::forward::sample::SplitMix64;
 use atome::format::{Floats, Norm, Packing, Tensor};
 use atome::kernels::attention::score_topk;
 use atome::kernels::matvec::matvec_batch;
@@ -13,14 +14,11 @@ use atome::kernels::{layer_norm, softmax};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
 
-/// Small deterministic generator (xorshift64*).
-struct Rng(u64);
+/// Small deterministic generator (the library's splitmix64).
+struct Rng(SplitMix64);
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        self.0.next_u64()
     }
     /// Uniform in [-1, 1).
     fn f32(&mut self) -> f32 {
@@ -82,7 +80,7 @@ pub fn pack(w: &[i8], packing: Packing) -> Vec<u8> {
 
 fn bench_matvec(c: &mut Criterion) {
     const N: usize = 256;
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng(SplitMix64(0x9E37_79B9_7F4A_7C15));
     let w: Vec<i8> = (0..N * N).map(|_| rng.trit()).collect();
     let xs: Vec<f32> = (0..4 * N).map(|_| rng.f32()).collect();
     let mut g = c.benchmark_group("matvec_batch_256x256");
@@ -101,7 +99,7 @@ fn bench_matvec(c: &mut Criterion) {
 }
 
 fn bench_layer_norm(c: &mut Criterion) {
-    let mut rng = Rng(42);
+    let mut rng = Rng(SplitMix64(42));
     let mut g = c.benchmark_group("layer_norm");
     for d in [64usize, 256] {
         let gamma: Vec<u8> = (0..d).flat_map(|_| (1.0 + 0.1 * rng.f32()).to_le_bytes()).collect();
@@ -117,7 +115,7 @@ fn bench_layer_norm(c: &mut Criterion) {
 }
 
 fn bench_softmax(c: &mut Criterion) {
-    let mut rng = Rng(7);
+    let mut rng = Rng(SplitMix64(7));
     let mut g = c.benchmark_group("softmax");
     for m in [3usize, 4, 256] {
         let v: Vec<f32> = (0..m).map(|_| 4.0 * rng.f32()).collect();
@@ -136,7 +134,7 @@ fn bench_score_topk(c: &mut Criterion) {
     const DH: usize = 64;
     const KEYS: usize = 64;
     const TOPK: usize = 4;
-    let mut rng = Rng(99);
+    let mut rng = Rng(SplitMix64(99));
     let q: Vec<f32> = (0..DH).map(|_| rng.f32()).collect();
     let keys: Vec<f32> = (0..DH * KEYS).map(|_| rng.f32()).collect();
     let (mut score, mut idx) = ([0.0f32; TOPK], [0.0f32; TOPK]);
