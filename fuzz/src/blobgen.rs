@@ -268,9 +268,12 @@ pub struct Blob {
 }
 
 impl Blob {
-    /// Overwrites the float at a byte offset (any alignment).
+    /// Overwrites the float at a byte offset (any alignment); nothing when
+    /// the bytes were cut short before it (the run target truncates blobs).
     pub fn set_f32(&mut self, off: usize, v: f32) {
-        self.bytes[off..off + 4].copy_from_slice(&v.to_le_bytes());
+        if let Some(b) = self.bytes.get_mut(off..off + 4) {
+            b.copy_from_slice(&v.to_le_bytes());
+        }
     }
     /// Sets every float of a field to v; returns how many.
     pub fn set_field(&mut self, f: Field, v: f32) -> usize {
