@@ -9,18 +9,15 @@
 #![allow(dead_code)]
 
 use atome::format::Dims;
+use atome::forward::sample::SplitMix64;
 
 /// splitmix64 (the library's generator, so there is one copy of it).
-#[derive(Clone, Debug)]
-pub struct Rng(pub u64);
+pub struct Rng(pub SplitMix64);
 
 impl Rng {
     /// Next 64 bits.
     pub fn next_u64(&mut self) -> u64 {
-        let mut g = atome::forward::sample::SplitMix64(self.0);
-        let v = g.next_u64();
-        self.0 = g.0;
-        v
+        self.0.next_u64()
     }
     /// Uniform in 0..n (0 for n == 0).
     pub fn below(&mut self, n: u64) -> u64 {
@@ -32,10 +29,7 @@ impl Rng {
     }
     /// Uniform f32 in [lo, hi).
     pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        let mut g = atome::forward::sample::SplitMix64(self.0);
-        let u = g.uniform();
-        self.0 = g.0;
-        lo + (hi - lo) * u
+        lo + (hi - lo) * self.0.uniform()
     }
 }
 
@@ -232,7 +226,7 @@ fn draw_weights(rng: &mut Rng, n: usize, w: Weights, density: u64) -> Vec<i8> {
 
 /// A random, well-behaved model for `dims` (plausible scales and norms).
 pub fn describe(dims: &Dims, n_classes: Option<i32>, seed: u64, w: Weights) -> Desc {
-    let mut rng = Rng(seed);
+    let mut rng = Rng(SplitMix64(seed));
     let density = 30 + rng.below(50);
     let mut items = Vec::new();
     for (f, t, n) in shapes(dims, n_classes) {

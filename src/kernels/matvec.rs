@@ -98,8 +98,6 @@ pub struct MvJob<'a> {
 /// [`matvec_batch_accel`] for each job over the same inputs; on x86-64 with
 /// AVX2, matrices of one packing and column count share the per-column
 /// tables. Results are those of separate calls.
-// One copy on microcontrollers, whatever the number of call sites.
-#[cfg_attr(atome_portable, inline(never))]
 pub fn matvec_multi_accel(acc: Accel, jobs: &mut [MvJob], xs: &[f32], xstride: usize, n: usize) {
     #[cfg(not(atome_portable))]
     {
