@@ -127,8 +127,7 @@ pub fn matvec_rows_at(w: &Tensor, j0: usize, x: &[f32], out: &mut [f32]) {
 /// Decodes weights start..start+out.len() of W into out (0 past the end).
 pub fn decode(w: &Tensor, start: usize, out: &mut [i8]) {
     match w.packing {
-        // Microcontrollers: one loop, four weights a byte where aligned.
-        #[cfg(atome_portable)]
+        // One loop: four weights a byte where aligned, else one at a time.
         Packing::Trit2 => {
             const TRIT: [i8; 4] = [0, 1, 0, -1];
             let mut n = start;
@@ -150,35 +149,6 @@ pub fn decode(w: &Tensor, start: usize, out: &mut [i8]) {
                         n += 1;
                     }
                 }
-            }
-        }
-        #[cfg(not(atome_portable))]
-        Packing::Trit2 => {
-            const TRIT: [i8; 4] = [0, 1, 0, -1];
-            let mut n = start;
-            let mut k = 0;
-            // Leading trits up to a byte boundary, then four per byte.
-            while n & 3 != 0 && k < out.len() {
-                let b = w.data.get(n >> 2).copied().unwrap_or(0);
-                out[k] = TRIT[((b >> (2 * (n & 3))) & 3) as usize];
-                n += 1;
-                k += 1;
-            }
-            let bytes = w.data.get(n >> 2..).unwrap_or(&[]);
-            let rest = out.get_mut(k..).unwrap_or(&mut []);
-            let mut chunks = rest.chunks_exact_mut(4);
-            let mut bi = bytes.iter();
-            for o in &mut chunks {
-                let b = bi.next().copied().unwrap_or(0);
-                o[0] = TRIT[(b & 3) as usize];
-                o[1] = TRIT[((b >> 2) & 3) as usize];
-                o[2] = TRIT[((b >> 4) & 3) as usize];
-                o[3] = TRIT[(b >> 6) as usize];
-            }
-            let tail = chunks.into_remainder();
-            let b = bi.next().copied().unwrap_or(0);
-            for (j, o) in tail.iter_mut().enumerate() {
-                *o = TRIT[((b >> (2 * j)) & 3) as usize];
             }
         }
         Packing::Base3 => {
