@@ -398,7 +398,7 @@ fn cmd_run(a: &RunArgs) -> Result<(), String> {
 
 // ---------------------------------------------------------------- bench
 
-/// The text of SPEC section 7.
+/// The benchmark text T (the one benches/scenarios.rs times).
 const TEXT: &str = "Once upon a time, there was a little girl named Lily. She loved to play outside in the sunshine. One day, she saw a big red ball in the park. She ran to get it, but a dog took it first.";
 
 fn cmd_bench(a: &BenchArgs) -> Result<(), String> {
@@ -410,7 +410,7 @@ fn cmd_bench(a: &BenchArgs) -> Result<(), String> {
     let lean_prefixes = a.lean_prefixes;
     let toks: Vec<i32> = TEXT.bytes().cycle().take(n).map(|x| (x as usize % dims.vocab) as i32).collect();
     println!("{path}: {} {} ({how})", f.magic(), blob::dims_long(&dims));
-    println!("{n} positions (the SPEC's text T, repeated), window S={s}");
+    println!("{n} positions (the benchmark text T, repeated), window S={s}");
     let nw = n.min(s);
     let run = |eng: &mut Engine, t: &[i32]| -> Option<usize> {
         match &loaded {
