@@ -93,6 +93,10 @@ def main() -> int:
     print(f"logit cosine mean {cos.mean():.6f}  min {cos.min():.6f}")
     print(f"max |q15 - float| logit {np.abs(lq64 - lf64).max():.3g}")
     print(f"(q15 {tq:.1f} s, float {tf:.1f} s)")
+    for name, c in (("default", nr.Config()), ("this blob", cfg)):
+        r = q.lean_state_bytes(c)
+        print(f"q15 lean state estimate, {name} (D={c.D} L={c.L} DH={c.DH} S={c.S}): "
+              f"{r['total']} bytes")
 
     P = a.prompt_len
     matches = []

@@ -284,8 +284,7 @@ def layer_norm_q(xm, ex, gm, ge, bm, be):
     c = D * xm - S[..., None]
     z = rshr(c * Mi[..., None], (-Ei - ZF)[..., None])
     z = np.where((N2 == 0)[..., None], 0, z)
-    zero_z = np.all(z == 0, axis=-1)
-    g_e = np.where(zero_z, E_ZERO, ecomb(np.full(ex.shape, ge, I64), -ZF))
+    g_e = ecomb(np.full(ex.shape, ge, I64), -ZF)
     b_e = np.full(ex.shape, be, I64)
     acc, A = align_sum([(gm * z, g_e, QP + 28), (np.broadcast_to(bm, z.shape), b_e, QP)], 61)
     return quant(acc, A)
@@ -411,8 +410,7 @@ class Q15Forward:
             c2m, c2e = mix_coef(R[..., 2], ly.wv.sm, ly.wv.se)
 
             def term(cm, ce, pm, pe):
-                e = np.where(cm == 0, E_ZERO, ecomb(ce, pe))
-                return (cm[..., None] * pm, e, 30)
+                return (cm[..., None] * pm, ecomb(ce, pe), 30)
 
             acc, A = align_sum([(X, eX, QA), term(c0m, c0e, local, elocal),
                                 term(c1m, c1e, state, estate),
@@ -460,6 +458,37 @@ def to_f32(v, e) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- API-like
+
+
+def lean_state_bytes(cfg, chunk: int = 4) -> dict:
+    """Bytes of a q15 lean state, from docs/Q15.md's buffer list (int16
+    mantissas, int16 exponents, int32 where the contract needs 32 bits).
+    The logits area (V binary32, the C API's field) doubles as scratch for
+    the per-layer tanh constants and the chunk's queries, router
+    probabilities and slots when they fit in it."""
+    c = nr.Config.of(cfg)
+    V, D, L, DH, K, TOPK, S = c.V, c.D, c.L, c.DH, c.K, c.TOPK, c.S
+    b = {
+        "logits (V f32)": 4 * V,
+        "x residual (S x D i16 + S exps)": 2 * S * D + 2 * S,
+        "keys, one layer (S x DH i16 + S exps)": 2 * S * DH + 2 * S,
+        "values, one layer (S x D i16 + S exps)": 2 * S * D + 2 * S,
+        "SSM hidden (D i32 + exp)": 4 * D + 4,
+        "h rows (K-1+chunk) x D i16 + exps": 2 * (K - 1 + chunk) * D + 2 * (K - 1 + chunk),
+        "last-position entropies (L f32)": 4 * L,
+    }
+    scratch = {
+        "tanh(a) Q30, one layer (D i32)": 4 * D,
+        "queries (chunk x DH i16 + exps)": 2 * chunk * DH + 2 * chunk,
+        "router probabilities (chunk x 3 i32)": 12 * chunk,
+        "slots (chunk x TOPK x (i64 score + i32 index))": 12 * chunk * TOPK,
+    }
+    if sum(scratch.values()) <= 4 * V:
+        b["(scratch inside the logits area)"] = 0
+    else:
+        b.update(scratch)
+    b["total"] = sum(b.values())
+    return b
 
 
 def _model(w) -> Q15Model:
