@@ -27,7 +27,7 @@ sys.path.insert(0, HERE)
 import numpy_ref as nr  # noqa: E402
 import q15_ref as q  # noqa: E402
 
-SHARED = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared"))
+SHARED = os.environ.get("ATOME_SHARED", os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared")))
 
 
 def xent(logits: np.ndarray, targets: np.ndarray) -> float:

@@ -14,7 +14,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy_ref as nr  # noqa: E402
 import q15_ref as q  # noqa: E402
 
-SHARED = os.path.normpath(os.path.join(os.path.dirname(__file__), "..", "..", "..", "shared"))
+SHARED = os.environ.get("ATOME_SHARED", os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared")))
 IN_CI = os.environ.get("CI") == "true"
 
 
@@ -326,3 +326,21 @@ def test_lean_state_budget():
     assert q.lean_state_bytes(nr.Config())["total"] <= 12000
     m944 = nr.Config(V=256, D=256, L=8, DH=64, K=5, TOPK=4, S=64)
     assert q.lean_state_bytes(m944)["total"] <= 90000
+
+
+@pytest.mark.parametrize("name,cfg", [
+    ("tiny.atome", dict(V=32, D=16, L=2, DH=8, K=5, TOPK=4, S=8)),
+    ("odd.atome", dict(V=40, D=22, L=3, DH=6, K=3, TOPK=2, S=16)),
+    ("wide.atome", dict(V=64, D=32, L=2, DH=8, K=7, TOPK=6, S=24)),
+])
+def test_golden_configuration_blobs(name, cfg):
+    cfg = nr.Config.of(cfg)
+    w = nr.parse_blob(open(shared("models/" + name), "rb").read(), cfg)
+    m = q.Q15Model(w)
+    rng = np.random.default_rng(len(name))
+    for n in (1, cfg.S // 2, cfg.S + 3):
+        toks = rng.integers(0, cfg.V, n).tolist()
+        lq = q.logits_q15(m, toks)
+        lf = nr.logits(w, toks)
+        assert cosine(lq, lf) > 0.9999
+        assert bits(lq) == bits(q.logits_q15_cached(m, toks))
