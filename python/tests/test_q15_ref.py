@@ -344,3 +344,97 @@ def test_golden_configuration_blobs(name, cfg):
         lf = nr.logits(w, toks)
         assert cosine(lq, lf) > 0.9999
         assert bits(lq) == bits(q.logits_q15_cached(m, toks))
+
+
+# ------------------------------------------------ plain-integer cross-checks
+# The doc's LayerNorm and mix written again with Python integers (no numpy,
+# no width limits): catches a silent int64 overflow or a misplaced shift.
+
+
+def py_rshr(v, s):
+    if s <= 0:
+        return v << -s
+    return (v + (1 << (s - 1))) >> s
+
+
+def py_quant(vals, e, b=15):
+    mx = max(abs(v) for v in vals)
+    if mx == 0:
+        return [0] * len(vals), q.E_ZERO
+    s = mx.bit_length() - b
+    lim = (1 << b) - 1
+    return [max(-lim, min(lim, py_rshr(v, s))) for v in vals], e + s
+
+
+def py_align(terms, room):
+    live = [(m, e, t) for (m, e, t) in terms if e != q.E_ZERO]
+    if not live:
+        return [0] * len(terms[0][0]), 0
+    A = max(e + t for (_, e, t) in live) - room
+    out = [0] * len(terms[0][0])
+    for m, e, _ in live:
+        out = [o + py_rshr(v, A - e) for o, v in zip(out, m)]
+    return out, A
+
+
+def py_layer_norm(m, e, gm, ge, bm, be):
+    D = len(m)
+    S = sum(m)
+    N = D * sum(v * v for v in m) - S * S
+    B = 21475 * D * D
+    h = 31 + 2 * e
+    if e == q.E_ZERO:
+        eps = 1 << 62
+    elif h >= 0:
+        eps = py_rshr(B, h) if h < 63 else 0
+    else:
+        eps = min(B << -h, 1 << 62)
+    N2 = N + eps
+    if N2 == 0:
+        z = [0] * D
+    else:
+        inv = np.float32(1.0) / np.sqrt(np.array([N2], np.int64).astype(np.float32))[0]
+        Mi, Ei = (int(v[0]) for v in q.f32_parts(np.array([inv], np.float32)))
+        z = [py_rshr((D * v - S) * Mi, -Ei - 20) for v in m]
+    gterm = [g * zz for g, zz in zip(gm, z)]
+    ge2 = q.E_ZERO if ge == q.E_ZERO else ge - 20
+    acc, A = py_align([(gterm, ge2, 51), (list(bm), be, 23)], 61)
+    return py_quant(acc, A)
+
+
+def test_layer_norm_matches_plain_integers():
+    rng = np.random.default_rng(11)
+    for trial in range(40):
+        D = int(rng.integers(1, 70))
+        g = (rng.standard_normal(D) * 10.0 ** rng.uniform(-3, 3)).astype(np.float32)
+        bb = (rng.standard_normal(D) * 10.0 ** rng.uniform(-4, 2)).astype(np.float32)
+        if trial % 7 == 0:
+            bb[:] = 0
+        gm, ge = q.fquant(g, q.QP)
+        bm, be = q.fquant(bb, q.QP)
+        x = rng.integers(-32767, 32768, D)
+        if trial % 5 == 0:
+            x[:] = x[0]  # constant row: N = 0
+        if trial % 11 == 0:
+            x[:] = 0
+        ex = int(rng.integers(-40, 20)) if x.any() else q.E_ZERO
+        hm, he = q.layer_norm_q(x[None].astype(np.int64), np.array([ex]), gm, int(ge), bm, int(be))
+        pm, pe = py_layer_norm([int(v) for v in x], ex, [int(v) for v in gm], int(ge),
+                               [int(v) for v in bm], int(be))
+        assert hm[0].tolist() == pm and int(he[0]) == pe
+
+
+def test_align_sum_matches_plain_integers():
+    rng = np.random.default_rng(12)
+    for _ in range(200):
+        n = 5
+        terms = []
+        for tb in (15, 30, 30, 30):
+            m = rng.integers(-(1 << tb) + 1, 1 << tb, n)
+            e = int(rng.integers(-60, 60)) if rng.random() > 0.1 else q.E_ZERO
+            terms.append((m, e, tb))
+        got, A = q.align_sum([(m[None], np.array([e]), tb) for m, e, tb in terms], 60)
+        want, A2 = py_align([([int(v) for v in m], e, tb) for m, e, tb in terms], 60)
+        if any(e != q.E_ZERO for _, e, _ in terms):
+            assert got[0].tolist() == want and int(A[0]) == A2
+            assert max(abs(v) for v in want) < 1 << 62
