@@ -59,9 +59,15 @@ def main() -> int:
     ap.add_argument("--prompts", type=int, default=10)
     ap.add_argument("--prompt-len", type=int, default=16)
     ap.add_argument("--gen", type=int, default=48)
+    ap.add_argument("--ram-only", action="store_true",
+                    help="print the q15 lean-state buffer list for --config and stop")
     a = ap.parse_args()
     V, D, L, DH, K, TOPK, S = (int(v) for v in a.config.split(","))
     cfg = nr.Config(V=V, D=D, L=L, DH=DH, K=K, TOPK=TOPK, S=S)
+    if a.ram_only:
+        for k, v in q.lean_state_bytes(cfg).items():
+            print(f"{v:8d}  {k}")
+        return 0
     w = nr.parse_blob(open(a.blob, "rb").read(), cfg)
     qm = q.Q15Model(w)
     text = np.frombuffer(open(a.text, "rb").read(), np.uint8).astype(np.int64)

@@ -71,10 +71,11 @@ def rshr(v, s):
 def bitlen(m):
     """Bits of non-negative int64 values (0 for 0): m < 2^bitlen(m)."""
     m = np.asarray(m, dtype=I64)
-    n = np.zeros(m.shape, I64)
-    for k in range(63):
-        n += (m >= (np.int64(1) << k)).astype(I64)
-    return n
+    # frexp is exact below 2^53; above, rounding can only carry m up to the
+    # next power of two, which the comparison undoes.
+    n = np.frexp(m.astype(np.float64))[1].astype(I64)
+    n = np.where((n > 0) & (m < (np.int64(1) << np.maximum(n - 1, 0))), n - 1, n)
+    return np.where(m > 0, n, 0)
 
 
 def quant(v, e, bits: int = QA):

@@ -88,6 +88,13 @@ def test_quant_small_values_shift_left_exactly():
     assert m.tolist() == [3 << 13, -(1 << 13), 0] and int(e) == -13
 
 
+def test_bitlen():
+    vals = [0, 1, 2, 3, (1 << 53) - 1, 1 << 53, (1 << 53) + 1, (1 << 62) - 1, 1 << 61]
+    vals += [(1 << k) + d for k in range(1, 62) for d in (-1, 0, 1)]
+    got = q.bitlen(np.array(vals, np.int64)).tolist()
+    assert got == [v.bit_length() for v in vals]
+
+
 def test_quant_zero_rows():
     v = np.array([[0, 0, 0], [1, 0, 0]], np.int64)
     m, e = q.quant(v, np.array([4, 4]))
@@ -135,6 +142,10 @@ def test_exp2q_accuracy_and_monotone():
 
 def test_tanh_q30():
     a = np.array([0.0, 1e-3, -0.3, 0.7, 2.0, -5.0, 20.0, 1e-30], np.float32)
+    t = q.tanh_q30(a).astype(np.float64) / 2.0 ** 30
+    assert np.all(np.abs(t - np.tanh(a.astype(np.float64))) < 2e-6)
+    rng = np.random.default_rng(4)
+    a = np.concatenate([rng.uniform(-12, 12, 3000), rng.uniform(-1e-3, 1e-3, 500)]).astype(np.float32)
     t = q.tanh_q30(a).astype(np.float64) / 2.0 ** 30
     assert np.all(np.abs(t - np.tanh(a.astype(np.float64))) < 2e-6)
     assert q.tanh_q30(np.array([np.nan], np.float32))[0] == 0
