@@ -61,7 +61,16 @@ def main() -> int:
     ap.add_argument("--gen", type=int, default=48)
     ap.add_argument("--ram-only", action="store_true",
                     help="print the q15 lean-state buffer list for --config and stop")
+    ap.add_argument("--ablate", action="append", default=[], metavar="NAME=BITS",
+                    help="experiment, not the contract: act_bits=12 (activation blocks "
+                         "and mixing coefficients) or decay_bits=15 (the SSM decay); "
+                         "prints the q15 figures only, against the float path")
     a = ap.parse_args()
+    for spec in a.ablate:
+        k, v = spec.split("=")
+        if k not in q.EXPERIMENT:
+            ap.error(f"unknown ablation {k}")
+        q.EXPERIMENT[k] = int(v)
     V, D, L, DH, K, TOPK, S = (int(v) for v in a.config.split(","))
     cfg = nr.Config(V=V, D=D, L=L, DH=DH, K=K, TOPK=TOPK, S=S)
     if a.ram_only:
@@ -92,6 +101,8 @@ def main() -> int:
     lq64 = lq.astype(np.float64)
     cos = (lf64 * lq64).sum(-1) / np.linalg.norm(lf64, axis=-1) / np.linalg.norm(lq64, axis=-1)
     n = lf.shape[0] * lf.shape[1]
+    if a.ablate:
+        print("ABLATION (not the contract):", ", ".join(a.ablate))
     print(f"blob {os.path.basename(a.blob)}  config V={V} D={D} L={L} DH={DH} K={K} TOPK={TOPK} S={S}")
     print(f"windows {lf.shape[0]} x {T} bytes every {a.stride} bytes: {n} positions scored")
     print(f"cross-entropy float {ce_f:.5f}  q15 {ce_q:.5f}  relative {100 * (ce_q / ce_f - 1):+.3f}%")

@@ -78,11 +78,18 @@ def bitlen(m):
     return np.where(m > 0, n, 0)
 
 
-def quant(v, e, bits: int = QA):
+# Experiments only (q15_quality.py --ablate): narrower activations or decay,
+# to show the margin of the contract's choices.  The contract is the default.
+EXPERIMENT = {"act_bits": QA, "decay_bits": 30}
+
+
+def quant(v, e, bits: Optional[int] = None):
     """Block quantization of exact integers v (..., n) at exponents e (...):
     the exponent moves by s = bitlen(max |v|) - bits, each mantissa is
     rshr(v, s) saturated to +-(2^bits - 1).  All-zero rows get E_ZERO.
     Returns (mantissas int64 (..., n), exponents int64 (...))."""
+    if bits is None:
+        bits = EXPERIMENT["act_bits"]
     v = np.asarray(v, dtype=I64)
     e = np.asarray(e, dtype=I64)
     mx = np.abs(v).max(axis=-1)
@@ -93,7 +100,7 @@ def quant(v, e, bits: int = QA):
     return m, np.broadcast_to(ex, mx.shape).astype(I64)
 
 
-def quant_scalar(v, e, bits: int = QA):
+def quant_scalar(v, e, bits: Optional[int] = None):
     """quant of one value per row: v (...) at exponent e (...)."""
     v, e = np.broadcast_arrays(np.asarray(v, I64), np.asarray(e, I64))
     m, ex = quant(v[..., None], e, bits)
@@ -245,6 +252,9 @@ class _Layer:
         self.bm, self.be = fquant(ly.norm_b, QP)
         self.conv = _Mat(ly.conv)
         self.T = tanh_q30(ly.ssm_a)
+        drop = 30 - EXPERIMENT["decay_bits"]
+        if drop > 0:
+            self.T = rshr(self.T, drop) << drop
         self.sbm, self.sbe = fquant(ly.ssm_b, QP)
         self.scm, self.sce = fquant(ly.ssm_c, QP)
         self.wq, self.wk, self.wv, self.router = (_Mat(ly.wq), _Mat(ly.wk), _Mat(ly.wv), _Mat(ly.router))
