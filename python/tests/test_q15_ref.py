@@ -317,7 +317,17 @@ def test_nonfinite_parameters_give_a_defined_result(bad):
         b = q.logits_q15_cached(wp, toks)
         assert bits(a) == bits(b)
         assert not np.any(np.isnan(a))
-    # NaN anywhere reads as 0: a NaN embed scale equals a zero one
+        if where == "unembed" and np.isinf(bad):
+            # a FLT_MAX scale: the larger logits overflow to infinities of
+            # their sign, the rest stay finite (no NaN, checked above)
+            assert np.any(np.isinf(a))
+            assert np.all(np.sign(a[np.isinf(a)]) == np.sign(bad) * np.sign(
+                q.logits_q15(nr.parse_blob(nr.write_blob(nr.random_weights(SMALL, 9)), SMALL),
+                             toks)[np.isinf(a)]))
+
+
+def test_nan_reads_as_zero():
+    toks = [5, 6, 7, 8, 9]
     w0 = nr.random_weights(SMALL, 9)
     w0.embed.scale = np.float32(0)
     wn = nr.random_weights(SMALL, 9)
