@@ -76,6 +76,9 @@ def main() -> int:
     if a.ram_only:
         for k, v in q.lean_state_bytes(cfg).items():
             print(f"{v:8d}  {k}")
+        print(f"operations of one predict_next on {S} tokens:")
+        for k, v in q.op_counts(cfg, S).items():
+            print(f"{v:10d}  {k}")
         return 0
     w = nr.parse_blob(open(a.blob, "rb").read(), cfg)
     qm = q.Q15Model(w)

@@ -502,6 +502,26 @@ def lean_state_bytes(cfg, chunk: int = 4) -> dict:
     return b
 
 
+def op_counts(cfg, n: int) -> dict:
+    """Operations of one lean predict_next on n tokens, by kind (the
+    contract's forward pass counted, every layer mixing every position)."""
+    c = nr.Config.of(cfg)
+    V, D, L, DH, K, TOPK = c.V, c.D, c.L, c.DH, c.K, c.TOPK
+    slots = sum(min(TOPK, t + 1) for t in range(n))
+    return {
+        "matvec weight terms (router, Wq, Wk, Wv; head)": n * L * (3 + 2 * DH + D) * D + V * D,
+        "conv weight terms": n * L * D * K,
+        "LayerNorm elements": (n * L + 1) * D,
+        "LayerNorm rows (one sqrtf and one division each)": n * L + 1,
+        "SSM channel steps (two 64-bit products each)": n * L * D,
+        "q.k products": L * DH * n * (n + 1) // 2,
+        "exp2q calls (router and attention softmax)": n * L * 3 + L * slots,
+        "weighted-sum products": L * slots * D,
+        "mix elements": n * L * D,
+        "logit conversions": V,
+    }
+
+
 def _model(w) -> Q15Model:
     return w if isinstance(w, Q15Model) else Q15Model(w)
 
