@@ -88,6 +88,7 @@ struct Layout {
 }
 
 impl Layout {
+    #[inline(always)]
     fn new(dims: &Dims, s: usize, plan: Plan) -> Layout {
         let (d, l) = (dims.d_model, dims.n_layers);
         // Layers stored, history rows per layer, positions of stored entropies.
@@ -140,6 +141,8 @@ impl<'w> Mem<'w> {
         Some(h)
     }
 
+    // Inlined: with the plan known at the call, the empty parts cost nothing.
+    #[inline(always)]
     fn split(buf: &'w mut [f32], dims: &Dims, lay: &Layout) -> Option<Mem<'w>> {
         let (x, rest) = take(buf, lay.x)?;
         let (k, rest) = take(rest, lay.k)?;
@@ -243,6 +246,7 @@ impl<'w> Runner<'w> {
 
 impl<'w> Runner<'w, NoCache> {
     /// A lean runner: `work` holds at least `work_floats(dims, s, Lean)`.
+    #[inline]
     pub fn lean(work: &'w mut [f32], logits: &'w mut [f32], dims: &Dims, s: usize) -> Option<Self> {
         Runner::with(NoCache, work, logits, dims, s)
     }
@@ -251,12 +255,14 @@ impl<'w> Runner<'w, NoCache> {
 impl<'w> Runner<'w, CacheHeader<'w>> {
     /// A cached runner: `work` holds at least `work_floats(dims, s, Cached)`
     /// and the header's token array `s` ids.
+    #[inline]
     pub fn cached(work: &'w mut [f32], logits: &'w mut [f32], header: CacheHeader<'w>, dims: &Dims, s: usize) -> Option<Self> {
         Runner::with(header, work, logits, dims, s)
     }
 }
 
 impl<'w, K: Keep<'w>> Runner<'w, K> {
+    #[inline(always)]
     fn with(mut keep: K, work: &'w mut [f32], logits: &'w mut [f32], dims: &Dims, s: usize) -> Option<Self> {
         let plan = match keep.header() {
             None => Plan::Lean,
@@ -273,6 +279,7 @@ impl<'w, K: Keep<'w>> Runner<'w, K> {
     /// Joins `salt` to the cache's model key: the C API passes a hash of the
     /// blob's bytes taken at load, so a blob rewritten in place and loaded
     /// again does not reuse the old caches. No effect on a lean runner.
+    #[inline]
     pub fn salted(mut self, salt: u32) -> Self {
         self.salt = salt;
         self

@@ -1,5 +1,5 @@
 //! Beyond the reference: build configuration, router entropy, sampled generation.
-use super::run::{generate_views, ints, open, runner, PLAN};
+use super::run::{generate_call, ints, with_runner, PLAN};
 use super::types::*;
 use crate::config::*;
 use crate::forward::sample::Sampling;
@@ -82,11 +82,14 @@ pub unsafe extern "C" fn atome_router_entropy_all(
     if (out_len as usize) < n * ATOME_N_LAYERS {
         return -1;
     }
-    // SAFETY: checked; validity per the contract.
-    let Some((m, st, salt)) = (unsafe { open(model, state) }) else { return -1 };
-    // SAFETY: per the contract; only the n * L floats written are sliced.
-    let (toks, dst) = unsafe { (ints(tokens, n_tokens), core::slice::from_raw_parts_mut(out, n * ATOME_N_LAYERS)) };
-    match runner(st, salt).and_then(|mut r| r.router_entropy_all(&m, toks, dst)) {
+    // SAFETY: checked; validity per the contract; only the n * L floats
+    // written are sliced.
+    let r = unsafe {
+        with_runner(model, state, |m, r| {
+            r.router_entropy_all(m, ints(tokens, n_tokens), core::slice::from_raw_parts_mut(out, n * ATOME_N_LAYERS))
+        })
+    };
+    match r {
         Some(n) => n as c_int,
         None => -1,
     }
@@ -111,12 +114,12 @@ pub unsafe extern "C" fn atome_generate_sampled(
     if params.is_null() {
         return 0;
     }
-    // SAFETY: the contract is atome_generate's.
-    let Some((m, st, salt, p, out)) = (unsafe { generate_views(model, state, prompt, prompt_len, output, max_tokens) }) else {
-        return 0;
-    };
-    // SAFETY: non-null and readable per the contract.
-    let prm = unsafe { *params };
-    let s = Sampling { temperature: prm.temperature, top_k: prm.top_k, top_p: prm.top_p };
-    runner(st, salt).map_or(0, |mut r| r.generate_sampled(&m, p, out, &s, prm.seed)) as c_int
+    // SAFETY: the contract is atome_generate's; params is non-null and readable.
+    unsafe {
+        generate_call(model, state, prompt, prompt_len, output, max_tokens, |m, r, p, out| {
+            let prm = *params;
+            let s = Sampling { temperature: prm.temperature, top_k: prm.top_k, top_p: prm.top_p };
+            r.generate_sampled(m, p, out, &s, prm.seed)
+        })
+    }
 }

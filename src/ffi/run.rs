@@ -10,34 +10,54 @@ use core::ffi::c_int;
 /// This build's memory plan: the layout of atome_state_t.
 pub(crate) const PLAN: Plan = if ATOME_STATE_CACHED == 1 { Plan::Cached } else { Plan::Lean };
 
+/// The runner type of this build's state.
+#[cfg(not(atome_cached))]
+pub(crate) type StateRunner<'a> = Runner<'a, crate::runner::NoCache>;
+/// The runner type of this build's state.
+#[cfg(atome_cached)]
+pub(crate) type StateRunner<'a> = Runner<'a, crate::forward::cached::CacheHeader<'a>>;
+
 /// The runner over a lean C state.
 #[cfg(not(atome_cached))]
-pub(crate) fn runner(st: &mut atome_state_t, salt: u32) -> Option<Runner<'_, crate::runner::NoCache>> {
+fn runner(st: &mut atome_state_t, salt: u32) -> Option<StateRunner<'_>> {
     Some(Runner::lean(&mut st.work, &mut st.logits, &DIMS, ATOME_MAX_SEQ)?.salted(salt))
 }
 
 /// The runner over a cached C state.
 #[cfg(atome_cached)]
-pub(crate) fn runner(st: &mut atome_state_t, salt: u32) -> Option<Runner<'_, crate::forward::cached::CacheHeader<'_>>> {
+fn runner(st: &mut atome_state_t, salt: u32) -> Option<StateRunner<'_>> {
     let atome_state_t { logits, work, cache_magic, cache_model, cache_len, cache_tokens } = st;
     let header = crate::forward::cached::CacheHeader { magic: cache_magic, fingerprint: cache_model, len: cache_len, tokens: cache_tokens };
     Some(Runner::cached(work, logits, header, &DIMS, ATOME_MAX_SEQ)?.salted(salt))
 }
 
-/// The model view and the state of a call; None for a model that did not load.
+/// Runs `f` on the model's view and the state's runner (keyed to the
+/// model's load); None for a model that did not load.
 ///
 /// # Safety
 /// `model` null or valid; `state` non-null, valid and not otherwise
 /// referenced during the call.
-pub(crate) unsafe fn open<'a>(model: *const atome_model_t, state: *mut atome_state_t) -> Option<(Model<'a>, &'a mut atome_state_t, u32)> {
+#[inline(always)]
+pub(crate) unsafe fn with_runner<R>(
+    model: *const atome_model_t,
+    state: *mut atome_state_t,
+    f: impl FnOnce(&Model, &mut StateRunner) -> Option<R>,
+) -> Option<R> {
     // SAFETY: per this function's contract.
-    unsafe { Some((model_view(model)?, &mut *state, model_salt(model))) }
+    let (m, st, salt) = unsafe { (model_view(model), &mut *state, model_salt(model)) };
+    // Matched in place (not moved out of the Options): no copies of the
+    // model view and the runner on a microcontroller's stack.
+    match (&m, &mut runner(st, salt)) {
+        (Some(m), Some(r)) => f(m, r),
+        _ => None,
+    }
 }
 
 /// `n` ints at `p` (n >= 1).
 ///
 /// # Safety
 /// `p` readable for n ints, unchanged during the call.
+#[inline(always)]
 pub(crate) unsafe fn ints<'a>(p: *const c_int, n: c_int) -> &'a [i32] {
     // SAFETY: per this function's contract.
     unsafe { core::slice::from_raw_parts(p as *const i32, n as usize) }
@@ -67,11 +87,9 @@ pub unsafe extern "C" fn atome_predict_next(
     if state.is_null() || tokens.is_null() || n_tokens < 1 {
         return -1;
     }
-    // SAFETY: checked for null; validity per the contract.
-    let Some((m, st, salt)) = (unsafe { open(model, state) }) else { return -1 };
-    // SAFETY: readable for n_tokens ints per the contract.
-    let toks = unsafe { ints(tokens, n_tokens) };
-    id_or_error(runner(st, salt).and_then(|mut r| r.predict(&m, toks)))
+    // SAFETY: checked for null; validity per the contract (tokens readable
+    // for n_tokens ints).
+    id_or_error(unsafe { with_runner(model, state, |m, r| r.predict(m, ints(tokens, n_tokens))) })
 }
 
 /// The V logits of the last predict_next (state->logits); null for a null state.
@@ -92,31 +110,34 @@ fn room(prompt_len: c_int, max_tokens: c_int) -> usize {
     (max_tokens.max(0) as usize).min(ATOME_MAX_SEQ.saturating_sub(prompt_len.max(0) as usize))
 }
 
-/// The views of a generate call: model, state, salt, prompt and the output
-/// ints it may write; None (the call returns 0) for a null pointer,
+/// Runs `f` on the model's view, the state's runner, the prompt and the
+/// output ints a generate call may write; 0 for a null pointer,
 /// prompt_len < 1, max_tokens < 1 or a model that did not load.
 ///
 /// # Safety
 /// As atome_generate.
-#[allow(clippy::type_complexity)]
-pub(crate) unsafe fn generate_views<'a>(
+#[inline(always)]
+pub(crate) unsafe fn generate_call(
     model: *const atome_model_t,
     state: *mut atome_state_t,
     prompt: *const c_int,
     prompt_len: c_int,
     output: *mut c_int,
     max_tokens: c_int,
-) -> Option<(Model<'a>, &'a mut atome_state_t, u32, &'a [i32], &'a mut [i32])> {
+    f: impl FnOnce(&Model, &mut StateRunner, &[i32], &mut [i32]) -> usize,
+) -> c_int {
     if state.is_null() || prompt.is_null() || output.is_null() || prompt_len < 1 || max_tokens < 1 {
-        return None;
+        return 0;
     }
-    // SAFETY: checked for null; validity per the contract.
-    let (m, st, salt) = unsafe { open(model, state) }?;
     let room = room(prompt_len, max_tokens);
     // SAFETY: per the contract; at most `room` ints are ever written (the
     // reference's bound), so no longer slice is formed over the output.
-    let (p, out) = unsafe { (ints(prompt, prompt_len), core::slice::from_raw_parts_mut(output as *mut i32, room)) };
-    Some((m, st, salt, p, out))
+    let r = unsafe {
+        with_runner(model, state, |m, r| {
+            Some(f(m, r, ints(prompt, prompt_len), core::slice::from_raw_parts_mut(output as *mut i32, room)))
+        })
+    };
+    r.unwrap_or(0) as c_int
 }
 
 /// Greedy continuation: appends predict_next of the working sequence (the
@@ -137,10 +158,7 @@ pub unsafe extern "C" fn atome_generate(
     max_tokens: c_int,
 ) -> c_int {
     // SAFETY: the contract is this function's.
-    let Some((m, st, salt, p, out)) = (unsafe { generate_views(model, state, prompt, prompt_len, output, max_tokens) }) else {
-        return 0;
-    };
-    runner(st, salt).map_or(0, |mut r| r.generate_greedy(&m, p, out)) as c_int
+    unsafe { generate_call(model, state, prompt, prompt_len, output, max_tokens, |m, r, p, out| r.generate_greedy(m, p, out)) }
 }
 
 /// Classifies `tokens[0..n]`: the forward pass to the final LayerNorm of the
