@@ -19,7 +19,7 @@ use crate::format::{Classifier, Dims, Model};
 use crate::forward::cached::{self, AllLayers, CacheHeader, CACHED_CHUNK};
 use crate::forward::lean::{OneLayer, LEAN_CHUNK};
 use crate::forward::sample::{pick, Sampling, SplitMix64};
-use crate::forward::{classify_head, final_norm, head, run_layers, take, Entropy, Scratch, Tokens};
+use crate::forward::{classify_head, final_norm, head, run_layers, take, Entropy, LayerMem, Scratch, Tokens};
 
 /// Memory plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,11 +118,9 @@ impl Layout {
 /// The float parts of a runner's work area.
 struct Mem<'w> {
     x: &'w mut [f32],
-    k: &'w mut [f32],
-    v: &'w mut [f32],
-    hist: &'w mut [f32],
-    hs: &'w mut [f32],
-    tanh_a: &'w mut [f32],
+    /// Keys, values, history rows, SSM vectors and tanh(a): one layer's
+    /// (lean) or every layer's (cached).
+    layers: LayerMem<'w>,
     /// Stored entropies of the cached positions (cached plan), S x L.
     ent_all: &'w mut [f32],
     /// The last position's entropies, L.
@@ -153,13 +151,13 @@ impl<'w> Mem<'w> {
         let (ent_all, rest) = take(rest, lay.ent_all)?;
         let (ent_last, rest) = take(rest, lay.ent_last)?;
         let (sc, _) = Scratch::split(rest, dims, lay.chunk)?;
-        Some(Mem { x, k, v, hist, hs, tanh_a, ent_all, ent_last, sc })
+        Some(Mem { x, layers: LayerMem { k, v, hist, hs, tanh_a }, ent_all, ent_last, sc })
     }
 
     /// Lean: every layer over all n positions of the window.
     #[inline(never)]
     fn run_lean(&mut self, model: &Model, toks: &Tokens, n: usize, ent_out: &mut [f32]) {
-        let mut layers = OneLayer { k: &mut *self.k, v: &mut *self.v, hs: &mut *self.hs, tanh_a: &mut *self.tanh_a };
+        let mut layers = OneLayer(reborrow(&mut self.layers));
         let mut ent = Entropy { last: &mut *self.ent_last, all: ent_out };
         run_layers(model, toks, 0, n, self.x, &mut layers, &mut self.sc, &mut ent);
     }
@@ -172,15 +170,7 @@ impl<'w> Mem<'w> {
         let dims = model.dims;
         let key = cached::key(model, salt);
         let p0 = hd.reusable(key, toks, s, dims.vocab);
-        let mut layers = AllLayers {
-            k: &mut *self.k,
-            v: &mut *self.v,
-            hist: &mut *self.hist,
-            hs: &mut *self.hs,
-            tanh_a: &mut *self.tanh_a,
-            dims,
-            s,
-        };
+        let mut layers = AllLayers { all: reborrow(&mut self.layers), dims, s };
         let l = dims.n_layers;
         if p0 < n {
             let mut ent = Entropy { last: &mut *self.ent_last, all: &mut *self.ent_all };
@@ -192,6 +182,11 @@ impl<'w> Mem<'w> {
         copy(ent_out, self.ent_all.get(..n * l).unwrap_or(&[]));
         hd.commit(key, toks, n, dims.vocab);
     }
+}
+
+/// The layers' buffers, reborrowed for one call.
+fn reborrow<'a>(m: &'a mut LayerMem) -> LayerMem<'a> {
+    LayerMem { k: m.k, v: m.v, hist: m.hist, hs: m.hs, tanh_a: m.tanh_a }
 }
 
 /// dst[i] = src[i] for the common length (copy_from_slice would link a

@@ -116,7 +116,7 @@ pub unsafe extern "C" fn atome_generate_sampled(
     }
     // SAFETY: the contract is atome_generate's; params is non-null and readable.
     unsafe {
-        generate_call(model, state, prompt, prompt_len, output, max_tokens, |m, r, p, out| {
+        generate_call(model, state, (prompt, prompt_len), (output, max_tokens), |m, r, p, out| {
             let prm = *params;
             let s = Sampling { temperature: prm.temperature, top_k: prm.top_k, top_p: prm.top_p };
             r.generate_sampled(m, p, out, &s, prm.seed)

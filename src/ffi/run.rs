@@ -112,7 +112,8 @@ fn room(prompt_len: c_int, max_tokens: c_int) -> usize {
 
 /// Runs `f` on the model's view, the state's runner, the prompt and the
 /// output ints a generate call may write; 0 for a null pointer,
-/// prompt_len < 1, max_tokens < 1 or a model that did not load.
+/// prompt_len < 1, max_tokens < 1 or a model that did not load. The
+/// prompt and the output come as (pointer, length) pairs.
 ///
 /// # Safety
 /// As atome_generate.
@@ -120,10 +121,8 @@ fn room(prompt_len: c_int, max_tokens: c_int) -> usize {
 pub(crate) unsafe fn generate_call(
     model: *const atome_model_t,
     state: *mut atome_state_t,
-    prompt: *const c_int,
-    prompt_len: c_int,
-    output: *mut c_int,
-    max_tokens: c_int,
+    (prompt, prompt_len): (*const c_int, c_int),
+    (output, max_tokens): (*mut c_int, c_int),
     f: impl FnOnce(&Model, &mut StateRunner, &[i32], &mut [i32]) -> usize,
 ) -> c_int {
     if state.is_null() || prompt.is_null() || output.is_null() || prompt_len < 1 || max_tokens < 1 {
@@ -158,7 +157,7 @@ pub unsafe extern "C" fn atome_generate(
     max_tokens: c_int,
 ) -> c_int {
     // SAFETY: the contract is this function's.
-    unsafe { generate_call(model, state, prompt, prompt_len, output, max_tokens, |m, r, p, out| r.generate_greedy(m, p, out)) }
+    unsafe { generate_call(model, state, (prompt, prompt_len), (output, max_tokens), |m, r, p, out| r.generate_greedy(m, p, out)) }
 }
 
 /// Classifies `tokens[0..n]`: the forward pass to the final LayerNorm of the

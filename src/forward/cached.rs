@@ -54,18 +54,12 @@ impl CacheHeader<'_> {
     }
 }
 
-/// Every layer's memory, layer after layer in each buffer.
+/// Every layer's memory: each buffer of `all` holds the layers' parts one
+/// after another (keys S x DH, values S x D, history rows (K - 1) x D, SSM
+/// vector D, tanh(a) D per layer).
 pub struct AllLayers<'a> {
-    /// Keys, L x (S x DH).
-    pub k: &'a mut [f32],
-    /// Values, L x (S x D).
-    pub v: &'a mut [f32],
-    /// Normalized history rows, L x ((K - 1) x D).
-    pub hist: &'a mut [f32],
-    /// SSM vectors, L x D.
-    pub hs: &'a mut [f32],
-    /// tanh(a), L x D.
-    pub tanh_a: &'a mut [f32],
+    /// The layers' buffers.
+    pub all: LayerMem<'a>,
     /// Dimensions.
     pub dims: Dims,
     /// Window.
@@ -80,12 +74,13 @@ impl Layers for AllLayers<'_> {
     fn layer(&mut self, l: usize) -> LayerMem<'_> {
         let (d, dh, s) = (self.dims.d_model, self.dims.d_head, self.s);
         let hr = self.dims.kernel_size - 1;
+        let m = &mut self.all;
         LayerMem {
-            k: part(self.k, l, s * dh),
-            v: part(self.v, l, s * d),
-            hist: part(self.hist, l, hr * d),
-            hs: part(self.hs, l, d),
-            tanh_a: part(self.tanh_a, l, d),
+            k: part(m.k, l, s * dh),
+            v: part(m.v, l, s * d),
+            hist: part(m.hist, l, hr * d),
+            hs: part(m.hs, l, d),
+            tanh_a: part(m.tanh_a, l, d),
         }
     }
 }

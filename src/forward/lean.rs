@@ -6,21 +6,13 @@ use super::{LayerMem, Layers};
 /// Positions per chunk in a lean state.
 pub const LEAN_CHUNK: usize = 4;
 
-/// The one layer's memory every layer uses in turn.
-pub struct OneLayer<'a> {
-    /// Keys of one layer.
-    pub k: &'a mut [f32],
-    /// Values of one layer, S x D.
-    pub v: &'a mut [f32],
-    /// SSM hidden vector, D.
-    pub hs: &'a mut [f32],
-    /// tanh(a), D.
-    pub tanh_a: &'a mut [f32],
-}
+/// One layer's memory, which every layer uses in turn (no history rows).
+pub struct OneLayer<'a>(pub LayerMem<'a>);
 
 impl Layers for OneLayer<'_> {
     const KEEPS: bool = false;
     fn layer(&mut self, _l: usize) -> LayerMem<'_> {
-        LayerMem { k: self.k, v: self.v, hist: &mut [], hs: self.hs, tanh_a: self.tanh_a }
+        let m = &mut self.0;
+        LayerMem { k: m.k, v: m.v, hist: &mut [], hs: m.hs, tanh_a: m.tanh_a }
     }
 }
