@@ -117,6 +117,7 @@ impl Layout {
 
 /// The float parts of a runner's work area.
 struct Mem<'w> {
+    /// Residual rows, S x D.
     x: &'w mut [f32],
     /// Keys, values, history rows, SSM vectors and tanh(a): one layer's
     /// (lean) or every layer's (cached).
@@ -125,12 +126,12 @@ struct Mem<'w> {
     ent_all: &'w mut [f32],
     /// The last position's entropies, L.
     ent_last: &'w mut [f32],
+    /// Per-call scratch.
     sc: Scratch<'w>,
 }
 
 impl<'w> Mem<'w> {
-    /// The final LayerNorm of position n-1 (of a model of width d) into
-    /// the scratch row; that row.
+    /// The final LayerNorm of position n-1 into the scratch row; that row.
     fn final_row(&mut self, model: &Model, n: usize) -> Option<&[f32]> {
         let d = model.dims.d_model;
         let xr = self.x.get((n - 1) * d..n * d)?;
