@@ -61,7 +61,6 @@ fn shared_models() -> Option<PathBuf> {
 
 /// The shared test blob generator (on the library's writer).
 #[path = "../../fuzz/src/blobgen.rs"]
-#[allow(dead_code)]
 mod blobgen;
 use blobgen::{Alphabet, Desc, Item, Packing};
 

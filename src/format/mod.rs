@@ -146,7 +146,7 @@ impl Format {
             return None;
         }
         let m = self.magic().len();
-        Some(i32::from_le_bytes(*blob.get(m..m + 4)?.as_array()?))
+        Some(i32::from_le_bytes(blob.get(m..m + 4)?.try_into().ok()?))
     }
 }
 

@@ -181,7 +181,7 @@ fn classifier_at<'a>(blob: &'a [u8], dims: &Dims, max_classes: usize, validate: 
     let f = format_of(blob, true).ok_or(LoadError::BadMagic)?;
     let p = f.packing();
     let mut c = Cursor::new(blob, f.magic().len(), validate);
-    let n = i32::from_le_bytes(*c.take(4).as_array().ok_or(LoadError::Truncated)?);
+    let n = i32::from_le_bytes(c.take(4).try_into().map_err(|_| LoadError::Truncated)?);
     if n < 1 || n as i64 > max_classes as i64 {
         return Err(LoadError::BadClasses);
     }
