@@ -98,13 +98,13 @@ impl Tensor<'_> {
     /// the payload).
     #[inline(always)]
     pub fn decode(&self, start: usize, out: &mut [i8]) {
-        unpack::<false>(self.packing, self.data, start, out)
+        unpack::<false>(self, start, out)
     }
 
     /// The raw codes of weights start..start+out.len() (Trit2 2-bit code,
     /// Base3 digit, P3 3-bit code; the zero code past the end).
     pub fn codes(&self, start: usize, out: &mut [i8]) {
-        unpack::<true>(self.packing, self.data, start, out)
+        unpack::<true>(self, start, out)
     }
 
     /// Weight number n (= r * cols + c); 0 past the end of `data`.
@@ -152,8 +152,9 @@ impl Tensor<'_> {
 }
 
 /// The decoder: weights (or raw codes, RAW) start..start+out.len().
-fn unpack<const RAW: bool>(packing: Packing, data: &[u8], start: usize, out: &mut [i8]) {
-    match packing {
+fn unpack<const RAW: bool>(w: &Tensor, start: usize, out: &mut [i8]) {
+    let data = w.data;
+    match w.packing {
         // One loop: four weights a byte where aligned, else one at a time.
         Packing::Trit2 => {
             let trit: [i8; 4] = if RAW { [0, 1, 2, 3] } else { [0, 1, 0, -1] };

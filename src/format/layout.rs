@@ -256,6 +256,21 @@ mod tests {
         Dims { vocab: 7, d_model: 13, n_layers: 1, d_head: 3, kernel_size: 7, top_k: 1 },
     ];
 
+    /// Each magic names its own format, and only that one.
+    #[test]
+    fn magics_round_trip() {
+        for f in Format::ALL {
+            let mut b = [b'x'; 16];
+            b[..f.magic().len()].copy_from_slice(f.magic());
+            assert_eq!(Format::detect(&b), Some(f));
+            assert_eq!(Format::of_kind(&b, f.is_classifier()), Some(f));
+            assert_eq!(Format::of_kind(&b, !f.is_classifier()), None);
+            assert_eq!(Format::new(f.is_classifier(), f.packing()), Some(f));
+            assert_eq!(Format::detect(&b[..f.magic().len() - 1]), None);
+        }
+        assert_eq!(Format::new(true, Packing::P3), None);
+    }
+
     /// The closed-form sizes, the layout and the 944K model's known sizes agree.
     #[test]
     fn sizes_agree() {

@@ -51,7 +51,6 @@ impl Packing {
     /// The unit of a payload: (codes per unit, bytes per unit, radix). A unit
     /// is a little-endian integer whose base-`radix` digits, lowest first,
     /// are the codes of consecutive weights.
-    #[inline]
     pub const fn unit(self) -> (usize, usize, u32) {
         match self {
             Packing::Trit2 => (4, 1, 4),
@@ -60,11 +59,15 @@ impl Packing {
         }
     }
 
-    /// Payload bytes (after the scale) for n weights: whole units.
-    #[inline]
+    /// Payload bytes (after the scale) for n weights: whole units of
+    /// [`Packing::unit`] (spelled out: constant divisors, no division
+    /// routine on microcontrollers).
     pub fn payload_len(self, n: usize) -> usize {
-        let (per, bytes, _) = self.unit();
-        bytes * n.div_ceil(per)
+        match self {
+            Packing::Trit2 => n.div_ceil(4),
+            Packing::Base3 => n.div_ceil(5),
+            Packing::P3 => 3 * n.div_ceil(8),
+        }
     }
 }
 
@@ -93,11 +96,11 @@ impl Format {
     /// The magic bytes the blob starts with.
     pub const fn magic(self) -> &'static [u8] {
         match self {
-            Format::Atome01 => b"ATOME01",
-            Format::Atome02 => b"ATOME02",
-            Format::AtomeP3 => b"ATOMEP3",
-            Format::AtomeCl01 => b"ATOMECL01",
-            Format::AtomeCl02 => b"ATOMECL02",
+            Format::Atome01 => M01,
+            Format::Atome02 => M02,
+            Format::AtomeP3 => MP3,
+            Format::AtomeCl01 => MCL01,
+            Format::AtomeCl02 => MCL02,
         }
     }
 
@@ -136,7 +139,29 @@ impl Format {
 
     /// The format a blob's magic names, if any.
     pub fn detect(blob: &[u8]) -> Option<Format> {
-        Format::ALL.into_iter().find(|f| blob.starts_with(f.magic()))
+        Format::of_kind(blob, false).or_else(|| Format::of_kind(blob, true))
+    }
+
+    /// The format a blob's magic names if it is a classifier's (or a
+    /// language model's, for `classifier` false).
+    #[inline]
+    pub fn of_kind(blob: &[u8], classifier: bool) -> Option<Format> {
+        // Matches on fixed-size arrays: plain compares, no memcmp call on
+        // microcontrollers.
+        if classifier {
+            match blob.split_first_chunk::<CL_MAGIC_LEN>()?.0 {
+                MCL01 => Some(Format::AtomeCl01),
+                MCL02 => Some(Format::AtomeCl02),
+                _ => None,
+            }
+        } else {
+            match blob.split_first_chunk::<LM_MAGIC_LEN>()?.0 {
+                M01 => Some(Format::Atome01),
+                M02 => Some(Format::Atome02),
+                MP3 => Some(Format::AtomeP3),
+                _ => None,
+            }
+        }
     }
 
     /// A classifier blob's class count as stored (None: not a classifier
@@ -149,6 +174,16 @@ impl Format {
         Some(i32::from_le_bytes(blob.get(m..m + 4)?.try_into().ok()?))
     }
 }
+
+/// Length of every language-model magic.
+pub const LM_MAGIC_LEN: usize = 7;
+/// Length of every classifier magic.
+pub const CL_MAGIC_LEN: usize = 9;
+const M01: &[u8; LM_MAGIC_LEN] = b"ATOME01";
+const M02: &[u8; LM_MAGIC_LEN] = b"ATOME02";
+const MP3: &[u8; LM_MAGIC_LEN] = b"ATOMEP3";
+const MCL01: &[u8; CL_MAGIC_LEN] = b"ATOMECL01";
+const MCL02: &[u8; CL_MAGIC_LEN] = b"ATOMECL02";
 
 /// A packed weight matrix (rows x cols, row-major weight numbering).
 #[derive(Clone, Copy, Debug)]

@@ -1,7 +1,7 @@
 //! Parsing a blob in place (SPEC section 2), at any alignment, on any host
 //! byte order. The order of the reads below is the one [`super::layout`]
 //! describes (a test checks that the two agree).
-use super::{Block, Classifier, Dims, Floats, Format, Model, Norm, Packing, Ssm, Tensor, BASE3_MAX_BYTE};
+use super::{Block, Classifier, Dims, Floats, Format, Model, Norm, Packing, Ssm, Tensor, BASE3_MAX_BYTE, CL_MAGIC_LEN, LM_MAGIC_LEN};
 
 /// Why a blob was refused (values are the C return codes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -148,27 +148,21 @@ fn body<'a>(c: &mut Cursor<'a>, dims: &Dims, p: Packing) -> Model<'a> {
     Model { dims: *dims, packing: p, embed, blocks, final_norm, unembed }
 }
 
-/// The format of a blob whose magic is a classifier's (or a language
-/// model's, for `classifier` false).
-fn format_of(blob: &[u8], classifier: bool) -> Option<Format> {
-    Format::detect(blob).filter(|f| f.is_classifier() == classifier)
-}
-
 /// Magic -> packing of a language-model blob.
 pub fn lm_packing(blob: &[u8]) -> Option<Packing> {
-    format_of(blob, false).map(Format::packing)
+    Format::of_kind(blob, false).map(Format::packing)
 }
 
 /// Magic -> packing of a classifier blob.
 pub fn classifier_packing(blob: &[u8]) -> Option<Packing> {
-    format_of(blob, true).map(Format::packing)
+    Format::of_kind(blob, true).map(Format::packing)
 }
 
 /// Parses a language-model blob (ATOME01, ATOME02 or ATOMEP3) for `dims`.
 pub fn parse_model<'a>(blob: &'a [u8], dims: &Dims) -> Result<Model<'a>, LoadError> {
-    let f = format_of(blob, false).ok_or(LoadError::BadMagic)?;
-    let mut c = Cursor::new(blob, f.header_len(), true);
-    let m = body(&mut c, dims, f.packing());
+    let p = lm_packing(blob).ok_or(LoadError::BadMagic)?;
+    let mut c = Cursor::new(blob, LM_MAGIC_LEN, true);
+    let m = body(&mut c, dims, p);
     c.finish(m, true)
 }
 
@@ -178,9 +172,8 @@ pub fn parse_classifier<'a>(blob: &'a [u8], dims: &Dims, max_classes: usize) -> 
 }
 
 fn classifier_at<'a>(blob: &'a [u8], dims: &Dims, max_classes: usize, validate: bool) -> Result<Classifier<'a>, LoadError> {
-    let f = format_of(blob, true).ok_or(LoadError::BadMagic)?;
-    let p = f.packing();
-    let mut c = Cursor::new(blob, f.magic().len(), validate);
+    let p = classifier_packing(blob).ok_or(LoadError::BadMagic)?;
+    let mut c = Cursor::new(blob, CL_MAGIC_LEN, validate);
     let n = i32::from_le_bytes(c.take(4).try_into().map_err(|_| LoadError::Truncated)?);
     if n < 1 || n as i64 > max_classes as i64 {
         return Err(LoadError::BadClasses);
@@ -193,9 +186,12 @@ fn classifier_at<'a>(blob: &'a [u8], dims: &Dims, max_classes: usize, validate: 
 /// The model of a blob that `parse_model` or `parse_classifier` accepted
 /// for these dims (a classifier's body), without checking it again.
 pub fn loaded_model<'a>(blob: &'a [u8], dims: &Dims) -> Option<Model<'a>> {
-    let f = Format::detect(blob)?;
-    let mut c = Cursor::new(blob, f.header_len(), false);
-    let m = body(&mut c, dims, f.packing());
+    let (p, at) = match lm_packing(blob) {
+        Some(p) => (p, LM_MAGIC_LEN),
+        None => (classifier_packing(blob)?, CL_MAGIC_LEN + 4),
+    };
+    let mut c = Cursor::new(blob, at, false);
+    let m = body(&mut c, dims, p);
     c.finish(m, false).ok()
 }
 
