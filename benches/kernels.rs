@@ -14,75 +14,32 @@ use atome::kernels::{layer_norm, softmax};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use std::hint::black_box;
 
-/// Small deterministic generator (the library's splitmix64).
-struct Rng(SplitMix64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0.next_u64()
-    }
-    /// Uniform in [-1, 1).
-    fn f32(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-    }
-    /// 0 with probability 3/8, else +-1.
-    fn trit(&mut self) -> i8 {
-        match self.next() % 8 {
-            0..=2 => 0,
-            3..=5 => 1,
-            _ => -1,
-        }
+/// Uniform in [-1, 1) from the library's splitmix64.
+fn unit(rng: &mut SplitMix64) -> f32 {
+    2.0 * rng.uniform() - 1.0
+}
+
+/// 0 with probability 3/8, else +-1.
+fn trit(rng: &mut SplitMix64) -> i8 {
+    match rng.next_u64() % 8 {
+        0..=2 => 0,
+        3..=5 => 1,
+        _ => -1,
     }
 }
 
-/// Packs weights (-1, 0, +1) as `packing` (SPEC section 2).
-pub fn pack(w: &[i8], packing: Packing) -> Vec<u8> {
-    match packing {
-        Packing::Trit2 => {
-            let mut b = vec![0u8; w.len().div_ceil(4)];
-            for (n, &t) in w.iter().enumerate() {
-                let code = match t {
-                    1 => 1u8,
-                    -1 => 3,
-                    _ => 0,
-                };
-                b[n >> 2] |= code << (2 * (n & 3));
-            }
-            b
-        }
-        Packing::Base3 => w
-            .chunks(5)
-            .map(|c| {
-                let mut v = 0u32;
-                for k in (0..5).rev() {
-                    v = v * 3 + (c.get(k).copied().unwrap_or(0) + 1) as u32;
-                }
-                v as u8
-            })
-            .collect(),
-        Packing::P3 => {
-            let mut b = vec![0u8; 3 * w.len().div_ceil(8)];
-            for (g, c) in w.chunks(8).enumerate() {
-                let mut word = 0u32;
-                for (i, &t) in c.iter().enumerate() {
-                    let code = match t {
-                        1 => 1u32,
-                        -1 => 2,
-                        _ => 0,
-                    };
-                    word |= code << (3 * i);
-                }
-                b[3 * g..3 * g + 3].copy_from_slice(&word.to_le_bytes()[..3]);
-            }
-            b
-        }
-    }
+/// Packs weights with the library's encoder.
+fn pack(w: &[i8], packing: Packing) -> Vec<u8> {
+    let mut b = vec![0u8; packing.payload_len(w.len())];
+    atome::format::pack(packing, w.len(), |i| w[i], &mut b).expect("ternary weights");
+    b
 }
 
 fn bench_matvec(c: &mut Criterion) {
     const N: usize = 256;
-    let mut rng = Rng(SplitMix64(0x9E37_79B9_7F4A_7C15));
-    let w: Vec<i8> = (0..N * N).map(|_| rng.trit()).collect();
-    let xs: Vec<f32> = (0..4 * N).map(|_| rng.f32()).collect();
+    let mut rng = SplitMix64(0x9E37_79B9_7F4A_7C15);
+    let w: Vec<i8> = (0..N * N).map(|_| trit(&mut rng)).collect();
+    let xs: Vec<f32> = (0..4 * N).map(|_| unit(&mut rng)).collect();
     let mut g = c.benchmark_group("matvec_batch_256x256");
     for (label, packing) in [("trit2", Packing::Trit2), ("base3", Packing::Base3), ("p3", Packing::P3)] {
         let data = pack(&w, packing);
@@ -99,13 +56,13 @@ fn bench_matvec(c: &mut Criterion) {
 }
 
 fn bench_layer_norm(c: &mut Criterion) {
-    let mut rng = Rng(SplitMix64(42));
+    let mut rng = SplitMix64(42);
     let mut g = c.benchmark_group("layer_norm");
     for d in [64usize, 256] {
-        let gamma: Vec<u8> = (0..d).flat_map(|_| (1.0 + 0.1 * rng.f32()).to_le_bytes()).collect();
-        let beta: Vec<u8> = (0..d).flat_map(|_| (0.1 * rng.f32()).to_le_bytes()).collect();
+        let gamma: Vec<u8> = (0..d).flat_map(|_| (1.0 + 0.1 * unit(&mut rng)).to_le_bytes()).collect();
+        let beta: Vec<u8> = (0..d).flat_map(|_| (0.1 * unit(&mut rng)).to_le_bytes()).collect();
         let norm = Norm { gamma: Floats::new(&gamma), beta: Floats::new(&beta) };
-        let x: Vec<f32> = (0..d).map(|_| 3.0 * rng.f32()).collect();
+        let x: Vec<f32> = (0..d).map(|_| 3.0 * unit(&mut rng)).collect();
         let mut out = vec![0.0f32; d];
         g.bench_with_input(BenchmarkId::from_parameter(d), &d, |b, _| {
             b.iter(|| layer_norm(black_box(&x), black_box(&norm), &mut out))
@@ -115,10 +72,10 @@ fn bench_layer_norm(c: &mut Criterion) {
 }
 
 fn bench_softmax(c: &mut Criterion) {
-    let mut rng = Rng(SplitMix64(7));
+    let mut rng = SplitMix64(7);
     let mut g = c.benchmark_group("softmax");
     for m in [3usize, 4, 256] {
-        let v: Vec<f32> = (0..m).map(|_| 4.0 * rng.f32()).collect();
+        let v: Vec<f32> = (0..m).map(|_| 4.0 * unit(&mut rng)).collect();
         let mut w = v.clone();
         g.bench_with_input(BenchmarkId::from_parameter(m), &m, |b, _| {
             b.iter(|| {
@@ -134,9 +91,9 @@ fn bench_score_topk(c: &mut Criterion) {
     const DH: usize = 64;
     const KEYS: usize = 64;
     const TOPK: usize = 4;
-    let mut rng = Rng(SplitMix64(99));
-    let q: Vec<f32> = (0..DH).map(|_| rng.f32()).collect();
-    let keys: Vec<f32> = (0..DH * KEYS).map(|_| rng.f32()).collect();
+    let mut rng = SplitMix64(99);
+    let q: Vec<f32> = (0..DH).map(|_| unit(&mut rng)).collect();
+    let keys: Vec<f32> = (0..DH * KEYS).map(|_| unit(&mut rng)).collect();
     let (mut score, mut idx) = ([0.0f32; TOPK], [0.0f32; TOPK]);
     let inv = 1.0 / (DH as f32).sqrt();
     c.bench_function("score_topk_dh64_64keys_top4", |b| {

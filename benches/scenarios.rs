@@ -18,7 +18,7 @@
 //! After criterion, a summary measures ratios in the same run, with
 //! interleaved timings: lean/cached for S2 and S4, ATOME02/ATOME01 for S1.
 //! Models: $ATOME_MODELS, default ../shared/models (skipped when absent).
-use atome::format::{parse_classifier, parse_model, Classifier, Dims, Model, Packing, Tensor};
+use atome::format::{parse_classifier, parse_model, Classifier, Dims, Model, Packing};
 use atome::runner::{Plan, Runner, State};
 use criterion::{BenchmarkId, Criterion, SamplingMode};
 use std::hint::black_box;
@@ -80,41 +80,11 @@ impl Mem {
     }
 }
 
-/// The same model as ATOME02 (SPEC section 2): the walk of parse_model's
-/// layout, every ternary payload re-packed five trits a byte.
-fn to_atome02(m: &Model) -> Vec<u8> {
-    fn tensor(t: &Tensor, out: &mut Vec<u8>) {
-        out.extend_from_slice(&t.scale.to_le_bytes());
-        let n = t.rows * t.cols;
-        let mut k = 0;
-        while k < n {
-            let mut v = 0u32;
-            for j in (0..5).rev() {
-                let w = if k + j < n { t.weight(k + j) } else { 0 };
-                v = v * 3 + (w + 1) as u32;
-            }
-            out.push(v as u8);
-            k += 5;
-        }
-    }
-    let mut out = b"ATOME02".to_vec();
-    tensor(&m.embed, &mut out);
-    for l in 0..m.dims.n_layers {
-        let b = m.block(l);
-        out.extend_from_slice(b.norm.gamma.bytes());
-        out.extend_from_slice(b.norm.beta.bytes());
-        tensor(&b.conv, &mut out);
-        out.extend_from_slice(b.ssm.a.bytes());
-        out.extend_from_slice(b.ssm.b.bytes());
-        out.extend_from_slice(b.ssm.c_out.bytes());
-        tensor(&b.wq, &mut out);
-        tensor(&b.wk, &mut out);
-        tensor(&b.wv, &mut out);
-        tensor(&b.router, &mut out);
-    }
-    out.extend_from_slice(m.final_norm.gamma.bytes());
-    out.extend_from_slice(m.final_norm.beta.bytes());
-    tensor(&m.unembed, &mut out);
+/// The same model as ATOME02: the library re-packs it five trits a byte.
+fn to_atome02(blob: &[u8], dims: &Dims) -> Vec<u8> {
+    let mut out = vec![0u8; atome::format::blob_bytes(dims, atome::format::Format::Atome02, 0)];
+    let len = atome::format::repack(blob, dims, Packing::Base3, &mut out).expect("ternary ATOME01 blob");
+    out.truncate(len);
     out
 }
 
@@ -157,7 +127,7 @@ fn main() {
     let cagri = parse_classifier(&bagri, &dcls, 16).expect("agri blob");
     let (b02, b02_src) = match read("atome_944k.atome02") {
         Ok(b) => (b, "file atome_944k.atome02"),
-        Err(_) => (to_atome02(&m944), "converted in-process from atome_944k.bin"),
+        Err(_) => (to_atome02(&b944, &d944), "converted in-process from atome_944k.bin"),
     };
     let m944_02 = parse_model(&b02, &d944).expect("ATOME02 blob");
     assert_eq!(m944_02.packing, Packing::Base3);

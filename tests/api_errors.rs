@@ -30,13 +30,13 @@ fn predict(m: &atome_model_t, toks: &[i32]) -> (i32, Vec<f32>) {
     (id, s.logits.to_vec())
 }
 
-fn blob(fmt: Fmt) -> Vec<u8> {
-    Weights::random(cfg(), fmt, None, 42).to_blob(fmt)
+fn blob(fmt: Packing) -> Vec<u8> {
+    random_model(cfg(), fmt, None, 42).blob(fmt)
 }
 
 #[test]
 fn load_codes() {
-    let b = blob(Fmt::A01);
+    let b = blob(Packing::Trit2);
     assert_eq!(load(&b).1, 0);
     // Null arguments.
     let mut m = zeroed::<atome_model_t>();
@@ -60,9 +60,9 @@ fn load_codes() {
         assert_eq!(load(&p).1, if extra <= 15 { 0 } else { -3 }, "extra {extra}");
     }
     // ATOME02 and ATOMEP3 dispatch on the magic; an ATOME02 byte above 242 is -4.
-    assert_eq!(load(&blob(Fmt::A02)).1, 0);
-    assert_eq!(load(&blob(Fmt::P3)).1, 0);
-    let mut b2 = blob(Fmt::A02);
+    assert_eq!(load(&blob(Packing::Base3)).1, 0);
+    assert_eq!(load(&blob(Packing::P3)).1, 0);
+    let mut b2 = blob(Packing::Base3);
     let last = b2.len() - 1;
     b2[last] = 243;
     assert_eq!(load(&b2).1, -4);
@@ -70,7 +70,7 @@ fn load_codes() {
 
 #[test]
 fn failed_load_is_refused_later() {
-    let b = blob(Fmt::A01);
+    let b = blob(Packing::Trit2);
     let (mut m, rc) = load(&b);
     assert_eq!(rc, 0);
     assert!(predict(&m, &[1, 2]).0 >= 0);
@@ -87,7 +87,7 @@ fn failed_load_is_refused_later() {
 
 #[test]
 fn predict_next_edges() {
-    let b = blob(Fmt::A01);
+    let b = blob(Packing::Trit2);
     let (m, _) = load(&b);
     let mut s = zeroed::<atome_state_t>();
     let toks = [1, 2, 3];
@@ -113,7 +113,7 @@ fn predict_next_edges() {
     assert_eq!(x.0, y.0);
     assert!(same_bits(&x.1, &y.1));
     // And that is the reference's answer for the window.
-    let wt = Weights::random(cfg(), Fmt::A01, None, 42);
+    let wt = random_model(cfg(), Packing::Trit2, None, 42);
     let (rid, rl) = reference_predict(&wt, &long, ATOME_MAX_SEQ);
     assert_eq!(x.0 as usize, rid);
     assert!(same_bits(&x.1, &rl));
@@ -121,7 +121,7 @@ fn predict_next_edges() {
 
 #[test]
 fn generate_edges_and_greedy_equivalence() {
-    let b = blob(Fmt::A01);
+    let b = blob(Packing::Trit2);
     let (m, _) = load(&b);
     let mut s = zeroed::<atome_state_t>();
     let p = [10, 20, 30];
@@ -152,7 +152,7 @@ fn generate_edges_and_greedy_equivalence() {
 
 #[test]
 fn sampling_contract() {
-    let b = blob(Fmt::A01);
+    let b = blob(Packing::Trit2);
     let (m, _) = load(&b);
     let mut s = zeroed::<atome_state_t>();
     let p = [10, 20, 30];
@@ -179,14 +179,14 @@ fn sampling_contract() {
 }
 
 fn clf_blob(n_classes: i32) -> Vec<u8> {
-    let mut b = Weights::random(cfg(), Fmt::A01, Some(3), 9).to_blob(Fmt::A01);
+    let mut b = random_model(cfg(), Packing::Trit2, Some(3), 9).blob(Packing::Trit2);
     b[9..13].copy_from_slice(&n_classes.to_le_bytes());
     b
 }
 
 #[test]
 fn classifier_edges() {
-    let b = Weights::random(cfg(), Fmt::A01, Some(5), 9).to_blob(Fmt::A01);
+    let b = random_model(cfg(), Packing::Trit2, Some(5), 9).blob(Packing::Trit2);
     let mut c = zeroed::<atome_classifier_t>();
     let mut s = zeroed::<atome_state_t>();
     unsafe {
@@ -214,12 +214,12 @@ fn classifier_edges() {
             assert_eq!(atome_classifier_load(&mut *c, bb.as_ptr(), bb.len()), -1, "n_classes {n}");
         }
         // A language-model blob is not a classifier and vice versa.
-        let lm = blob(Fmt::A01);
+        let lm = blob(Packing::Trit2);
         assert_eq!(atome_classifier_load(&mut *c, lm.as_ptr(), lm.len()), -1);
         let mut m = zeroed::<atome_model_t>();
         assert_eq!(atome_load(&mut *m, b.as_ptr(), b.len()), -1);
         // ATOMECL02.
-        let b2 = Weights::random(cfg(), Fmt::A02, Some(5), 9).to_blob(Fmt::A02);
+        let b2 = random_model(cfg(), Packing::Base3, Some(5), 9).blob(Packing::Base3);
         assert_eq!(atome_classifier_load(&mut *c, b2.as_ptr(), b2.len()), 0);
         let mut lg2 = [0.0f32; 5];
         assert_eq!(atome_classify(&*c, &mut *s, t.as_ptr(), 3, lg2.as_mut_ptr()), k);
@@ -229,7 +229,7 @@ fn classifier_edges() {
 
 #[test]
 fn misaligned_blob_gives_the_same_bits() {
-    let b = blob(Fmt::A01);
+    let b = blob(Packing::Trit2);
     let (m0, _) = load(&b);
     let r0 = predict(&m0, &[4, 8, 15, 16, 23, 42]);
     for off in 1..8 {
@@ -252,7 +252,7 @@ fn build_config_and_entropy_api() {
     }
     assert_eq!(c.d_model as usize, ATOME_D_MODEL);
     assert_eq!(c.state_size as usize, std::mem::size_of::<atome_state_t>());
-    let b = blob(Fmt::A01);
+    let b = blob(Packing::Trit2);
     let (m, _) = load(&b);
     let mut s = zeroed::<atome_state_t>();
     let toks = [1, 2, 3, 4, 5];
@@ -266,7 +266,7 @@ fn build_config_and_entropy_api() {
         assert_eq!(atome_router_entropy_all(&*m, &mut *s, toks.as_ptr(), 5, all.as_mut_ptr(), 3), -1);
     }
     assert!(same_bits(&last, &all[4 * l..]));
-    let wt = Weights::random(cfg(), Fmt::A01, None, 42);
+    let wt = random_model(cfg(), Packing::Trit2, None, 42);
     let (_, routers) = reference_hidden(&wt, &toks, ATOME_MAX_SEQ);
     for t in 0..5 {
         for li in 0..l {

@@ -15,7 +15,7 @@ use atome::ffi::kernels::*;
 use atome::ffi::model::*;
 use atome::ffi::run::*;
 use atome::ffi::types::*;
-use blobgen::{blob_len, generate, Fmt};
+use blobgen::{generate, Format};
 use std::ptr;
 
 const V: usize = ATOME_VOCAB_SIZE;
@@ -51,10 +51,10 @@ fn toks(n: usize) -> Vec<i32> {
 #[test]
 fn every_format_loads_misaligned_and_runs() {
     let mut st = zeroed::<atome_state_t>();
-    for (k, &fmt) in Fmt::ALL.iter().enumerate() {
+    for (k, &fmt) in Format::ALL.iter().enumerate() {
         let nc = 3;
         let b = generate(&DIMS, fmt, nc, 40 + k as u64);
-        assert_eq!(b.bytes.len(), blob_len(&DIMS, fmt, nc));
+        assert_eq!(b.bytes.len(), atome::format::blob_bytes(&DIMS, fmt, nc as usize));
         let shift = 1 + k % 3;
         let (_keep, p, len) = placed(&b.bytes, shift);
         let t = toks(S + 2);
@@ -112,8 +112,8 @@ fn every_format_loads_misaligned_and_runs() {
 
 #[test]
 fn error_paths() {
-    let b = generate(&DIMS, Fmt::Lm01, 1, 3);
-    let cb = generate(&DIMS, Fmt::Cl02, 2, 4);
+    let b = generate(&DIMS, Format::Atome01, 1, 3);
+    let cb = generate(&DIMS, Format::AtomeCl02, 2, 4);
     let mut m = zeroed::<atome_model_t>();
     let mut c = zeroed::<atome_classifier_t>();
     let mut st = zeroed::<atome_state_t>();
@@ -254,9 +254,9 @@ fn kernels_on_misaligned_params() {
 /// block weights); fixed: the load-time blob hash now keys cached states.
 #[test]
 fn state_reused_after_reloading_a_blob_in_place() {
-    let a = generate(&DIMS, Fmt::Lm01, 1, 1);
+    let a = generate(&DIMS, Format::Atome01, 1, 1);
     let mut b = a.clone();
-    let off = b.floats.iter().find(|f| f.1 == blobgen::Field::WvScale).unwrap().0;
+    let off = b.floats.iter().find(|f| f.1 == blobgen::Field::Wv).unwrap().0;
     b.set_f32(off, 5.0);
     let mut buf = a.bytes.clone();
     let t: Vec<i32> = (0..S.min(8) as i32).map(|i| (i * 13) % V as i32).collect();
@@ -287,7 +287,7 @@ fn state_reused_after_reloading_a_blob_in_place() {
 /// the output slice is clamped to the window first.
 #[test]
 fn generate_with_max_tokens_beyond_the_window() {
-    let b = generate(&DIMS, Fmt::Lm01, 1, 9);
+    let b = generate(&DIMS, Format::Atome01, 1, 9);
     let mut m = zeroed::<atome_model_t>();
     let mut st = zeroed::<atome_state_t>();
     let prompt = [1i32, 2];

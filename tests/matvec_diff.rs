@@ -131,20 +131,15 @@ proptest! {
     }
 }
 
-/// The library's splitmix64 for the larger fixed shapes.
-struct Rng(SplitMix64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0.next_u64()
-    }
-    fn value(&mut self) -> f32 {
-        match self.next() % 16 {
-            0 => f32::from_bits(self.next() as u32),
-            1 => -0.0,
-            2 => f32::from_bits((self.next() as u32) & 0x807f_ffff), // subnormal or zero
-            3 => 3.0e38,
-            _ => ((self.next() % 20001) as f32 / 1000.0 - 10.0) * if self.next() % 3 == 0 { 1.0e-20 } else { 1.0 },
-        }
+/// An input value for the larger fixed shapes (the library's splitmix64):
+/// often special (any bits, -0, subnormal, huge, tiny), else plain.
+fn draw_value(rng: &mut SplitMix64) -> f32 {
+    match rng.next_u64() % 16 {
+        0 => f32::from_bits(rng.next_u64() as u32),
+        1 => -0.0,
+        2 => f32::from_bits((rng.next_u64() as u32) & 0x807f_ffff), // subnormal or zero
+        3 => 3.0e38,
+        _ => ((rng.next_u64() % 20001) as f32 / 1000.0 - 10.0) * if rng.next_u64() % 3 == 0 { 1.0e-20 } else { 1.0 },
     }
 }
 
@@ -152,7 +147,7 @@ impl Rng {
 /// for every batch size, row blocks plus a partial group, 1..=20 vectors.
 #[test]
 fn larger_shapes_match_naive() {
-    let mut rng = Rng(SplitMix64(0x9e37_79b9_7f4a_7c15));
+    let mut rng = SplitMix64(0x9e37_79b9_7f4a_7c15);
     let shapes = [(256, 256), (64, 1100), (100, 257), (17, 1201), (8, 613), (33, 96), (3, 640), (255, 130)];
     for &(rows, cols) in &shapes {
         for packing in [Packing::Trit2, Packing::Base3, Packing::P3] {
@@ -160,13 +155,13 @@ fn larger_shapes_match_naive() {
                 let len = packing.payload_len(rows * cols);
                 let data: Vec<u8> = (0..len)
                     .map(|_| match packing {
-                        Packing::Base3 => (rng.next() % 243) as u8,
-                        _ => rng.next() as u8,
+                        Packing::Base3 => (rng.next_u64() % 243) as u8,
+                        _ => rng.next_u64() as u8,
                     })
                     .collect();
-                let xstride = cols + (rng.next() % 3) as usize;
-                let ostride = rows + (rng.next() % 3) as usize;
-                let xs: Vec<f32> = (0..(n - 1) * xstride + cols).map(|_| rng.value()).collect();
+                let xstride = cols + (rng.next_u64() % 3) as usize;
+                let ostride = rows + (rng.next_u64() % 3) as usize;
+                let xs: Vec<f32> = (0..(n - 1) * xstride + cols).map(|_| draw_value(&mut rng)).collect();
                 let c = Case {
                     packing,
                     rows,
@@ -235,11 +230,11 @@ fn fast_path_taken_with_avx2() {
 /// them): every path decodes them digit by digit like the naive code.
 #[test]
 fn base3_bytes_above_242_match_naive() {
-    let mut rng = Rng(SplitMix64(0x0123_4567_89ab_cdef));
+    let mut rng = SplitMix64(0x0123_4567_89ab_cdef);
     for &(rows, cols, n) in &[(16usize, 37usize, 1usize), (9, 250, 4), (40, 61, 8), (3, 300, 2)] {
         let len = Packing::Base3.payload_len(rows * cols);
-        let data: Vec<u8> = (0..len).map(|_| 243 + (rng.next() % 13) as u8).collect();
-        let xs: Vec<f32> = (0..n * cols).map(|_| rng.value()).collect();
+        let data: Vec<u8> = (0..len).map(|_| 243 + (rng.next_u64() % 13) as u8).collect();
+        let xs: Vec<f32> = (0..n * cols).map(|_| draw_value(&mut rng)).collect();
         let c = Case {
             packing: Packing::Base3,
             rows,

@@ -14,7 +14,7 @@ use atome::ffi::kernels::*;
 use atome::ffi::model::*;
 use atome::ffi::run::*;
 use atome::ffi::types::*;
-use blobgen::{generate, Blob, Field, Fmt};
+use blobgen::{generate, Blob, Field, Format};
 use std::sync::Once;
 
 const V: usize = ATOME_VOCAB_SIZE;
@@ -23,21 +23,21 @@ const L: usize = ATOME_N_LAYERS;
 const D: usize = ATOME_D_MODEL;
 
 const FIELDS: [Field; 15] = [
-    Field::EmbedScale,
-    Field::Gamma,
-    Field::Beta,
-    Field::ConvScale,
+    Field::Embed,
+    Field::NormGamma,
+    Field::NormBeta,
+    Field::Conv,
     Field::SsmA,
     Field::SsmB,
     Field::SsmC,
-    Field::WqScale,
-    Field::WkScale,
-    Field::WvScale,
-    Field::RouterScale,
+    Field::Wq,
+    Field::Wk,
+    Field::Wv,
+    Field::Router,
     Field::FinalGamma,
     Field::FinalBeta,
-    Field::UnembedScale,
-    Field::HeadScale,
+    Field::Unembed,
+    Field::Head,
 ];
 
 const VALUES: [f32; 7] = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 3.0e38, -3.0e38, -0.0, 1.0e-45];
@@ -131,9 +131,9 @@ fn run_clf(blob: &Blob, nc: i32, what: &str) {
 #[test]
 fn nonfinite_language_model_weights() {
     watchdog();
-    for (i, f) in FIELDS.iter().enumerate().filter(|(_, f)| **f != Field::HeadScale) {
+    for (i, f) in FIELDS.iter().enumerate().filter(|(_, f)| **f != Field::Head) {
         for (j, &v) in VALUES.iter().enumerate() {
-            let fmt = [Fmt::Lm01, Fmt::Lm02, Fmt::LmP3][(i + j) % 3];
+            let fmt = [Format::Atome01, Format::Atome02, Format::AtomeP3][(i + j) % 3];
             let mut b = generate(&DIMS, fmt, 1, 100 + i as u64);
             assert!(b.set_field(*f, v) > 0);
             run_lm(&b, &format!("{fmt:?} {f:?} = {v:e}"));
@@ -147,7 +147,7 @@ fn nonfinite_classifier_weights() {
     let nc = 5;
     for (i, f) in FIELDS.iter().enumerate() {
         for (j, &v) in VALUES.iter().enumerate().filter(|(j, _)| j % 2 == i % 2 || *j == 0) {
-            let fmt = if (i + j) % 2 == 0 { Fmt::Cl01 } else { Fmt::Cl02 };
+            let fmt = if (i + j) % 2 == 0 { Format::AtomeCl01 } else { Format::AtomeCl02 };
             let mut b = generate(&DIMS, fmt, nc, 200 + i as u64);
             assert!(b.set_field(*f, v) > 0);
             run_clf(&b, nc, &format!("{fmt:?} {f:?} = {v:e}"));
@@ -159,7 +159,7 @@ fn nonfinite_classifier_weights() {
 #[test]
 fn single_nonfinite_floats() {
     watchdog();
-    let base = generate(&DIMS, Fmt::Lm01, 1, 7);
+    let base = generate(&DIMS, Format::Atome01, 1, 7);
     let n = base.floats.len();
     let step = (n / 40).max(1);
     for (k, idx) in (0..n).step_by(step).enumerate() {
@@ -176,11 +176,11 @@ fn single_nonfinite_floats() {
 #[test]
 fn nan_scores_leave_slots_empty_and_contribute_nothing() {
     watchdog();
-    for fmt in [Fmt::Lm01, Fmt::Lm02, Fmt::LmP3] {
+    for fmt in [Format::Atome01, Format::Atome02, Format::AtomeP3] {
         let seed = 31;
         let mut zero_v = generate(&DIMS, fmt, 1, seed);
-        zero_v.set_field(Field::WvScale, 0.0);
-        for nan_field in [Field::WqScale, Field::WkScale] {
+        zero_v.set_field(Field::Wv, 0.0);
+        for nan_field in [Field::Wq, Field::Wk] {
             let mut nan_q = generate(&DIMS, fmt, 1, seed);
             nan_q.set_field(nan_field, f32::NAN);
             let logits = |b: &Blob| -> (i32, Vec<u32>) {

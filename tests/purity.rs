@@ -21,13 +21,13 @@ fn zeroed<T>() -> Box<T> {
 
 fn garbage_state(seed: u64) -> Box<atome_state_t> {
     let mut s = zeroed::<atome_state_t>();
-    let mut r = Rng(seed | 1);
+    let mut r = SplitMix64(seed | 1);
     // SAFETY: any bytes are a valid atome_state_t (floats and integers).
     let bytes = unsafe {
         std::slice::from_raw_parts_mut(&mut *s as *mut atome_state_t as *mut u8, std::mem::size_of::<atome_state_t>())
     };
     for b in bytes.iter_mut() {
-        *b = r.next() as u8;
+        *b = r.next_u64() as u8;
     }
     s
 }
@@ -40,8 +40,8 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
-    let blob = Weights::random(cfg(), Fmt::A01, None, 3).to_blob(Fmt::A01);
-    let blob2 = Weights::random(cfg(), Fmt::A01, None, 4).to_blob(Fmt::A01);
+    let blob = random_model(cfg(), Packing::Trit2, None, 3).blob(Packing::Trit2);
+    let blob2 = random_model(cfg(), Packing::Trit2, None, 4).blob(Packing::Trit2);
     let mut m = zeroed::<atome_model_t>();
     let mut m2 = zeroed::<atome_model_t>();
     unsafe {
@@ -96,7 +96,7 @@ proptest! {
 
 #[test]
 fn classify_is_pure() {
-    let b = Weights::random(cfg(), Fmt::A01, Some(4), 8).to_blob(Fmt::A01);
+    let b = random_model(cfg(), Packing::Trit2, Some(4), 8).blob(Packing::Trit2);
     let mut c = zeroed::<atome_classifier_t>();
     unsafe { assert_eq!(atome_classifier_load(&mut *c, b.as_ptr(), b.len()), 0) };
     let t = [7, 7, 1, 200, 3];

@@ -40,7 +40,7 @@ const CFGS: &[Cfg] = &[
     Cfg { v: 13, d: 17, l: 1, dh: 4, k: 17, topk: 2 },
 ];
 
-fn random_tokens(r: &mut Rng, n: usize, v: usize) -> Vec<i32> {
+fn random_tokens(r: &mut SplitMix64, n: usize, v: usize) -> Vec<i32> {
     (0..n)
         .map(|_| match r.below(10) {
             0 => -(r.below(1000) as i32) - 1,
@@ -52,12 +52,12 @@ fn random_tokens(r: &mut Rng, n: usize, v: usize) -> Vec<i32> {
 
 #[test]
 fn lean_and_cached_equal_reference_bit_for_bit() {
-    let mut r = Rng(7);
+    let mut r = SplitMix64(7);
     let mut checked = 0;
     for (ci, cfg) in CFGS.iter().enumerate() {
-        for fmt in [Fmt::A01, Fmt::A02, Fmt::P3] {
-            let wt = Weights::random(*cfg, fmt, None, 100 + ci as u64);
-            let blob = wt.to_blob(fmt);
+        for fmt in [Packing::Trit2, Packing::Base3, Packing::P3] {
+            let wt = random_model(*cfg, fmt, None, 100 + ci as u64);
+            let blob = wt.blob(fmt);
             let m = parse_model(&blob, &dims(cfg)).unwrap();
             for s in [1usize, 5, 16] {
                 for _ in 0..4 {
@@ -80,10 +80,10 @@ fn lean_and_cached_equal_reference_bit_for_bit() {
 
 #[test]
 fn atome02_gives_the_same_bits_as_atome01() {
-    let mut r = Rng(11);
+    let mut r = SplitMix64(11);
     for (ci, cfg) in CFGS.iter().enumerate() {
-        let wt = Weights::random(*cfg, Fmt::A01, None, 200 + ci as u64);
-        let (b1, b2) = (wt.to_blob(Fmt::A01), wt.to_blob(Fmt::A02));
+        let wt = random_model(*cfg, Packing::Trit2, None, 200 + ci as u64);
+        let (b1, b2) = (wt.blob(Packing::Trit2), wt.blob(Packing::Base3));
         assert!(b2.len() < b1.len() || cfg.d * cfg.v < 20);
         let (m1, m2) = (parse_model(&b1, &dims(cfg)).unwrap(), parse_model(&b2, &dims(cfg)).unwrap());
         for _ in 0..5 {
@@ -100,10 +100,10 @@ fn atome02_gives_the_same_bits_as_atome01() {
 #[test]
 fn cached_call_sequences_equal_fresh_results() {
     // Extend, shorten, replace, go past S: every call equals a fresh computation.
-    let mut r = Rng(99);
+    let mut r = SplitMix64(99);
     for (ci, cfg) in CFGS.iter().enumerate().take(5) {
-        let wt = Weights::random(*cfg, Fmt::A01, None, 300 + ci as u64);
-        let blob = wt.to_blob(Fmt::A01);
+        let wt = random_model(*cfg, Packing::Trit2, None, 300 + ci as u64);
+        let blob = wt.blob(Packing::Trit2);
         let m = parse_model(&blob, &dims(cfg)).unwrap();
         let s = 12;
         let mut c = state(Plan::Cached, &m.dims, s, 0.0);
@@ -135,9 +135,9 @@ fn cached_call_sequences_equal_fresh_results() {
 #[test]
 fn cached_state_with_garbage_or_other_model_is_not_trusted() {
     let cfg = CFGS[0];
-    let w1 = Weights::random(cfg, Fmt::A01, None, 1);
-    let w2 = Weights::random(cfg, Fmt::A01, None, 2);
-    let (b1, b2) = (w1.to_blob(Fmt::A01), w2.to_blob(Fmt::A01));
+    let w1 = random_model(cfg, Packing::Trit2, None, 1);
+    let w2 = random_model(cfg, Packing::Trit2, None, 2);
+    let (b1, b2) = (w1.blob(Packing::Trit2), w2.blob(Packing::Trit2));
     let (m1, m2) = (parse_model(&b1, &dims(&cfg)).unwrap(), parse_model(&b2, &dims(&cfg)).unwrap());
     let toks = [3, 1, 4, 1, 5];
     let mut c = state(Plan::Cached, &m1.dims, 8, 1.0);
@@ -151,9 +151,9 @@ fn cached_state_with_garbage_or_other_model_is_not_trusted() {
 #[test]
 fn classifier_equals_reference() {
     for (ci, cfg) in CFGS.iter().enumerate().take(4) {
-        for fmt in [Fmt::A01, Fmt::A02] {
-            let wt = Weights::random(*cfg, fmt, Some(1 + ci * 3), 400 + ci as u64);
-            let blob = wt.to_blob(fmt);
+        for fmt in [Packing::Trit2, Packing::Base3] {
+            let wt = random_model(*cfg, fmt, Some(1 + ci * 3), 400 + ci as u64);
+            let blob = wt.blob(fmt);
             let c = parse_classifier(&blob, &dims(cfg), 16).unwrap();
             let toks = [1, 2, 3, 50, -4, 2];
             let (rc, rl) = reference_classify(&wt, &toks, 4);
@@ -171,8 +171,8 @@ fn classifier_equals_reference() {
 #[test]
 fn router_entropy_matches_an_independent_computation() {
     let cfg = CFGS[1];
-    let wt = Weights::random(cfg, Fmt::A01, None, 5);
-    let blob = wt.to_blob(Fmt::A01);
+    let wt = random_model(cfg, Packing::Trit2, None, 5);
+    let blob = wt.blob(Packing::Trit2);
     let m = parse_model(&blob, &dims(&cfg)).unwrap();
     let toks = [5, 9, 11, 2, 39, 0, 7];
     let (_, routers) = reference_hidden(&wt, &toks, 16);
@@ -197,8 +197,8 @@ fn router_entropy_matches_an_independent_computation() {
 #[test]
 fn generation_is_repeated_prediction_in_both_plans() {
     let cfg = CFGS[0];
-    let wt = Weights::random(cfg, Fmt::A01, None, 9);
-    let blob = wt.to_blob(Fmt::A01);
+    let wt = random_model(cfg, Packing::Trit2, None, 9);
+    let blob = wt.blob(Packing::Trit2);
     let m = parse_model(&blob, &dims(&cfg)).unwrap();
     let (prompt, s) = ([4, 8, 15], 10);
     // The reference's greedy continuation, position by position.

@@ -1,6 +1,6 @@
-//! Blob layouts (SPEC section 2), configuration search, weight statistics and
-//! lossless conversion between packings.
-use atome::format::{self, Dims, Packing, Tensor, P3_WEIGHTS};
+//! Configuration search, weight statistics and lossless conversion between
+//! packings, on the library's description of the formats (atome::format).
+use atome::format::{self, Dims, Format as BlobFormat, Packing, Tensor};
 
 /// Vocabulary sizes tried when inferring a configuration.
 pub const VOCABS: [usize; 6] = [256, 32, 40, 64, 128, 512];
@@ -34,19 +34,23 @@ pub struct Format {
 impl Format {
     /// Reads the magic (and a classifier's n_classes).
     pub fn detect(blob: &[u8]) -> Result<Format, String> {
-        if let Some(p) = format::classifier_packing(blob) {
-            let nb = blob.get(9..13).ok_or("classifier blob too short for n_classes")?;
-            let n = i32::from_le_bytes([nb[0], nb[1], nb[2], nb[3]]);
-            if n < 1 {
-                return Err(format!("classifier n_classes = {n} (must be >= 1)"));
-            }
-            return Ok(Format { kind: Kind::Classifier(n as usize), packing: p });
-        }
-        if let Some(p) = format::lm_packing(blob) {
-            return Ok(Format { kind: Kind::Lm, packing: p });
-        }
-        let shown: String = blob.iter().take(9).map(|&b| if b.is_ascii_graphic() { b as char } else { '.' }).collect();
-        Err(format!("unknown magic {shown:?} (expected ATOME01, ATOME02, ATOMEP3, ATOMECL01 or ATOMECL02)"))
+        let Some(f) = BlobFormat::detect(blob) else {
+            let shown: String = blob.iter().take(9).map(|&b| if b.is_ascii_graphic() { b as char } else { '.' }).collect();
+            let names: Vec<&str> = BlobFormat::ALL.iter().map(|f| f.name()).collect();
+            return Err(format!("unknown magic {shown:?} (expected {})", names.join(", ")));
+        };
+        let kind = match f.n_classes(blob) {
+            None if f.is_classifier() => return Err("classifier blob too short for n_classes".into()),
+            None => Kind::Lm,
+            Some(n) if n < 1 => return Err(format!("classifier n_classes = {n} (must be >= 1)")),
+            Some(n) => Kind::Classifier(n as usize),
+        };
+        Ok(Format { kind, packing: f.packing() })
+    }
+
+    /// The library's format (None: no such format, e.g. a P3 classifier).
+    pub fn lib(&self) -> Option<BlobFormat> {
+        BlobFormat::new(matches!(self.kind, Kind::Classifier(_)), self.packing)
     }
 
     /// The magic string.
@@ -55,74 +59,22 @@ impl Format {
     }
 }
 
+/// Class count of a kind (0 for a language model).
+fn n_classes(kind: Kind) -> usize {
+    match kind {
+        Kind::Lm => 0,
+        Kind::Classifier(n) => n,
+    }
+}
+
 /// Magic of a kind and packing (None: no such format, e.g. a P3 classifier).
 pub fn magic(kind: Kind, p: Packing) -> Option<&'static str> {
-    match (kind, p) {
-        (Kind::Lm, Packing::Trit2) => Some("ATOME01"),
-        (Kind::Lm, Packing::Base3) => Some("ATOME02"),
-        (Kind::Lm, Packing::P3) => Some("ATOMEP3"),
-        (Kind::Classifier(_), Packing::Trit2) => Some("ATOMECL01"),
-        (Kind::Classifier(_), Packing::Base3) => Some("ATOMECL02"),
-        (Kind::Classifier(_), Packing::P3) => None,
-    }
+    Format { kind, packing: p }.lib().map(BlobFormat::name)
 }
 
-/// One piece of a blob, in order.
-#[derive(Clone, Debug)]
-pub enum Seg {
-    /// Magic, n_classes: copied verbatim.
-    Header(&'static str, usize),
-    /// Float array (norm, SSM).
-    Floats(String, usize),
-    /// Packed tensor (scale + payload).
-    Tensor(String, usize, usize),
-}
-
-/// The layout of a blob for a configuration.
-pub fn layout(kind: Kind, dims: &Dims) -> Vec<Seg> {
-    let (v, d, dh, k) = (dims.vocab, dims.d_model, dims.d_head, dims.kernel_size);
-    let mut s = Vec::new();
-    match kind {
-        Kind::Lm => s.push(Seg::Header("magic", 7)),
-        Kind::Classifier(_) => {
-            s.push(Seg::Header("magic", 9));
-            s.push(Seg::Header("n_classes", 4));
-        }
-    }
-    s.push(Seg::Tensor("embed".into(), v, d));
-    for l in 0..dims.n_layers {
-        s.push(Seg::Floats(format!("block{l}.norm"), 2 * d));
-        s.push(Seg::Tensor(format!("block{l}.conv"), d, k));
-        s.push(Seg::Floats(format!("block{l}.ssm"), 3 * d));
-        s.push(Seg::Tensor(format!("block{l}.Wq"), dh, d));
-        s.push(Seg::Tensor(format!("block{l}.Wk"), dh, d));
-        s.push(Seg::Tensor(format!("block{l}.Wv"), d, d));
-        s.push(Seg::Tensor(format!("block{l}.router"), 3, d));
-    }
-    s.push(Seg::Floats("final_norm".into(), 2 * d));
-    s.push(Seg::Tensor("unembed".into(), v, d));
-    if let Kind::Classifier(n) = kind {
-        s.push(Seg::Tensor("head".into(), n, d));
-    }
-    s
-}
-
-/// Bytes of a segment.
-pub fn seg_bytes(s: &Seg, p: Packing) -> usize {
-    match s {
-        Seg::Header(_, n) => *n,
-        Seg::Floats(_, n) => 4 * n,
-        Seg::Tensor(_, r, c) => format::tensor_bytes(p, r * c),
-    }
-}
-
-/// Exact size of a blob (no trailing bytes).
+/// Exact size of a blob (no trailing bytes; 0 when there is no such format).
 pub fn blob_bytes(kind: Kind, dims: &Dims, p: Packing) -> usize {
-    let lm = format::model_bytes(dims, p);
-    match kind {
-        Kind::Lm => lm,
-        Kind::Classifier(n) => lm + 2 + 4 + format::tensor_bytes(p, n * dims.d_model),
-    }
+    (Format { kind, packing: p }).lib().map_or(0, |f| format::blob_bytes(dims, f, n_classes(kind)))
 }
 
 /// A configuration consistent with a blob's size.
@@ -141,16 +93,13 @@ pub struct Candidate {
 /// with that t.
 pub fn size_matches(kind: Kind, p: Packing, len: usize) -> Vec<(Dims, usize)> {
     let mut out = Vec::new();
-    let (head_bytes, nclass) = match kind {
-        Kind::Lm => (7, 0),
-        Kind::Classifier(n) => (13, n),
-    };
+    let Some(f) = (Format { kind, packing: p }).lib() else { return out };
+    let nclass = n_classes(kind);
     for &v in VOCABS.iter() {
         for d in 1..=MAX_D {
-            let fixed = head_bytes
-                + 2 * format::tensor_bytes(p, v * d)
-                + 8 * d
-                + if nclass > 0 { format::tensor_bytes(p, nclass * d) } else { 0 };
+            // Everything but the blocks: a blob with no layer.
+            let outside = Dims { vocab: v, d_model: d, n_layers: 0, d_head: 1, kernel_size: 1, top_k: DEFAULT_TOPK };
+            let fixed = format::blob_bytes(&outside, f, nclass);
             if fixed >= len {
                 break; // grows with D
             }
@@ -367,65 +316,25 @@ impl Analysis {
     }
 }
 
-fn f32_at(b: &[u8], off: usize) -> f32 {
-    f32::from_le_bytes([b[off], b[off + 1], b[off + 2], b[off + 3]])
-}
-
-/// Counts weights, unused codes and non-zero padding of one payload.
+/// Counts weights, unused codes and non-zero padding of one tensor.
 /// `full` false: padding only (cheap), no weight or unused-code counts.
-fn tensor_stats(name: &str, rows: usize, cols: usize, scale: f32, data: &[u8], p: Packing, full: bool) -> TensorStats {
-    let n = rows * cols;
-    let t = Tensor { data, scale, rows, cols, packing: p };
-    let mut st = TensorStats { name: name.into(), rows, cols, scale, ..Default::default() };
-    let nf = if full { n } else { 0 };
-    for i in 0..nf {
-        st.counts[count_index(t.weight(i))] += 1;
+fn tensor_stats(name: String, t: &Tensor, full: bool) -> TensorStats {
+    let mut st = TensorStats { name, rows: t.rows, cols: t.cols, scale: t.scale, ..Default::default() };
+    if full {
+        let mut buf = [0i8; 256];
+        let n = t.rows * t.cols;
+        let mut at = 0;
+        while at < n {
+            let len = (n - at).min(buf.len());
+            t.decode(at, &mut buf[..len]);
+            for &w in &buf[..len] {
+                st.counts[count_index(w)] += 1;
+            }
+            at += len;
+        }
+        st.unused_codes = t.unused_codes();
     }
-    match p {
-        Packing::Trit2 => {
-            for i in 0..nf {
-                if (data[i >> 2] >> (2 * (i & 3))) & 3 == 2 {
-                    st.unused_codes += 1;
-                }
-            }
-            for i in n..4 * data.len() {
-                if (data[i >> 2] >> (2 * (i & 3))) & 3 != 0 {
-                    st.dirty_padding += 1;
-                }
-            }
-        }
-        Packing::Base3 => {
-            if full {
-                st.unused_codes = data.iter().filter(|&&b| b > 242).count();
-            }
-            for i in n..5 * data.len() {
-                let mut b = data[i / 5];
-                for _ in 0..i % 5 {
-                    b /= 3;
-                }
-                if b % 3 != 1 {
-                    st.dirty_padding += 1;
-                }
-            }
-        }
-        Packing::P3 => {
-            let code = |i: usize| {
-                let g = 3 * (i >> 3);
-                let w = data[g] as u32 | (data[g + 1] as u32) << 8 | (data[g + 2] as u32) << 16;
-                (w >> (3 * (i & 7))) & 7
-            };
-            for i in 0..nf {
-                if code(i) == 7 {
-                    st.unused_codes += 1;
-                }
-            }
-            for i in n..8 * (data.len() / 3) {
-                if code(i) != 0 {
-                    st.dirty_padding += 1;
-                }
-            }
-        }
-    }
+    st.dirty_padding = t.dirty_padding();
     st
 }
 
@@ -437,85 +346,31 @@ pub fn analyze(blob: &[u8], f: &Format, dims: &Dims) -> Option<Analysis> {
 /// As analyze; `full` false skips the weight counts (scales, floats and
 /// padding only).
 pub fn analyze_with(blob: &[u8], f: &Format, dims: &Dims, full: bool) -> Option<Analysis> {
-    let segs = layout(f.kind, dims);
-    let total: usize = segs.iter().map(|s| seg_bytes(s, f.packing)).sum();
-    if blob.len() < total {
+    let total = blob_bytes(f.kind, dims, f.packing);
+    if total == 0 || blob.len() < total {
         return None;
     }
     let mut a = Analysis { tensors: Vec::new(), floats: Vec::new(), trailing: blob.len() - total };
-    let mut off = 0;
-    for s in &segs {
-        let len = seg_bytes(s, f.packing);
-        let b = &blob[off..off + len];
-        match s {
-            Seg::Header(..) => {}
-            Seg::Floats(name, n) => {
-                let mut fs = FloatStats { name: name.clone(), n: *n, odd: 0, min: f32::INFINITY, max: f32::NEG_INFINITY };
-                for i in 0..*n {
-                    let x = f32_at(b, 4 * i);
-                    if !x.is_finite() || x.abs() > 1e6 || (x != 0.0 && x.abs() < 1e-30) {
-                        fs.odd += 1;
-                    }
-                    if x.is_finite() {
-                        fs.min = fs.min.min(x);
-                        fs.max = fs.max.max(x);
-                    }
-                }
-                a.floats.push(fs);
+    for part in format::parts(dims, f.lib()?, n_classes(f.kind)) {
+        if let Some(t) = part.tensor(blob) {
+            a.tensors.push(tensor_stats(part.to_string(), &t, full));
+            continue;
+        }
+        let x = part.floats(blob)?;
+        let mut fs = FloatStats { name: part.to_string(), n: x.len(), odd: 0, min: f32::INFINITY, max: f32::NEG_INFINITY };
+        for i in 0..x.len() {
+            let v = x.get(i);
+            if !v.is_finite() || v.abs() > 1e6 || (v != 0.0 && v.abs() < 1e-30) {
+                fs.odd += 1;
             }
-            Seg::Tensor(name, r, c) => {
-                a.tensors.push(tensor_stats(name, *r, *c, f32_at(b, 0), &b[4..], f.packing, full));
+            if v.is_finite() {
+                fs.min = fs.min.min(v);
+                fs.max = fs.max.max(v);
             }
         }
-        off += len;
+        a.floats.push(fs);
     }
     Some(a)
-}
-
-/// Packs weights (each in the target's range) into a payload.
-pub fn encode(w: &[i8], p: Packing) -> Result<Vec<u8>, String> {
-    let mut out = vec![0u8; p.payload_len(w.len())];
-    match p {
-        Packing::Trit2 => {
-            for (i, &x) in w.iter().enumerate() {
-                let code = match x {
-                    0 => 0u8,
-                    1 => 1,
-                    -1 => 3,
-                    _ => return Err(format!("weight {x} is not ternary")),
-                };
-                out[i >> 2] |= code << (2 * (i & 3));
-            }
-        }
-        Packing::Base3 => {
-            for (m, o) in out.iter_mut().enumerate() {
-                let mut b = 0u8;
-                for k in (0..5).rev() {
-                    let x = w.get(5 * m + k).copied().unwrap_or(0);
-                    if !(-1..=1).contains(&x) {
-                        return Err(format!("weight {x} is not ternary"));
-                    }
-                    b = b * 3 + (x + 1) as u8;
-                }
-                *o = b;
-            }
-        }
-        Packing::P3 => {
-            for (i, &x) in w.iter().enumerate() {
-                let code = P3_WEIGHTS
-                    .iter()
-                    .take(7)
-                    .position(|&v| v == x)
-                    .ok_or_else(|| format!("weight {x} has no ATOMEP3 code"))? as u32;
-                let g = 3 * (i >> 3);
-                let word = code << (3 * (i & 7));
-                out[g] |= word as u8;
-                out[g + 1] |= (word >> 8) as u8;
-                out[g + 2] |= (word >> 16) as u8;
-            }
-        }
-    }
-    Ok(out)
 }
 
 /// What a conversion changed or could not keep.
@@ -537,43 +392,38 @@ pub struct ConvertReport {
 
 /// Converts a blob to another packing with the same weights, scales and floats.
 pub fn convert(blob: &[u8], f: &Format, dims: &Dims, to: Packing) -> Result<(Vec<u8>, ConvertReport), String> {
-    let out_magic = magic(f.kind, to).ok_or("ATOMEP3 has no classifier format")?;
-    let segs = layout(f.kind, dims);
-    let total: usize = segs.iter().map(|s| seg_bytes(s, f.packing)).sum();
+    let total = blob_bytes(f.kind, dims, f.packing);
     if blob.len() < total {
         return Err(format!("blob is {} bytes, configuration {} needs {}", blob.len(), dims_str(dims), total));
     }
     let mut rep = ConvertReport { trailing: blob.len() - total, ..Default::default() };
-    let mut out = Vec::with_capacity(blob_bytes(f.kind, dims, to) + rep.trailing);
-    let mut off = 0;
-    for s in &segs {
-        let len = seg_bytes(s, f.packing);
-        let b = &blob[off..off + len];
-        match s {
-            Seg::Header("magic", _) => out.extend_from_slice(out_magic.as_bytes()),
-            Seg::Header(..) | Seg::Floats(..) => out.extend_from_slice(b),
-            Seg::Tensor(name, r, c) => {
-                let n = r * c;
-                let st = tensor_stats(name, *r, *c, f32_at(b, 0), &b[4..], f.packing, true);
-                match f.packing {
-                    Packing::P3 => rep.code111 += st.unused_codes,
-                    Packing::Trit2 => rep.code10 += st.unused_codes,
-                    Packing::Base3 if st.unused_codes > 0 => {
-                        return Err(format!("{name}: {} ATOME02 bytes above 242 (invalid)", st.unused_codes))
-                    }
-                    Packing::Base3 => {}
-                }
-                rep.dirty_padding += st.dirty_padding;
-                let t = Tensor { data: &b[4..], scale: 0.0, rows: *r, cols: *c, packing: f.packing };
-                let w: Vec<i8> = (0..n).map(|i| t.weight(i)).collect();
-                out.extend_from_slice(&b[..4]); // the scale's bytes, as they are
-                out.extend_from_slice(&encode(&w, to).map_err(|e| format!("{name}: {e}"))?);
-                rep.tensors += 1;
-                rep.weights += n;
-            }
+    let from = f.lib().ok_or("no such format")?;
+    for part in format::parts(dims, from, n_classes(f.kind)) {
+        let Some(t) = part.tensor(blob) else { continue };
+        let unused = t.unused_codes();
+        match f.packing {
+            Packing::P3 => rep.code111 += unused,
+            Packing::Trit2 => rep.code10 += unused,
+            Packing::Base3 if unused > 0 => return Err(format!("{part}: {unused} ATOME02 bytes above {} (invalid)", format::BASE3_MAX_BYTE)),
+            Packing::Base3 => {}
         }
-        off += len;
+        rep.dirty_padding += t.dirty_padding();
+        rep.tensors += 1;
+        rep.weights += t.rows * t.cols;
     }
+    let mut out = vec![0u8; blob_bytes(f.kind, dims, to)];
+    if out.is_empty() {
+        return Err(format!("{} has no classifier format", BlobFormat::AtomeP3.name()));
+    }
+    let len = format::repack(blob, dims, to, &mut out).map_err(|e| match e {
+        format::WriteError::Weight { field, layer, index, value } => {
+            let part = format::parts(dims, from, n_classes(f.kind)).find(|p| p.field == field && p.layer == layer);
+            let name = part.map_or_else(|| field.name().to_string(), |p| p.to_string());
+            format!("{name}: weight {index} is {value}, which {} cannot hold", magic(f.kind, to).unwrap_or("?"))
+        }
+        e => format!("repack: {e:?}"),
+    })?;
+    out.truncate(len);
     out.extend_from_slice(&blob[total..]);
     Ok((out, rep))
 }
@@ -638,43 +488,62 @@ pub fn same_weights(a: &[u8], b: &[u8], kind: Kind, dims: &Dims) -> Result<usize
 #[cfg(test)]
 mod tests {
     use super::*;
+    use atome::format::{Content, Part};
 
-    #[test]
-    fn layout_matches_library_sizes() {
-        for p in [Packing::Trit2, Packing::Base3, Packing::P3] {
-            for dims in [
-                Dims { vocab: 256, d_model: 256, n_layers: 8, d_head: 64, kernel_size: 5, top_k: 4 },
-                Dims { vocab: 40, d_model: 22, n_layers: 3, d_head: 6, kernel_size: 3, top_k: 2 },
-                Dims { vocab: 32, d_model: 13, n_layers: 1, d_head: 3, kernel_size: 7, top_k: 1 },
-            ] {
-                let l: usize = layout(Kind::Lm, &dims).iter().map(|s| seg_bytes(s, p)).sum();
-                assert_eq!(l, format::model_bytes(&dims, p));
-                assert_eq!(l, blob_bytes(Kind::Lm, &dims, p));
-                let c: usize = layout(Kind::Classifier(5), &dims).iter().map(|s| seg_bytes(s, p)).sum();
-                assert_eq!(c, blob_bytes(Kind::Classifier(5), &dims, p));
-            }
+    /// Plausible content: scales, norms and weights from a formula.
+    struct Formula;
+    impl Content for Formula {
+        fn float(&mut self, part: &Part, i: usize) -> f32 {
+            0.5 + ((part.offset + i) % 7) as f32 * 0.1
         }
-        let m944 = Dims { vocab: 256, d_model: 256, n_layers: 8, d_head: 64, kernel_size: 5, top_k: 4 };
-        assert_eq!(format::model_bytes(&m944, Packing::Trit2), 276_655);
-        assert_eq!(format::model_bytes(&m944, Packing::Base3), 229_975);
+        fn scale(&mut self, part: &Part) -> f32 {
+            0.01 * (1 + part.offset % 9) as f32
+        }
+        fn weight(&mut self, part: &Part, n: usize) -> i8 {
+            ((n * 5 + part.offset) % 3) as i8 - 1
+        }
+    }
+
+    fn blob(f: BlobFormat, dims: &Dims, n_classes: usize) -> Vec<u8> {
+        let mut b = vec![0u8; format::blob_bytes(dims, f, n_classes)];
+        format::write_blob(&mut b, dims, f, n_classes, &mut Formula).unwrap();
+        b
     }
 
     #[test]
-    fn encoders_round_trip() {
-        let w: Vec<i8> = (0..1003).map(|i| ((i * 7 + i / 3) % 3) as i8 - 1).collect();
-        for p in [Packing::Trit2, Packing::Base3, Packing::P3] {
-            let data = encode(&w, p).unwrap();
-            let t = Tensor { data: &data, scale: 1.0, rows: 1, cols: w.len(), packing: p };
-            for (i, &x) in w.iter().enumerate() {
-                assert_eq!(t.weight(i), x, "{p:?} {i}");
-            }
-            let st = tensor_stats("t", 1, w.len(), 1.0, &data, p, true);
-            assert_eq!(st.dirty_padding + st.unused_codes, 0);
+    fn size_search_finds_the_configuration() {
+        let dims = Dims { vocab: 40, d_model: 22, n_layers: 3, d_head: 6, kernel_size: 3, top_k: DEFAULT_TOPK };
+        for f in BlobFormat::ALL {
+            let b = blob(f, &dims, 5);
+            let fmt = Format::detect(&b).unwrap();
+            assert_eq!((fmt.lib(), fmt.magic()), (Some(f), f.name()));
+            assert!(size_matches(fmt.kind, fmt.packing, b.len()).contains(&(dims, 0)), "{f:?}");
+            let an = analyze(&b, &fmt, &dims).unwrap();
+            assert_eq!((an.anomalies(), an.trailing), (0, 0), "{f:?}");
+            assert_eq!(an.tensors.len(), 2 + 5 * 3 + usize::from(f.is_classifier()));
+            assert_eq!(an.tensors[2].name, "block0.Wq");
         }
-        let w9: Vec<i8> = (0..77).map(|i| [0i8, 1, -1, 3, -3, 9, -9][i % 7]).collect();
-        let data = encode(&w9, Packing::P3).unwrap();
-        let t = Tensor { data: &data, scale: 1.0, rows: 7, cols: 11, packing: Packing::P3 };
-        assert!((0..77).all(|i| t.weight(i) == w9[i]));
-        assert!(encode(&w9, Packing::Base3).is_err());
+    }
+
+    #[test]
+    fn convert_round_trips() {
+        let dims = Dims { vocab: 32, d_model: 13, n_layers: 2, d_head: 3, kernel_size: 7, top_k: 1 };
+        for f in BlobFormat::ALL {
+            let mut b = blob(f, &dims, 3);
+            b.extend_from_slice(&[9, 9, 9]);
+            let fmt = Format::detect(&b).unwrap();
+            for to in Packing::ALL {
+                let Ok((out, rep)) = convert(&b, &fmt, &dims, to) else {
+                    assert!(f.is_classifier() && to == Packing::P3);
+                    continue;
+                };
+                assert_eq!((rep.trailing, rep.code10 + rep.code111 + rep.dirty_padding), (3, 0));
+                assert_eq!(out.len(), blob_bytes(fmt.kind, &dims, to) + 3);
+                let n = same_weights(&b[..b.len() - 3], &out[..out.len() - 3], fmt.kind, &dims).unwrap();
+                assert_eq!(n, rep.weights);
+                let (back, _) = convert(&out, &Format { kind: fmt.kind, packing: to }, &dims, fmt.packing).unwrap();
+                assert_eq!(back, b, "{f:?} -> {to:?} -> back");
+            }
+        }
     }
 }

@@ -82,95 +82,18 @@ fn reference_sha256(p: &Path) -> String {
         .expect("neither sha256sum nor python3 could hash the file")
 }
 
-// ------------------------------------------------------------ blob writer
+// ------------------------------------------------------------ blobs
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-    fn unit(&mut self) -> f32 {
-        (self.next() >> 40) as f32 / 16_777_216.0
-    }
-    fn trit(&mut self) -> i8 {
-        // about 60% non-zero, like trained blobs
-        match self.next() % 10 {
-            0..=2 => -1,
-            3..=5 => 1,
-            _ => 0,
-        }
-    }
-}
+/// The shared test blob generator (on the library's writer).
+#[path = "../../fuzz/src/blobgen.rs"]
+mod blobgen;
+use blobgen::{Alphabet, Desc, Item, Packing};
 
 #[derive(Default)]
 struct Counts {
     minus: usize,
     zero: usize,
     plus: usize,
-}
-
-/// Writes an ATOME01 body the way a trainer would: random trits, plausible
-/// scales and norm/SSM values. Returns the trit counts.
-struct Writer {
-    rng: Rng,
-    out: Vec<u8>,
-    counts: Counts,
-}
-
-impl Writer {
-    fn floats(&mut self, n: usize, base: f32, spread: f32) {
-        for _ in 0..n {
-            let v = base + spread * (2.0 * self.rng.unit() - 1.0);
-            self.out.extend_from_slice(&v.to_le_bytes());
-        }
-    }
-    fn tensor(&mut self, rows: usize, cols: usize) {
-        let scale = 0.05 + 0.4 * self.rng.unit();
-        self.out.extend_from_slice(&scale.to_le_bytes());
-        let n = rows * cols;
-        let mut b = vec![0u8; n.div_ceil(4)];
-        for i in 0..n {
-            let t = self.rng.trit();
-            let code = match t {
-                -1 => {
-                    self.counts.minus += 1;
-                    3
-                }
-                1 => {
-                    self.counts.plus += 1;
-                    1
-                }
-                _ => {
-                    self.counts.zero += 1;
-                    0
-                }
-            };
-            b[i >> 2] |= code << (2 * (i & 3));
-        }
-        self.out.extend_from_slice(&b);
-    }
-    fn body(&mut self, v: usize, d: usize, l: usize, dh: usize, k: usize) {
-        self.tensor(v, d);
-        for _ in 0..l {
-            self.floats(d, 1.0, 0.2); // gamma
-            self.floats(d, 0.0, 0.1); // beta
-            self.tensor(d, k);
-            self.floats(d, 0.0, 1.5); // a
-            self.floats(d, 0.0, 0.5); // b
-            self.floats(d, 0.0, 0.5); // c_out
-            self.tensor(dh, d);
-            self.tensor(dh, d);
-            self.tensor(d, d);
-            self.tensor(3, d);
-        }
-        self.floats(d, 1.0, 0.2);
-        self.floats(d, 0.0, 0.1);
-        self.tensor(v, d);
-    }
 }
 
 /// The self-written configuration: odd sizes (rows that do not start on a byte).
@@ -181,18 +104,32 @@ const DH: usize = 6;
 const K: usize = 3;
 const CONFIG: &str = "40,10,2,6,3";
 
+fn small(seed: u64, n_classes: Option<i32>) -> Desc {
+    let dims = atome::format::Dims { vocab: V, d_model: D, n_layers: L, d_head: DH, kernel_size: K, top_k: 4 };
+    Desc::random(&dims, n_classes, seed, Alphabet::Ternary)
+}
+
+/// An ATOME01 language model as a trainer would write it (random trits,
+/// plausible scales and norm/SSM values), and its trit counts.
 fn small_lm(seed: u64) -> (Vec<u8>, Counts) {
-    let mut w = Writer { rng: Rng(seed), out: b"ATOME01".to_vec(), counts: Counts::default() };
-    w.body(V, D, L, DH, K);
-    (w.out, w.counts)
+    let desc = small(seed, None);
+    let mut c = Counts::default();
+    for (_, _, item) in &desc.items {
+        if let Item::Tensor(_, w) = item {
+            for &t in w {
+                match t {
+                    -1 => c.minus += 1,
+                    0 => c.zero += 1,
+                    _ => c.plus += 1,
+                }
+            }
+        }
+    }
+    (desc.blob(Packing::Trit2), c)
 }
 
 fn small_classifier(seed: u64, n_classes: usize) -> Vec<u8> {
-    let mut w = Writer { rng: Rng(seed), out: b"ATOMECL01".to_vec(), counts: Counts::default() };
-    w.out.extend_from_slice(&(n_classes as i32).to_le_bytes());
-    w.body(V, D, L, DH, K);
-    w.tensor(n_classes, D);
-    w.out
+    small(seed, Some(n_classes as i32)).blob(Packing::Trit2)
 }
 
 /// Expected size of the small LM in a packing with `per` trits a byte.

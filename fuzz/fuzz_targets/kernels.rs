@@ -4,7 +4,7 @@
 //! bit (NaN matching NaN) with a naive reference written from SPEC section 4.
 #![no_main]
 use atome_fuzz::api::*;
-use atome_fuzz::blobgen::payload_len;
+use atome::format::Packing;
 use atome_fuzz::{assert_same, refk, Src, D, S};
 use atome::config::{ATOME_D_HEAD, ATOME_TOP_K};
 use libfuzzer_sys::fuzz_target;
@@ -29,7 +29,7 @@ fn float_bytes(s: &mut Src, n: usize) -> (Vec<u8>, usize) {
 
 /// A packed payload for n weights: fuzz bytes, then a fill pattern.
 fn payload(s: &mut Src, packing: u8, n: usize) -> Vec<u8> {
-    let len = payload_len(packing.min(2), n);
+    let len = Packing::from_tag(packing.min(2)).map_or(0, |p| p.payload_len(n));
     let fill = s.u8();
     let src = s.bytes(len.min(64));
     (0..len).map(|i| if i < src.len() { src[i] } else { fill.wrapping_mul(i as u8 | 1) }).collect()

@@ -11,7 +11,7 @@
 #![no_main]
 use atome::config::*;
 use atome_fuzz::api::*;
-use atome_fuzz::blobgen::{describe, encode, expected_load_code, Blob, Fmt, Weights};
+use atome_fuzz::blobgen::{describe, encode, expected_load_code, Alphabet, Blob, Format};
 use atome_fuzz::{assert_same, special_f32, zeroed, Shifted, Src, V};
 use libfuzzer_sys::fuzz_target;
 
@@ -25,8 +25,8 @@ fn blobs(seed: u8, nc: i32) -> Vec<Blob> {
         m.borrow_mut()
             .entry((seed, nc))
             .or_insert_with(|| {
-                let d = describe(&DIMS, Some(nc), seed as u64, Weights::Ternary);
-                Fmt::ALL.iter().map(|&f| encode(&d, f)).collect()
+                let d = describe(&DIMS, Some(nc), seed as u64, Alphabet::Ternary);
+                Format::ALL.iter().map(|&f| encode(&d, f)).collect()
             })
             .clone()
     })
@@ -36,7 +36,7 @@ fn blob_mode(sel: u8, s: &mut Src) {
     let shift = s.u8() as usize;
     let mut bytes = s.rest().to_vec();
     if sel != 0 {
-        let f = Fmt::ALL[shift / 8 % 5];
+        let f = Format::ALL[shift / 8 % 5];
         let m = f.magic();
         if bytes.len() >= m.len() {
             bytes[..m.len()].copy_from_slice(m);
@@ -80,8 +80,8 @@ fn diff_mode(s: &mut Src) {
     let n = if s.u8() % 4 == 0 { 1 + s.u8() as usize % (2 * atome_fuzz::S) } else { 1 + s.u8() as usize % 8 };
     let toks: Vec<i32> = (0..n).map(|_| if s.u8() % 8 == 0 { s.i32() } else { (s.u8() as usize % V) as i32 }).collect();
     let mut st = zeroed::<atome_state_t>();
-    let mut logits: Vec<(Fmt, i32, Vec<f32>)> = Vec::new();
-    for (k, f) in [Fmt::Lm01, Fmt::Lm02, Fmt::LmP3].into_iter().enumerate() {
+    let mut logits: Vec<(Format, i32, Vec<f32>)> = Vec::new();
+    for (k, f) in [Format::Atome01, Format::Atome02, Format::AtomeP3].into_iter().enumerate() {
         let blob = Shifted::new(&bl[k].bytes, seed as usize);
         let mut m = zeroed::<atome_model_t>();
         // SAFETY: valid pointers; the blob outlives the model.
@@ -97,7 +97,7 @@ fn diff_mode(s: &mut Src) {
         assert_same(&format!("{f:?} logits vs ATOME01"), lg, &logits[0].2);
     }
     let mut cls: Vec<(i32, Vec<f32>)> = Vec::new();
-    for (k, f) in [(3, Fmt::Cl01), (4, Fmt::Cl02)] {
+    for (k, f) in [(3, Format::AtomeCl01), (4, Format::AtomeCl02)] {
         let b = &bl[k];
         let mut c = zeroed::<atome_classifier_t>();
         let mut out = vec![0.0f32; nc as usize];

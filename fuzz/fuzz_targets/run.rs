@@ -10,7 +10,7 @@
 #![no_main]
 use atome::config::*;
 use atome_fuzz::api::*;
-use atome_fuzz::blobgen::{generate, Blob, Field, Fmt};
+use atome_fuzz::blobgen::{generate, Blob, Field, Format};
 use atome_fuzz::{argmax, same, scribble, special_f32, zeroed, Shifted, Src, L, S, V};
 use libfuzzer_sys::fuzz_target;
 use std::ptr;
@@ -22,8 +22,8 @@ thread_local! {
 }
 
 /// A generated blob (64 seeds a format), cached: generation costs more than a run.
-fn cached_blob(fmt: Fmt, nc: i32, seed: u8) -> Blob {
-    let key = (fmt.packing() + if fmt.is_classifier() { 8 } else { 0 }, if fmt.is_classifier() { nc } else { 0 }, seed % 64);
+fn cached_blob(fmt: Format, nc: i32, seed: u8) -> Blob {
+    let key = (fmt.packing() as u8 + if fmt.is_classifier() { 8 } else { 0 }, if fmt.is_classifier() { nc } else { 0 }, seed % 64);
     BLOBS.with(|m| m.borrow_mut().entry(key).or_insert_with(|| generate(&DIMS, fmt, nc, seed as u64 % 64)).clone())
 }
 const SENT: i32 = 0x5A5A_5A5A;
@@ -240,7 +240,7 @@ fuzz_target!(|data: &[u8]| {
         let n = s.u16() as usize;
         (s.bytes(n).to_vec(), None)
     } else {
-        let fmt = Fmt::ALL[mode as usize % 5];
+        let fmt = Format::ALL[mode as usize % 5];
         let nc = 1 + (s.u8() as usize % ATOME_MAX_CLASSES) as i32;
         let mut b = cached_blob(fmt, nc, s.u8());
         let np = s.u8() % 8;
@@ -257,7 +257,7 @@ fuzz_target!(|data: &[u8]| {
                     b.set_f32(b.floats[i].0, v);
                 }
                 6 => {
-                    let fields = [Field::SsmA, Field::Gamma, Field::Beta, Field::SsmB, Field::SsmC, Field::FinalGamma, Field::WkScale, Field::RouterScale];
+                    let fields = [Field::SsmA, Field::NormGamma, Field::NormBeta, Field::SsmB, Field::SsmC, Field::FinalGamma, Field::Wk, Field::Router];
                     let f = fields[s.u8() as usize % fields.len()];
                     let sel = s.u8();
                     let v = special_f32(sel, &mut s);

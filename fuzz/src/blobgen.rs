@@ -1,208 +1,153 @@
-//! Synthetic, valid Atome blobs for any build configuration (SPEC section 2),
-//! written independently of the library's parser: ATOME01, ATOME02, ATOMEP3,
-//! ATOMECL01 and ATOMECL02.
+//! Random, valid Atome blobs for any configuration, in the five formats,
+//! written with the library's encoder (`atome::format::write_blob`) from a
+//! packing-independent description of the model ([`Desc`]).
 //!
-//! Shared by the fuzz targets (fuzz/src/lib.rs) and by the integration tests
-//! tests/nonfinite.rs and tests/ffi_miri.rs (included with `#[path]`), so it
-//! depends on nothing but `atome::format::Dims`, the library's splitmix64
-//! and std.
+//! The one test blob generator: used by the fuzz targets (fuzz/src/lib.rs)
+//! and by the integration tests (tests/common, tests/nonfinite.rs and
+//! tests/ffi_miri.rs include this file with `#[path]`), so it depends on
+//! nothing but the library and std. Its randomness is the library's
+//! splitmix64 ([`SplitMix64`], with the [`Draw`] helpers).
 #![allow(dead_code)]
 
-use atome::format::Dims;
-use atome::forward::sample::SplitMix64;
+use atome::format::{self, Content, Dims, Part, Shape};
+pub use atome::format::{Field, Format, Packing};
+pub use atome::forward::sample::SplitMix64;
 
-/// splitmix64 (the library's generator, so there is one copy of it).
-pub struct Rng(pub SplitMix64);
-
-impl Rng {
-    /// Next 64 bits.
-    pub fn next_u64(&mut self) -> u64 {
-        self.0.next_u64()
-    }
+/// Draws from the library's generator.
+pub trait Draw {
     /// Uniform in 0..n (0 for n == 0).
-    pub fn below(&mut self, n: u64) -> u64 {
+    fn below(&mut self, n: u64) -> u64;
+    /// Uniform f32 in [lo, hi).
+    fn range(&mut self, lo: f32, hi: f32) -> f32;
+}
+
+impl Draw for SplitMix64 {
+    fn below(&mut self, n: u64) -> u64 {
         if n == 0 {
             0
         } else {
             self.next_u64() % n
         }
     }
-    /// Uniform f32 in [lo, hi).
-    pub fn range(&mut self, lo: f32, hi: f32) -> f32 {
-        lo + (hi - lo) * self.0.uniform()
+    fn range(&mut self, lo: f32, hi: f32) -> f32 {
+        lo + (hi - lo) * self.uniform()
     }
-}
-
-/// A blob format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Fmt {
-    /// "ATOME01", 2 bits a trit.
-    Lm01,
-    /// "ATOME02", base 3.
-    Lm02,
-    /// "ATOMEP3", 3-bit codes.
-    LmP3,
-    /// "ATOMECL01".
-    Cl01,
-    /// "ATOMECL02".
-    Cl02,
-}
-
-impl Fmt {
-    /// Every format.
-    pub const ALL: [Fmt; 5] = [Fmt::Lm01, Fmt::Lm02, Fmt::LmP3, Fmt::Cl01, Fmt::Cl02];
-
-    /// The magic bytes.
-    pub fn magic(self) -> &'static [u8] {
-        match self {
-            Fmt::Lm01 => b"ATOME01",
-            Fmt::Lm02 => b"ATOME02",
-            Fmt::LmP3 => b"ATOMEP3",
-            Fmt::Cl01 => b"ATOMECL01",
-            Fmt::Cl02 => b"ATOMECL02",
-        }
-    }
-    /// Classifier format?
-    pub fn is_classifier(self) -> bool {
-        matches!(self, Fmt::Cl01 | Fmt::Cl02)
-    }
-    /// 0 two bits a trit, 1 base 3, 2 P3.
-    pub fn packing(self) -> u8 {
-        match self {
-            Fmt::Lm01 | Fmt::Cl01 => 0,
-            Fmt::Lm02 | Fmt::Cl02 => 1,
-            Fmt::LmP3 => 2,
-        }
-    }
-    /// The format a blob's first bytes name, as atome_load (LM) or
-    /// atome_classifier_load (classifier) reads them.
-    pub fn from_magic(b: &[u8], classifier: bool) -> Option<Fmt> {
-        if classifier {
-            match b.get(..9)? {
-                b"ATOMECL01" => Some(Fmt::Cl01),
-                b"ATOMECL02" => Some(Fmt::Cl02),
-                _ => None,
-            }
-        } else {
-            match b.get(..7)? {
-                b"ATOME01" => Some(Fmt::Lm01),
-                b"ATOME02" => Some(Fmt::Lm02),
-                b"ATOMEP3" => Some(Fmt::LmP3),
-                _ => None,
-            }
-        }
-    }
-}
-
-/// Payload bytes (after the scale) of n weights in a packing.
-pub fn payload_len(packing: u8, n: usize) -> usize {
-    match packing {
-        0 => n.div_ceil(4),
-        1 => n.div_ceil(5),
-        _ => 3 * n.div_ceil(8),
-    }
-}
-
-/// What a float (or a tensor's scale) in a blob is.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Field {
-    /// Embedding scale.
-    EmbedScale,
-    /// Block norm gamma.
-    Gamma,
-    /// Block norm beta.
-    Beta,
-    /// Conv scale.
-    ConvScale,
-    /// SSM a (before tanh).
-    SsmA,
-    /// SSM b.
-    SsmB,
-    /// SSM c_out.
-    SsmC,
-    /// Wq scale.
-    WqScale,
-    /// Wk scale.
-    WkScale,
-    /// Wv scale.
-    WvScale,
-    /// Router scale.
-    RouterScale,
-    /// Final norm gamma.
-    FinalGamma,
-    /// Final norm beta.
-    FinalBeta,
-    /// Unembedding scale.
-    UnembedScale,
-    /// Classifier head scale.
-    HeadScale,
-}
-
-/// One item of a blob, in file order.
-#[derive(Clone, Debug)]
-pub enum Item {
-    /// A float array.
-    Floats(Field, Vec<f32>),
-    /// A packed tensor: scale, then weights (rows*cols, row-major).
-    Tensor(Field, f32, Vec<i8>),
-}
-
-/// A model's content, independent of its packing.
-#[derive(Clone, Debug)]
-pub struct Desc {
-    /// Classes of a classifier (None: language model).
-    pub n_classes: Option<i32>,
-    /// Items after the magic (and n_classes).
-    pub items: Vec<Item>,
 }
 
 /// Weights drawn from: {0, +-1} (every packing), or {0, +-1, +-3, +-9} (P3 only).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Weights {
+pub enum Alphabet {
     /// {0, +-1}.
     Ternary,
     /// {0, +-1, +-3, +-9}.
     P3Wide,
 }
 
-/// The shapes of every item for a configuration, in file order:
-/// (field, is_tensor, element count).
-pub fn shapes(dims: &Dims, n_classes: Option<i32>) -> Vec<(Field, bool, usize)> {
-    let (v, d, l, dh, k) = (dims.vocab, dims.d_model, dims.n_layers, dims.d_head, dims.kernel_size);
-    let mut s = vec![(Field::EmbedScale, true, v * d)];
-    for _ in 0..l {
-        s.push((Field::Gamma, false, d));
-        s.push((Field::Beta, false, d));
-        s.push((Field::ConvScale, true, d * k));
-        s.push((Field::SsmA, false, d));
-        s.push((Field::SsmB, false, d));
-        s.push((Field::SsmC, false, d));
-        s.push((Field::WqScale, true, dh * d));
-        s.push((Field::WkScale, true, dh * d));
-        s.push((Field::WvScale, true, d * d));
-        s.push((Field::RouterScale, true, 3 * d));
+impl Alphabet {
+    /// The widest alphabet a packing holds.
+    pub fn of(p: Packing) -> Alphabet {
+        if p == Packing::P3 {
+            Alphabet::P3Wide
+        } else {
+            Alphabet::Ternary
+        }
     }
-    s.push((Field::FinalGamma, false, d));
-    s.push((Field::FinalBeta, false, d));
-    s.push((Field::UnembedScale, true, v * d));
-    if let Some(nc) = n_classes {
-        s.push((Field::HeadScale, true, nc.max(0) as usize * d));
-    }
-    s
 }
 
-/// Exact size of a blob of this format (SPEC section 2 formula).
-pub fn blob_len(dims: &Dims, fmt: Fmt, n_classes: i32) -> usize {
-    let p = fmt.packing();
-    let mut n = fmt.magic().len() + if fmt.is_classifier() { 4 } else { 0 };
-    let nc = if fmt.is_classifier() { Some(n_classes) } else { None };
-    for (_, t, c) in shapes(dims, nc) {
-        n += if t { 4 + payload_len(p, c) } else { 4 * c };
-    }
-    n
+/// One part's content.
+#[derive(Clone, Debug)]
+pub enum Item {
+    /// A float array.
+    Floats(Vec<f32>),
+    /// A packed tensor: scale, then weights (rows*cols, row-major).
+    Tensor(f32, Vec<i8>),
 }
 
-fn draw_weights(rng: &mut Rng, n: usize, w: Weights, density: u64) -> Vec<i8> {
+/// A model's content, independent of its packing: one item per part of the
+/// library's layout, in blob order.
+#[derive(Clone, Debug)]
+pub struct Desc {
+    /// Dimensions.
+    pub dims: Dims,
+    /// Classes of a classifier (None: language model).
+    pub n_classes: Option<i32>,
+    /// (field, layer, content) in blob order.
+    pub items: Vec<(Field, usize, Item)>,
+}
+
+impl Desc {
+    /// A random, well-behaved model for `dims` (plausible scales and norms).
+    pub fn random(dims: &Dims, n_classes: Option<i32>, seed: u64, w: Alphabet) -> Desc {
+        let mut rng = SplitMix64(seed);
+        let density = 30 + rng.below(50);
+        let layout = match n_classes {
+            Some(_) => Format::AtomeCl01,
+            None => Format::Atome01,
+        };
+        let mut items = Vec::new();
+        for part in format::parts(dims, layout, n_classes.unwrap_or(0).max(0) as usize) {
+            let f = part.field;
+            let item = match part.shape {
+                Shape::Tensor { rows, cols } => {
+                    let scale = match f {
+                        Field::Embed => rng.range(0.5, 1.5),
+                        Field::Conv | Field::Wv => rng.range(0.05, 0.3),
+                        _ => rng.range(0.05, 0.5),
+                    };
+                    Item::Tensor(scale, draw_weights(&mut rng, rows * cols, w, density))
+                }
+                Shape::Floats(n) => Item::Floats(
+                    (0..n)
+                        .map(|_| match f {
+                            Field::NormGamma | Field::FinalGamma => rng.range(0.5, 1.5),
+                            Field::NormBeta | Field::FinalBeta => rng.range(-0.1, 0.1),
+                            Field::SsmA => rng.range(-2.0, 2.0),
+                            _ => rng.range(-1.0, 1.0),
+                        })
+                        .collect(),
+                ),
+            };
+            items.push((f, part.layer, item));
+        }
+        Desc { dims: *dims, n_classes, items }
+    }
+
+    fn item(&self, f: Field, layer: usize) -> &Item {
+        match self.items.iter().find(|x| x.0 == f && x.1 == layer) {
+            Some(x) => &x.2,
+            None => panic!("no {f:?} in layer {layer}"),
+        }
+    }
+
+    /// A tensor's scale and weights.
+    pub fn tensor(&self, f: Field, layer: usize) -> (f32, &[i8]) {
+        match self.item(f, layer) {
+            Item::Tensor(s, w) => (*s, w),
+            Item::Floats(_) => panic!("{f:?} is a float array"),
+        }
+    }
+
+    /// A float array.
+    pub fn floats(&self, f: Field, layer: usize) -> &[f32] {
+        match self.item(f, layer) {
+            Item::Floats(v) => v,
+            Item::Tensor(..) => panic!("{f:?} is a tensor"),
+        }
+    }
+
+    /// The blob in packing `p` (a classifier's format when n_classes is set).
+    pub fn blob(&self, p: Packing) -> Vec<u8> {
+        let f = Format::new(self.n_classes.is_some(), p).expect("no P3 classifier format");
+        encode(self, f).bytes
+    }
+}
+
+/// A random, well-behaved model for `dims` (see [`Desc::random`]).
+pub fn describe(dims: &Dims, n_classes: Option<i32>, seed: u64, w: Alphabet) -> Desc {
+    Desc::random(dims, n_classes, seed, w)
+}
+
+fn draw_weights(rng: &mut SplitMix64, n: usize, w: Alphabet, density: u64) -> Vec<i8> {
     const WIDE: [i8; 6] = [1, -1, 3, -3, 9, -9];
     (0..n)
         .map(|_| {
@@ -210,46 +155,18 @@ fn draw_weights(rng: &mut Rng, n: usize, w: Weights, density: u64) -> Vec<i8> {
                 0
             } else {
                 match w {
-                    Weights::Ternary => {
+                    Alphabet::Ternary => {
                         if rng.below(2) == 0 {
                             1
                         } else {
                             -1
                         }
                     }
-                    Weights::P3Wide => WIDE[rng.below(6) as usize],
+                    Alphabet::P3Wide => WIDE[rng.below(6) as usize],
                 }
             }
         })
         .collect()
-}
-
-/// A random, well-behaved model for `dims` (plausible scales and norms).
-pub fn describe(dims: &Dims, n_classes: Option<i32>, seed: u64, w: Weights) -> Desc {
-    let mut rng = Rng(SplitMix64(seed));
-    let density = 30 + rng.below(50);
-    let mut items = Vec::new();
-    for (f, t, n) in shapes(dims, n_classes) {
-        if t {
-            let scale = match f {
-                Field::EmbedScale => rng.range(0.5, 1.5),
-                Field::ConvScale | Field::WvScale => rng.range(0.05, 0.3),
-                _ => rng.range(0.05, 0.5),
-            };
-            items.push(Item::Tensor(f, scale, draw_weights(&mut rng, n, w, density)));
-        } else {
-            let vals = (0..n)
-                .map(|_| match f {
-                    Field::Gamma | Field::FinalGamma => rng.range(0.5, 1.5),
-                    Field::Beta | Field::FinalBeta => rng.range(-0.1, 0.1),
-                    Field::SsmA => rng.range(-2.0, 2.0),
-                    _ => rng.range(-1.0, 1.0),
-                })
-                .collect();
-            items.push(Item::Floats(f, vals));
-        }
-    }
-    Desc { n_classes, items }
 }
 
 /// A serialized blob and where each float sits in it.
@@ -269,7 +186,7 @@ impl Blob {
             b.copy_from_slice(&v.to_le_bytes());
         }
     }
-    /// Sets every float of a field to v; returns how many.
+    /// Sets every float of a field (a tensor field: its scale) to v; returns how many.
     pub fn set_field(&mut self, f: Field, v: f32) -> usize {
         let offs: Vec<usize> = self.floats.iter().filter(|x| x.1 == f).map(|x| x.0).collect();
         for &o in &offs {
@@ -279,88 +196,72 @@ impl Blob {
     }
 }
 
-fn p3_code(w: i8) -> u32 {
-    match w {
-        1 => 1,
-        -1 => 2,
-        3 => 3,
-        -3 => 4,
-        9 => 5,
-        -9 => 6,
-        _ => 0,
+/// A description's items handed to the library's writer, part by part.
+struct Feed<'a> {
+    desc: &'a Desc,
+    /// Index of the item of the last part asked for.
+    at: usize,
+}
+
+impl Feed<'_> {
+    fn item(&mut self, part: &Part) -> Option<&Item> {
+        let items = &self.desc.items;
+        let hit = |x: &(Field, usize, Item)| x.0 == part.field && x.1 == part.layer;
+        if !items.get(self.at).is_some_and(hit) {
+            self.at = items.iter().position(hit)?;
+        }
+        Some(&items[self.at].2)
     }
 }
 
-/// Packs weights (SPEC section 2).
-pub fn pack(packing: u8, w: &[i8]) -> Vec<u8> {
-    let mut out = vec![0u8; payload_len(packing, w.len())];
-    match packing {
-        0 => {
-            for (n, &t) in w.iter().enumerate() {
-                let c = match t {
-                    1 => 1u8,
-                    -1 => 3,
-                    _ => 0,
-                };
-                out[n >> 2] |= c << (2 * (n & 3));
-            }
-        }
-        1 => {
-            for (m, o) in out.iter_mut().enumerate() {
-                let mut b = 0u32;
-                let mut p = 1u32;
-                for k in 0..5 {
-                    let t = w.get(5 * m + k).copied().unwrap_or(0).clamp(-1, 1);
-                    b += (t as i32 + 1) as u32 * p;
-                    p *= 3;
-                }
-                *o = b as u8;
-            }
-        }
-        _ => {
-            for g in 0..out.len() / 3 {
-                let mut word = 0u32;
-                for i in 0..8 {
-                    word |= p3_code(w.get(8 * g + i).copied().unwrap_or(0)) << (3 * i);
-                }
-                out[3 * g..3 * g + 3].copy_from_slice(&word.to_le_bytes()[..3]);
-            }
+impl Content for Feed<'_> {
+    fn float(&mut self, part: &Part, i: usize) -> f32 {
+        match self.item(part) {
+            Some(Item::Floats(v)) => v.get(i).copied().unwrap_or(0.0),
+            _ => 0.0,
         }
     }
-    out
+    fn scale(&mut self, part: &Part) -> f32 {
+        match self.item(part) {
+            Some(Item::Tensor(s, _)) => *s,
+            _ => 0.0,
+        }
+    }
+    fn weight(&mut self, part: &Part, n: usize) -> i8 {
+        match self.item(part) {
+            Some(Item::Tensor(_, w)) => w.get(n).copied().unwrap_or(0),
+            _ => 0,
+        }
+    }
 }
 
-/// Serializes a model in a format (the classifier formats need n_classes;
-/// the language-model formats leave out a classifier head).
-pub fn encode(desc: &Desc, fmt: Fmt) -> Blob {
-    let p = fmt.packing();
-    let mut bytes = fmt.magic().to_vec();
+/// Serializes a model in a format (the classifier formats need n_classes,
+/// 1 when the description has none; the language-model formats leave out a
+/// classifier head). Weights the format cannot hold panic.
+pub fn encode(desc: &Desc, fmt: Format) -> Blob {
+    let nc = if fmt.is_classifier() { desc.n_classes.unwrap_or(1) } else { 0 };
+    let ncu = nc.max(0) as usize;
+    let mut bytes = vec![0u8; format::blob_bytes(&desc.dims, fmt, ncu)];
+    let len = format::write_blob(&mut bytes, &desc.dims, fmt, ncu, &mut Feed { desc, at: 0 })
+        .unwrap_or_else(|e| panic!("{fmt:?}: {e:?}"));
+    bytes.truncate(len);
     if fmt.is_classifier() {
-        bytes.extend_from_slice(&desc.n_classes.unwrap_or(1).to_le_bytes());
+        // The class count as given, even when out of range.
+        bytes[fmt.magic().len()..fmt.header_len()].copy_from_slice(&nc.to_le_bytes());
     }
     let mut floats = Vec::new();
-    for it in &desc.items {
-        match it {
-            Item::Floats(f, v) => {
-                for x in v {
-                    floats.push((bytes.len(), *f));
-                    bytes.extend_from_slice(&x.to_le_bytes());
-                }
-            }
-            Item::Tensor(Field::HeadScale, ..) if !fmt.is_classifier() => {}
-            Item::Tensor(f, s, w) => {
-                floats.push((bytes.len(), *f));
-                bytes.extend_from_slice(&s.to_le_bytes());
-                bytes.extend_from_slice(&pack(p, w));
-            }
+    for part in format::parts(&desc.dims, fmt, ncu) {
+        match part.shape {
+            Shape::Floats(n) => floats.extend((0..n).map(|i| (part.offset + 4 * i, part.field))),
+            Shape::Tensor { .. } => floats.push((part.offset, part.field)),
         }
     }
     Blob { bytes, floats }
 }
 
 /// A random valid blob of a format for `dims` (n_classes for classifiers).
-pub fn generate(dims: &Dims, fmt: Fmt, n_classes: i32, seed: u64) -> Blob {
-    let w = if fmt == Fmt::LmP3 && seed & 1 == 1 { Weights::P3Wide } else { Weights::Ternary };
+pub fn generate(dims: &Dims, fmt: Format, n_classes: i32, seed: u64) -> Blob {
+    let w = if fmt == Format::AtomeP3 && seed & 1 == 1 { Alphabet::P3Wide } else { Alphabet::Ternary };
     let nc = if fmt.is_classifier() { Some(n_classes) } else { None };
     encode(&describe(dims, nc, seed, w), fmt)
 }
@@ -372,39 +273,27 @@ pub fn generate(dims: &Dims, fmt: Fmt, n_classes: i32, seed: u64) -> Blob {
 /// -4 an ATOME02/ATOMECL02 payload byte above 242 (checked tensor by tensor
 /// in file order, so a bad byte before the point of truncation wins).
 pub fn expected_load_code(dims: &Dims, max_classes: usize, b: &[u8], classifier: bool) -> i32 {
-    let min = if classifier { 9 } else { 7 };
-    if b.len() < min {
-        return -1;
-    }
-    let Some(fmt) = Fmt::from_magic(b, classifier) else { return -1 };
-    let mut pos = fmt.magic().len();
-    let mut nc = None;
+    let Some(fmt) = Format::detect(b).filter(|f| f.is_classifier() == classifier) else { return -1 };
+    let mut nc = 0;
     if classifier {
-        let Some(x) = b.get(pos..pos + 4) else { return -2 };
-        let n = i32::from_le_bytes([x[0], x[1], x[2], x[3]]);
+        let Some(n) = fmt.n_classes(b) else { return -2 };
         if n < 1 || n as i64 > max_classes as i64 {
             return -1;
         }
-        nc = Some(n);
-        pos += 4;
+        nc = n as usize;
     }
-    let p = fmt.packing();
-    for (_, t, c) in shapes(dims, nc) {
-        if t {
-            let end = pos + 4 + payload_len(p, c);
-            let Some(payload) = b.get(pos + 4..end) else { return -2 };
-            if p == 1 && payload.iter().any(|&x| x > 242) {
-                return -4;
-            }
-            pos = end;
-        } else {
-            pos += 4 * c;
-            if pos > b.len() {
-                return -2;
-            }
+    let mut end = fmt.header_len();
+    for part in format::parts(dims, fmt, nc) {
+        end = part.offset + part.bytes();
+        let Some(bytes) = part.slice(b) else { return -2 };
+        if matches!(part.shape, Shape::Tensor { .. })
+            && fmt.packing() == Packing::Base3
+            && bytes[4..].iter().any(|&x| x > format::BASE3_MAX_BYTE)
+        {
+            return -4;
         }
     }
-    if b.len() - pos > 15 {
+    if b.len() - end > format::MAX_TRAILING {
         -3
     } else {
         0

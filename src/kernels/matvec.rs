@@ -6,7 +6,7 @@
 //! its terms one at a time in column order, so results are bit-exact.
 //! Zero weights are skipped, never added: `acc + 0.0` would equal `acc` too
 //! (acc is never -0.0), but skipping costs less on soft-float cores.
-use crate::format::{Packing, Tensor, P3_WEIGHTS};
+use crate::format::Tensor;
 
 /// Weights decoded per step.
 #[cfg(not(atome_portable))]
@@ -124,64 +124,11 @@ pub fn matvec_rows_at(w: &Tensor, j0: usize, x: &[f32], out: &mut [f32]) {
     }
 }
 
-/// Decodes weights start..start+out.len() of W into out (0 past the end).
+/// Decodes weights start..start+out.len() of W into out (0 past the end):
+/// [`Tensor::decode`], the one decoder of each packing.
+#[inline(always)]
 pub fn decode(w: &Tensor, start: usize, out: &mut [i8]) {
-    match w.packing {
-        // One loop: four weights a byte where aligned, else one at a time.
-        Packing::Trit2 => {
-            const TRIT: [i8; 4] = [0, 1, 0, -1];
-            let mut n = start;
-            let mut k = 0;
-            while k < out.len() {
-                let b = w.data.get(n >> 2).copied().unwrap_or(0);
-                match out.get_mut(k..k + 4) {
-                    Some([o0, o1, o2, o3]) if n & 3 == 0 => {
-                        *o0 = TRIT[(b & 3) as usize];
-                        *o1 = TRIT[((b >> 2) & 3) as usize];
-                        *o2 = TRIT[((b >> 4) & 3) as usize];
-                        *o3 = TRIT[(b >> 6) as usize];
-                        k += 4;
-                        n += 4;
-                    }
-                    _ => {
-                        out[k] = TRIT[((b >> (2 * (n & 3))) & 3) as usize];
-                        k += 1;
-                        n += 1;
-                    }
-                }
-            }
-        }
-        Packing::Base3 => {
-            let mut n = start;
-            let mut k = 0;
-            while k < out.len() {
-                let mut b = w.data.get(n / 5).copied().unwrap_or(121);
-                let phase = n % 5;
-                for _ in 0..phase {
-                    b /= 3;
-                }
-                for _ in phase..5 {
-                    if let Some(o) = out.get_mut(k) {
-                        *o = (b % 3) as i8 - 1;
-                    }
-                    b /= 3;
-                    k += 1;
-                    n += 1;
-                }
-            }
-        }
-        Packing::P3 => {
-            for (k, o) in out.iter_mut().enumerate() {
-                let n = start + k;
-                let g = 3 * (n >> 3);
-                let word = match w.data.get(g..g + 3) {
-                    Some(s) => s[0] as u32 | (s[1] as u32) << 8 | (s[2] as u32) << 16,
-                    None => 0,
-                };
-                *o = P3_WEIGHTS[((word >> (3 * (n & 7))) & 7) as usize];
-            }
-        }
-    }
+    w.decode(start, out)
 }
 
 /// Rows row0..row0+nrows for vectors b0..b0+nb; row j of vector b goes to
@@ -198,7 +145,7 @@ fn portable_batch(w: &Tensor, row0: usize, nrows: usize, xs: &[f32], xstride: us
         while c0 < cols {
             let len = (cols - c0).min(BLOCK);
             let codes = &mut codes[..len];
-            decode(w, j * cols + c0, codes);
+            w.decode(j * cols + c0, codes);
             for (b, a) in acc.iter_mut().enumerate().take(nb) {
                 let base = (b0 + b) * xstride + c0;
                 let Some(x) = xs.get(base..base + len) else { continue };
@@ -230,7 +177,7 @@ pub fn embed_row(w: &Tensor, tok: usize, out: &mut [f32]) {
     let mut c0 = 0;
     while c0 < d.min(out.len()) {
         let len = (d.min(out.len()) - c0).min(BLOCK);
-        decode(w, tok * d + c0, &mut codes[..len]);
+        w.decode(tok * d + c0, &mut codes[..len]);
         if let Some(o) = out.get_mut(c0..c0 + len) {
             for (o, &c) in o.iter_mut().zip(codes.iter()) {
                 *o = c as f32 * w.scale;

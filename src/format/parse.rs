@@ -1,203 +1,7 @@
-//! Blob formats (SPEC section 2): parsing in place, at any alignment, on any
-//! host byte order. Nothing here copies weights; every view borrows the blob.
-
-/// How the weights of a tensor are packed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Packing {
-    /// ATOME01: 2 bits a trit, 00 0, 01 +1, 11 -1, 10 read as 0.
-    Trit2 = 0,
-    /// ATOME02: five trits a byte in base 3 (bytes above 242 are rejected at load).
-    Base3 = 1,
-    /// ATOMEP3: 3-bit codes for {0, +-1, +-3, +-9}, 8 codes in 3 bytes.
-    P3 = 2,
-}
-
-impl Packing {
-    /// From the tag stored in the C structs.
-    pub fn from_tag(t: u8) -> Option<Packing> {
-        match t {
-            0 => Some(Packing::Trit2),
-            1 => Some(Packing::Base3),
-            2 => Some(Packing::P3),
-            _ => None,
-        }
-    }
-
-    /// Payload bytes (after the scale) for n weights.
-    pub fn payload_len(self, n: usize) -> usize {
-        match self {
-            Packing::Trit2 => n.div_ceil(4),
-            Packing::Base3 => n.div_ceil(5),
-            Packing::P3 => 3 * n.div_ceil(8),
-        }
-    }
-}
-
-/// P3 code -> weight.
-pub const P3_WEIGHTS: [i8; 8] = [0, 1, -1, 3, -3, 9, -9, 0];
-
-/// A packed weight matrix (rows x cols, row-major weight numbering).
-#[derive(Clone, Copy, Debug)]
-pub struct Tensor<'a> {
-    /// Packed payload, exactly `packing.payload_len(rows * cols)` bytes or more.
-    pub data: &'a [u8],
-    /// Per-tensor scale.
-    pub scale: f32,
-    /// Rows.
-    pub rows: usize,
-    /// Columns.
-    pub cols: usize,
-    /// Packing of `data`.
-    pub packing: Packing,
-}
-
-impl<'a> Tensor<'a> {
-    /// Weight number n (= r * cols + c); 0 past the end of `data`.
-    #[inline]
-    pub fn weight(&self, n: usize) -> i8 {
-        match self.packing {
-            Packing::Trit2 => {
-                let b = self.data.get(n >> 2).copied().unwrap_or(0);
-                match (b >> (2 * (n & 3))) & 3 {
-                    1 => 1,
-                    3 => -1,
-                    _ => 0,
-                }
-            }
-            Packing::Base3 => {
-                let mut b = self.data.get(n / 5).copied().unwrap_or(121);
-                for _ in 0..n % 5 {
-                    b /= 3;
-                }
-                (b % 3) as i8 - 1
-            }
-            Packing::P3 => {
-                let g = 3 * (n >> 3);
-                let w = match self.data.get(g..g + 3) {
-                    Some(s) => s[0] as u32 | (s[1] as u32) << 8 | (s[2] as u32) << 16,
-                    None => 0,
-                };
-                P3_WEIGHTS[((w >> (3 * (n & 7))) & 7) as usize]
-            }
-        }
-    }
-}
-
-/// Little-endian binary32 array at any alignment.
-#[derive(Clone, Copy, Debug)]
-pub struct Floats<'a> {
-    bytes: &'a [u8],
-}
-
-impl<'a> Floats<'a> {
-    /// View of `bytes` (4 bytes a value).
-    pub fn new(bytes: &'a [u8]) -> Self {
-        Floats { bytes }
-    }
-    /// Number of values.
-    pub fn len(&self) -> usize {
-        self.bytes.len() / 4
-    }
-    /// True when empty.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-    /// Value i (0.0 past the end).
-    #[inline]
-    pub fn get(&self, i: usize) -> f32 {
-        match self.bytes.get(4 * i..4 * i + 4) {
-            Some(b) => f32::from_le_bytes([b[0], b[1], b[2], b[3]]),
-            None => 0.0,
-        }
-    }
-    /// The raw bytes.
-    pub fn bytes(&self) -> &'a [u8] {
-        self.bytes
-    }
-}
-
-/// LayerNorm parameters.
-#[derive(Clone, Copy, Debug)]
-pub struct Norm<'a> {
-    /// D gains.
-    pub gamma: Floats<'a>,
-    /// D offsets.
-    pub beta: Floats<'a>,
-}
-
-/// Diagonal state-space parameters.
-#[derive(Clone, Copy, Debug)]
-pub struct Ssm<'a> {
-    /// D decays before tanh.
-    pub a: Floats<'a>,
-    /// D input gains.
-    pub b: Floats<'a>,
-    /// D output gains.
-    pub c_out: Floats<'a>,
-}
-
-/// One block's parameters.
-#[derive(Clone, Copy, Debug)]
-pub struct Block<'a> {
-    /// Pre-norm.
-    pub norm: Norm<'a>,
-    /// Causal conv, D x K (tap 0 = current position).
-    pub conv: Tensor<'a>,
-    /// State pathway.
-    pub ssm: Ssm<'a>,
-    /// Query projection DH x D.
-    pub wq: Tensor<'a>,
-    /// Key projection DH x D.
-    pub wk: Tensor<'a>,
-    /// Value projection D x D.
-    pub wv: Tensor<'a>,
-    /// Router 3 x D.
-    pub router: Tensor<'a>,
-}
-
-/// Model dimensions (the build-time knobs that shape a blob).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Dims {
-    /// V
-    pub vocab: usize,
-    /// D
-    pub d_model: usize,
-    /// L
-    pub n_layers: usize,
-    /// DH
-    pub d_head: usize,
-    /// K
-    pub kernel_size: usize,
-    /// keys kept per query
-    pub top_k: usize,
-}
-
-/// A language model: views into the blob.
-#[derive(Clone, Copy, Debug)]
-pub struct Model<'a> {
-    /// Dimensions it was parsed with.
-    pub dims: Dims,
-    /// Packing of every tensor.
-    pub packing: Packing,
-    /// V x D embedding.
-    pub embed: Tensor<'a>,
-    /// The L blocks, back to back.
-    blocks: &'a [u8],
-    /// Final norm.
-    pub final_norm: Norm<'a>,
-    /// V x D unembedding.
-    pub unembed: Tensor<'a>,
-}
-
-/// A classifier: a model plus a head.
-#[derive(Clone, Copy, Debug)]
-pub struct Classifier<'a> {
-    /// The body.
-    pub base: Model<'a>,
-    /// n_classes x D head.
-    pub head: Tensor<'a>,
-}
+//! Parsing a blob in place (SPEC section 2), at any alignment, on any host
+//! byte order. The order of the reads below is the one [`super::layout`]
+//! describes (a test checks that the two agree).
+use super::{Block, Classifier, Dims, Floats, Format, Model, Norm, Packing, Ssm, Tensor, BASE3_MAX_BYTE, CL_MAGIC_LEN, LM_MAGIC_LEN};
 
 /// Why a blob was refused (values are the C return codes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -256,7 +60,7 @@ impl<'a> Cursor<'a> {
     fn tensor(&mut self, rows: usize, cols: usize, packing: Packing) -> Tensor<'a> {
         let scale = Floats::new(self.take(4)).get(0);
         let data = self.take(packing.payload_len(rows * cols));
-        if self.validate && packing == Packing::Base3 && data.iter().any(|&b| b > 242) {
+        if self.validate && packing == Packing::Base3 && data.iter().any(|&b| b > BASE3_MAX_BYTE) {
             self.fail(LoadError::BadPayload);
         }
         Tensor { data, scale, rows, cols, packing }
@@ -306,9 +110,10 @@ pub fn block_bytes(dims: &Dims, p: Packing) -> usize {
         + tensor_bytes(p, 3 * d)
 }
 
-/// Bytes of a language-model blob (magic included; 7-byte magics).
+/// Bytes of a language-model blob (magic included).
 pub fn model_bytes(dims: &Dims, p: Packing) -> usize {
-    7 + 2 * tensor_bytes(p, dims.vocab * dims.d_model)
+    Format::Atome01.header_len()
+        + 2 * tensor_bytes(p, dims.vocab * dims.d_model)
         + dims.n_layers * block_bytes(dims, p)
         + 8 * dims.d_model
 }
@@ -345,27 +150,18 @@ fn body<'a>(c: &mut Cursor<'a>, dims: &Dims, p: Packing) -> Model<'a> {
 
 /// Magic -> packing of a language-model blob.
 pub fn lm_packing(blob: &[u8]) -> Option<Packing> {
-    match blob.split_first_chunk::<7>()?.0 {
-        b"ATOME01" => Some(Packing::Trit2),
-        b"ATOME02" => Some(Packing::Base3),
-        b"ATOMEP3" => Some(Packing::P3),
-        _ => None,
-    }
+    Format::of_kind(blob, false).map(Format::packing)
 }
 
 /// Magic -> packing of a classifier blob.
 pub fn classifier_packing(blob: &[u8]) -> Option<Packing> {
-    match blob.split_first_chunk::<9>()?.0 {
-        b"ATOMECL01" => Some(Packing::Trit2),
-        b"ATOMECL02" => Some(Packing::Base3),
-        _ => None,
-    }
+    Format::of_kind(blob, true).map(Format::packing)
 }
 
 /// Parses a language-model blob (ATOME01, ATOME02 or ATOMEP3) for `dims`.
 pub fn parse_model<'a>(blob: &'a [u8], dims: &Dims) -> Result<Model<'a>, LoadError> {
     let p = lm_packing(blob).ok_or(LoadError::BadMagic)?;
-    let mut c = Cursor::new(blob, 7, true);
+    let mut c = Cursor::new(blob, LM_MAGIC_LEN, true);
     let m = body(&mut c, dims, p);
     c.finish(m, true)
 }
@@ -377,8 +173,8 @@ pub fn parse_classifier<'a>(blob: &'a [u8], dims: &Dims, max_classes: usize) -> 
 
 fn classifier_at<'a>(blob: &'a [u8], dims: &Dims, max_classes: usize, validate: bool) -> Result<Classifier<'a>, LoadError> {
     let p = classifier_packing(blob).ok_or(LoadError::BadMagic)?;
-    let mut c = Cursor::new(blob, 9, validate);
-    let n = i32::from_le_bytes(*c.take(4).as_array().ok_or(LoadError::Truncated)?);
+    let mut c = Cursor::new(blob, CL_MAGIC_LEN, validate);
+    let n = i32::from_le_bytes(c.take(4).try_into().map_err(|_| LoadError::Truncated)?);
     if n < 1 || n as i64 > max_classes as i64 {
         return Err(LoadError::BadClasses);
     }
@@ -391,8 +187,8 @@ fn classifier_at<'a>(blob: &'a [u8], dims: &Dims, max_classes: usize, validate: 
 /// for these dims (a classifier's body), without checking it again.
 pub fn loaded_model<'a>(blob: &'a [u8], dims: &Dims) -> Option<Model<'a>> {
     let (p, at) = match lm_packing(blob) {
-        Some(p) => (p, 7),
-        None => (classifier_packing(blob)?, 13),
+        Some(p) => (p, LM_MAGIC_LEN),
+        None => (classifier_packing(blob)?, CL_MAGIC_LEN + 4),
     };
     let mut c = Cursor::new(blob, at, false);
     let m = body(&mut c, dims, p);
