@@ -60,7 +60,7 @@ pub(crate) unsafe fn with_runner<R>(
 #[inline(always)]
 pub(crate) unsafe fn ints<'a>(p: *const c_int, n: c_int) -> &'a [i32] {
     // SAFETY: per this function's contract.
-    unsafe { core::slice::from_raw_parts(p as *const i32, n as usize) }
+    unsafe { core::slice::from_raw_parts(p, n as usize) }
 }
 
 /// The id, or -1.
@@ -133,7 +133,7 @@ pub(crate) unsafe fn generate_call(
     // reference's bound), so no longer slice is formed over the output.
     let r = unsafe {
         with_runner(model, state, |m, r| {
-            Some(f(m, r, ints(prompt, prompt_len), core::slice::from_raw_parts_mut(output as *mut i32, room)))
+            Some(f(m, r, ints(prompt, prompt_len), core::slice::from_raw_parts_mut(output, room)))
         })
     };
     r.unwrap_or(0) as c_int
