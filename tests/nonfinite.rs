@@ -22,23 +22,7 @@ const S: usize = ATOME_MAX_SEQ;
 const L: usize = ATOME_N_LAYERS;
 const D: usize = ATOME_D_MODEL;
 
-const FIELDS: [Field; 15] = [
-    Field::Embed,
-    Field::NormGamma,
-    Field::NormBeta,
-    Field::Conv,
-    Field::SsmA,
-    Field::SsmB,
-    Field::SsmC,
-    Field::Wq,
-    Field::Wk,
-    Field::Wv,
-    Field::Router,
-    Field::FinalGamma,
-    Field::FinalBeta,
-    Field::Unembed,
-    Field::Head,
-];
+const FIELDS: [Field; 15] = Field::ALL;
 
 const VALUES: [f32; 7] = [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, 3.0e38, -3.0e38, -0.0, 1.0e-45];
 

@@ -47,19 +47,29 @@ pub enum Field {
     Head,
 }
 
+impl Field {
+    /// Every field, in blob order (the block's ten, once).
+    pub const ALL: [Field; 15] = [
+        Field::Embed,
+        Field::NormGamma,
+        Field::NormBeta,
+        Field::Conv,
+        Field::SsmA,
+        Field::SsmB,
+        Field::SsmC,
+        Field::Wq,
+        Field::Wk,
+        Field::Wv,
+        Field::Router,
+        Field::FinalGamma,
+        Field::FinalBeta,
+        Field::Unembed,
+        Field::Head,
+    ];
+}
+
 /// The parts of one block, in blob order.
-const BLOCK: [Field; 10] = [
-    Field::NormGamma,
-    Field::NormBeta,
-    Field::Conv,
-    Field::SsmA,
-    Field::SsmB,
-    Field::SsmC,
-    Field::Wq,
-    Field::Wk,
-    Field::Wv,
-    Field::Router,
-];
+const BLOCK: &[Field] = Field::ALL.split_at(1).1.split_at(10).0;
 
 impl Field {
     /// Short name ("Wq", "norm.gamma", ...).
