@@ -89,7 +89,13 @@ impl<const N: usize> Lanes<N> for Scalar<N> {
     }
     #[inline(always)]
     fn splat(v: f32) -> Self {
-        Scalar([v; N])
+        // Not `[v; N]`: for a generic N that is a loop that opt-level "s"
+        // keeps even for one lane (measured on thumbv7em).
+        let mut r = [0.0f32; N];
+        for x in r.iter_mut() {
+            *x = v;
+        }
+        Scalar(r)
     }
     #[inline(always)]
     fn load(a: &[f32; N]) -> Self {
