@@ -12,7 +12,7 @@
 //! previous token list computes only the new positions).
 //!
 //! Modules: [`tokens`] (the token list), [`mem`] (layer memory, scratch,
-//! entropies), [`layers`] (the layer loop), [`head`] (final norm and heads);
+//! entropies), [`layers`] (the layer loop), [`mod@head`] (final norm and heads);
 //! the arithmetic is in [`crate::kernels`].
 
 pub mod cached;

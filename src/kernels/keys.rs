@@ -5,12 +5,15 @@
 //! [`Rows`] (S rows of DH: projections write it in place, scoring reads it
 //! with plain dots) or [`Transposed`] (DH rows of S: N consecutive keys'
 //! components are N consecutive floats, so scoring vectorizes across keys).
-//! [`score_keys`] computes each key's score as its own sequential sum over
-//! the components, N keys at a time, whatever the layout: the same bits.
+//! [`score_keys`] is the one scoring routine: it walks the keys N at a
+//! time, asks the layout for their dot products with the query
+//! ([`KeyLayout::dots`]: each key's own sequential sum over its components,
+//! whatever the order the layout reads them in, so the same bits) and keeps
+//! the top slots.
 use super::attention::{clear_slots, insert};
 use super::lanes::Lanes;
 
-/// Where key j's component d lives in a cache of keys.
+/// How keys are laid out in a cache, and how a group of them is read.
 pub trait KeyLayout: Copy {
     /// The layout of a cache of `len` floats holding keys of `dh` floats.
     fn new(len: usize, dh: usize) -> Self;

@@ -42,7 +42,7 @@ pub fn argmax(v: &[f32]) -> usize {
     best
 }
 
-/// dst[i] = src[i] for the common length (copy_from_slice would link a
+/// `dst[i] = src[i]` for the common length (copy_from_slice would link a
 /// panic path for a length mismatch that cannot happen here).
 #[inline]
 pub fn copy(dst: &mut [f32], src: &[f32]) {

@@ -9,7 +9,7 @@ use core::arch::x86_64::*;
 use super::Avx2;
 use crate::kernels::lanes::{LaneJob, Lanes};
 
-/// Runs `job` with [`Avx8`] lanes, compiled with AVX2 enabled (the 8-lane
+/// Runs `job` with `Avx8` lanes (AVX registers), compiled with AVX2 enabled (the 8-lane
 /// loops become one vector instruction each; lane-wise IEEE operations, no
 /// FMA: the portable lanes' bits).
 #[inline(always)]
