@@ -4,6 +4,8 @@
 //! key number's bits (`f32::from_bits(j)`, read back with [`slot_key`]) so
 //! slots live in the float scratch without a float-integer conversion per
 //! use; copies keep bits, and no arithmetic ever touches them.
+use super::keys::{score_keys, KeyLayout, Rows};
+use super::lanes::Scalar;
 use super::softmax;
 
 /// Index bits of a slot no key filled.
@@ -20,16 +22,6 @@ pub fn slot_key(ix: f32) -> Option<usize> {
     }
 }
 
-/// Sequential dot product of q with a key row.
-#[inline]
-pub fn dot(q: &[f32], k: &[f32]) -> f32 {
-    let mut s = 0.0f32;
-    for (&a, &b) in q.iter().zip(k) {
-        s += a * b;
-    }
-    s
-}
-
 /// Resets k_eff slots (score -1e30, no index).
 pub fn clear_slots(score: &mut [f32], idx: &mut [f32]) {
     for s in score.iter_mut() {
@@ -41,15 +33,10 @@ pub fn clear_slots(score: &mut [f32], idx: &mut [f32]) {
 }
 
 /// Scores keys 0..=t (rows of `keys`, `dh` floats each) against q and keeps
-/// the best score.len() of them (the caller passes k_eff slots).
+/// the best score.len() of them (the caller passes k_eff slots): the one
+/// scoring routine, [`score_keys`], on a cache of rows, one key at a time.
 pub fn score_topk(q: &[f32], keys: &[f32], dh: usize, t: usize, inv_sqrt_dh: f32, score: &mut [f32], idx: &mut [f32]) {
-    clear_slots(score, idx);
-    if dh == 0 {
-        return;
-    }
-    for (j, key) in keys.chunks_exact(dh).take(t + 1).enumerate() {
-        insert(score, idx, dot(q, key) * inv_sqrt_dh, j);
-    }
+    score_keys::<Rows, Scalar<1>, 1>(q, keys, Rows::new(keys.len(), dh), t, inv_sqrt_dh, score, idx);
 }
 
 /// Inserts a scored key: it replaces the last slot when strictly greater, then

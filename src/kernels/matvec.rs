@@ -6,56 +6,20 @@
 //! its terms one at a time in column order, so results are bit-exact.
 //! Zero weights are skipped, never added: `acc + 0.0` would equal `acc` too
 //! (acc is never -0.0), but skipping costs less on soft-float cores.
+use super::choice::SIZE_FIRST;
+pub use super::isa::Accel;
+pub use super::job::MvJob;
 use crate::format::Tensor;
 
-/// Weights decoded per step.
-#[cfg(not(atome_portable))]
-const BLOCK: usize = 64;
-/// Smaller on microcontrollers: it lives on the stack.
-#[cfg(atome_portable)]
-const BLOCK: usize = 32;
-/// Input vectors per pass.
-#[cfg(not(atome_portable))]
-pub const MAX_BATCH: usize = 16;
+/// Weights decoded per step (smaller on microcontrollers: it lives on the stack).
+const BLOCK: usize = if SIZE_FIRST { 32 } else { 64 };
 /// Input vectors per pass (fewer accumulators on a microcontroller's stack).
-#[cfg(atome_portable)]
-pub const MAX_BATCH: usize = 8;
+pub const MAX_BATCH: usize = if SIZE_FIRST { 8 } else { 16 };
 
 /// y = W x for the rows j < min(y.len(), W.rows).
 pub fn matvec(w: &Tensor, x: &[f32], y: &mut [f32]) {
     let cols = w.cols;
     matvec_batch(w, x, cols, 1, y, w.rows);
-}
-
-/// The vector units this CPU lets the kernels use, found once per call of
-/// the API (cpuid can trap to a hypervisor: tens of microseconds).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Accel {
-    #[cfg(not(atome_portable))]
-    avx2: Option<super::x86::Avx2>,
-}
-
-impl Accel {
-    /// True when AVX2 may be used (x86-64 only).
-    #[inline]
-    pub fn avx2(&self) -> bool {
-        #[cfg(not(atome_portable))]
-        {
-            self.avx2.is_some()
-        }
-        #[cfg(atome_portable)]
-        {
-            false
-        }
-    }
-
-    /// Asks the CPU.
-    pub fn detect() -> Accel {
-        Accel {
-            #[cfg(not(atome_portable))]
-            avx2: super::x86::Avx2::detect(),
-        }
-    }
 }
 
 /// For b < n: out[b*ostride + j] = (W x_b)[j] for j < W.rows, with
@@ -67,16 +31,9 @@ pub fn matvec_batch(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut 
 
 /// As [`matvec_batch`], with the CPU already asked.
 pub fn matvec_batch_accel(acc: Accel, w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut [f32], ostride: usize) {
-    #[cfg(not(atome_portable))]
-    {
-        if let Some(cpu) = acc.avx2 {
-            if super::x86::matvec_batch_with(cpu, w, xs, xstride, n, out, ostride) {
-                return;
-            }
-        }
+    if acc.matvec_batch(w, xs, xstride, n, out, ostride) {
+        return;
     }
-    #[cfg(atome_portable)]
-    let _ = acc;
     let mut b0 = 0;
     while b0 < n {
         let nb = (n - b0).min(MAX_BATCH);
@@ -85,27 +42,12 @@ pub fn matvec_batch_accel(acc: Accel, w: &Tensor, xs: &[f32], xstride: usize, n:
     }
 }
 
-/// One matrix of a [`matvec_multi_accel`] call: out[b*ostride + j] = (W x_b)[j].
-pub struct MvJob<'a> {
-    /// The matrix.
-    pub w: &'a Tensor<'a>,
-    /// Where its results go.
-    pub out: &'a mut [f32],
-    /// Distance between the results of consecutive vectors.
-    pub ostride: usize,
-}
-
 /// [`matvec_batch_accel`] for each job over the same inputs; on x86-64 with
 /// AVX2, matrices of one packing and column count share the per-column
 /// tables. Results are those of separate calls.
 pub fn matvec_multi_accel(acc: Accel, jobs: &mut [MvJob], xs: &[f32], xstride: usize, n: usize) {
-    #[cfg(not(atome_portable))]
-    {
-        if let Some(cpu) = acc.avx2 {
-            if super::x86::matvec_multi_with(cpu, jobs, xs, xstride, n) {
-                return;
-            }
-        }
+    if acc.matvec_multi(jobs, xs, xstride, n) {
+        return;
     }
     for j in jobs.iter_mut() {
         matvec_batch_accel(acc, j.w, xs, xstride, n, j.out, j.ostride);

@@ -2,13 +2,22 @@
 //!
 //! All of them are safe Rust on slices and work for any dimensions; they
 //! never panic (short inputs are read as far as they go).
+//!
+//! The build's choices (size profile, key-cache layout, instruction set)
+//! are named in [`choice`]; how to add an instruction set: [`isa`].
 
 pub mod attention;
+pub mod choice;
+pub mod conv;
+pub mod isa;
+pub mod job;
+pub mod keys;
+pub mod lanes;
 pub mod matvec;
 pub mod norm;
 pub mod softmax;
 
-#[cfg(not(atome_portable))]
+#[cfg(all(target_arch = "x86_64", not(atome_portable)))]
 pub mod x86;
 
 pub use attention::{attend_channel, score_topk};
@@ -31,4 +40,13 @@ pub fn argmax(v: &[f32]) -> usize {
         }
     }
     best
+}
+
+/// `dst[i] = src[i]` for the common length (copy_from_slice would link a
+/// panic path for a length mismatch that cannot happen here).
+#[inline]
+pub fn copy(dst: &mut [f32], src: &[f32]) {
+    for (d, &s) in dst.iter_mut().zip(src) {
+        *d = s;
+    }
 }
