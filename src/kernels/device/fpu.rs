@@ -1,0 +1,326 @@
+//! Ternary matvec for cores with a single-precision FPU (Cortex-M4F, M7,
+//! M33: `target_abi = "eabihf"`), where an add costs one instruction and the
+//! portable loop's decoding and per-weight branching cost the rest.
+//!
+//! Each weight byte (four 2-bit trits, 81 distinct patterns once the unused
+//! code 10 reads as 0) selects straight-line code that adds or subtracts
+//! the matching inputs: no per-weight test. Positions go four at a time:
+//! their inputs are interleaved per column (`[x0[c], x1[c], x2[c], x3[c]]`),
+//! so one load brings a column for all four, and the four accumulators stay
+//! in registers along a row. Every (row, vector) pair still adds its nonzero
+//! terms one at a time, in column order, from +0.0, then multiplies by the
+//! scale: the bits of SPEC section 4. Rows that do not start on a byte, and
+//! base-3 payloads, are repacked into 2-bit bytes first; P3 goes to the
+//! portable loop (the caller's fallback).
+use crate::format::{Packing, Tensor};
+
+/// Columns per interleaved block: B * COLS floats live on the stack.
+const COLS: usize = 32;
+/// Weight bytes per block row.
+const QUADS: usize = COLS / 4;
+
+/// The index (0..81) of a 2-bit byte's pattern: trit k's code (00, 01 or
+/// 11; 10 reads as 0) is base-3 digit k (0, 1 or 2) of the index.
+const PATTERN: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut idx = 0u8;
+        let mut k = 0;
+        let mut place = 1u8;
+        while k < 4 {
+            let digit = match (b >> (2 * k)) & 3 {
+                1 => 1,
+                3 => 2,
+                _ => 0,
+            };
+            idx += digit * place;
+            place *= 3;
+            k += 1;
+        }
+        t[b] = idx;
+        b += 1;
+    }
+    t
+};
+
+/// A base-3 byte's five trits (digit k of the byte, SPEC: 0 -> -1, 1 -> 0,
+/// 2 -> +1) as five 2-bit codes, trit k at bits 2k. Bytes above 242 decode
+/// with the same arithmetic as the portable decoder.
+const BASE3: [u16; 256] = {
+    let mut t = [0u16; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut v = b;
+        let mut c = 0u16;
+        let mut k = 0;
+        while k < 5 {
+            let code = match v % 3 {
+                0 => 3u16,
+                2 => 1,
+                _ => 0,
+            };
+            c |= code << (2 * k);
+            v /= 3;
+            k += 1;
+        }
+        t[b] = c;
+        b += 1;
+    }
+    t
+};
+
+/// Padding byte of a short base-3 payload: five zero trits.
+const BASE3_ZERO: u8 = 121;
+
+/// True when [`matvec`] can run this matrix (2-bit or base-3 packing).
+pub fn supports(w: &Tensor) -> bool {
+    matches!(w.packing, Packing::Trit2 | Packing::Base3)
+}
+
+/// Weight bytes for columns c0..c0+len of row j as aligned 2-bit bytes
+/// (trailing trits of the last byte are 0). Borrowed straight from the
+/// payload when the row segment starts on a byte, else repacked into `buf`.
+#[inline(always)]
+fn row_bytes<'a>(w: &'a Tensor, j: usize, c0: usize, len: usize, buf: &'a mut [u8; QUADS]) -> &'a [u8] {
+    let n = j * w.cols + c0;
+    let nq = len.div_ceil(4);
+    let data = w.data;
+    match w.packing {
+        Packing::Trit2 => {
+            if n & 3 == 0 && len & 3 == 0 {
+                if let Some(s) = data.get(n >> 2..(n >> 2) + nq) {
+                    return s;
+                }
+            }
+            // Two source bytes per output byte, shifted by the row's phase.
+            let s = 2 * (n & 3) as u32;
+            let mut i = n >> 2;
+            for o in buf.iter_mut().take(nq) {
+                let lo = data.get(i).copied().unwrap_or(0) as u32;
+                let hi = data.get(i + 1).copied().unwrap_or(0) as u32;
+                *o = ((lo | hi << 8) >> s) as u8;
+                i += 1;
+            }
+        }
+        _ => {
+            // A bit reservoir: each base-3 byte adds ten bits (five codes).
+            let mut m = n / 5;
+            let phase = (n % 5) as u32;
+            let mut bits = BASE3[data.get(m).copied().unwrap_or(BASE3_ZERO) as usize] as u32 >> (2 * phase);
+            let mut have = 10 - 2 * phase;
+            for o in buf.iter_mut().take(nq) {
+                if have < 8 {
+                    m += 1;
+                    bits |= (BASE3[data.get(m).copied().unwrap_or(BASE3_ZERO) as usize] as u32) << have;
+                    have += 10;
+                }
+                *o = bits as u8;
+                bits >>= 8;
+                have -= 8;
+            }
+        }
+    }
+    // Trits past len (the next row's) must not count.
+    let tail = len & 3;
+    if tail != 0 {
+        if let Some(last) = buf.get_mut(nq - 1) {
+            *last &= (1u8 << (2 * tail)) - 1;
+        }
+    }
+    &buf[..nq.min(QUADS)]
+}
+
+/// acc = acc + x (digit 1) or acc - x (digit 2), lane by lane; the lanes
+/// are spelled out so the accumulators stay in registers at any opt-level.
+macro_rules! term {
+    ($a:ident, $x:expr, $digit:expr) => {
+        if $digit == 1 {
+            $a[0] = $a[0] + $x[0];
+            if B > 1 {
+                $a[1] = $a[1] + $x[1];
+                $a[2] = $a[2] + $x[2];
+                $a[3] = $a[3] + $x[3];
+            }
+        } else if $digit == 2 {
+            $a[0] = $a[0] - $x[0];
+            if B > 1 {
+                $a[1] = $a[1] - $x[1];
+                $a[2] = $a[2] - $x[2];
+                $a[3] = $a[3] - $x[3];
+            }
+        }
+    };
+}
+
+/// The four trits of pattern P (base-3 digits) in column order.
+#[inline(always)]
+fn apply<const P: u8, const B: usize>(a: &mut [f32; B], x: &[[f32; B]; 4]) {
+    term!(a, x[0], P % 3);
+    term!(a, x[1], (P / 3) % 3);
+    term!(a, x[2], (P / 9) % 3);
+    term!(a, x[3], (P / 27) % 3);
+}
+
+/// One arm per pattern; 81..128 never occur but make the table cover every
+/// value of a 7-bit index, so the jump needs no range check.
+macro_rules! dispatch {
+    ($p:expr, $a:expr, $x:expr; $($v:literal)*) => {
+        match $p & 127 {
+            $($v => apply::<$v, B>($a, $x),)*
+            _ => {}
+        }
+    };
+}
+
+/// A row segment: acc += the terms of `bytes` against the interleaved inputs.
+#[inline(always)]
+fn row_seg<const B: usize>(bytes: &[u8], xt: &[[[f32; B]; 4]; QUADS], acc: &mut [f32; B]) {
+    // A local copy indexed only by constants: it lives in registers.
+    let mut a = *acc;
+    for (&b, x) in bytes.iter().zip(xt.iter()) {
+        dispatch!(PATTERN[b as usize], &mut a, x;
+            0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29
+            30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57
+            58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80);
+    }
+    *acc = a;
+}
+
+/// Vectors b0..b0+nb (nb <= B) of the call, B at a time: the missing lanes
+/// repeat the last vector and are never stored. The caller checked that
+/// every input row is in range and that no two outputs share a slot.
+#[inline(always)]
+fn group<const B: usize>(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: &mut [f32], ostride: usize) {
+    let cols = w.cols;
+    let mut xt = [[[0.0f32; B]; 4]; QUADS];
+    let mut buf = [0u8; QUADS];
+    // Output slot of lane b, row 0 (lanes past nb get none).
+    let mut slot = [usize::MAX; B];
+    for (b, s) in slot.iter_mut().enumerate().take(nb) {
+        *s = (b0 + b) * ostride;
+    }
+    let mut c0 = 0;
+    while c0 < cols {
+        let len = (cols - c0).min(COLS);
+        for b in 0..B {
+            let base = (b0 + b.min(nb - 1)) * xstride + c0;
+            let row = xs.get(base..base + len).unwrap_or(&[]);
+            for (v, &x) in xt.iter_mut().flat_map(|q| q.iter_mut()).zip(row) {
+                if let Some(v) = v.get_mut(b) {
+                    *v = x;
+                }
+            }
+        }
+        let last = c0 + len == cols;
+        for j in 0..w.rows {
+            // The running sums of earlier blocks wait in the output slots.
+            let mut a = [0.0f32; B];
+            if c0 > 0 {
+                for (a, &s) in a.iter_mut().zip(slot.iter()) {
+                    *a = out.get(s.checked_add(j).unwrap_or(usize::MAX)).copied().unwrap_or(0.0);
+                }
+            }
+            row_seg(row_bytes(w, j, c0, len, &mut buf), &xt, &mut a);
+            for (&a, &s) in a.iter().zip(slot.iter()) {
+                if let Some(o) = out.get_mut(s.checked_add(j).unwrap_or(usize::MAX)) {
+                    *o = if last { a * w.scale } else { a };
+                }
+            }
+        }
+        c0 += len;
+    }
+}
+
+/// Positions per pass.
+const NB: usize = 4;
+
+/// For b < n: out[b*ostride + j] = (W x_b)[j], x_b = xs[b*xstride..][..cols],
+/// for a 2-bit or base-3 matrix, with every input row in range and
+/// ostride >= rows when n > 1 (the caller checks; see `super`).
+#[inline(never)]
+pub fn matvec(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut [f32], ostride: usize) {
+    let mut b0 = 0;
+    while b0 < n {
+        let nb = (n - b0).min(NB);
+        if nb == 1 {
+            group::<1>(w, xs, xstride, b0, 1, out, ostride);
+        } else {
+            group::<NB>(w, xs, xstride, b0, nb, out, ostride);
+        }
+        b0 += nb;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernels::matvec::matvec_portable;
+
+    /// SplitMix64: enough to vary the shapes and bits.
+    struct Mix(u64);
+    impl Mix {
+        fn next(&mut self) -> u64 {
+            self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = self.0;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            z ^ (z >> 31)
+        }
+        fn below(&mut self, n: u64) -> usize {
+            (self.next() % n) as usize
+        }
+    }
+
+    /// The kernel against the portable loop, bit for bit: both packings
+    /// (every byte value, including code 10 and base-3 bytes above 242),
+    /// rows that start mid-byte, several column blocks, 1..9 vectors with
+    /// padding between inputs and outputs, and inputs holding signed zeros,
+    /// subnormals, infinities and NaN.
+    #[test]
+    fn same_bits_as_portable_loop() {
+        let mut r = Mix(11);
+        let mut data = [0u8; 2048];
+        let mut xs = [0.0f32; 9 * 80];
+        let mut got = [0.0f32; 9 * 80];
+        let mut want = [0.0f32; 9 * 80];
+        let special = [0.0f32, -0.0, 1e-40, -1e-40, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 3.0e38, -3.0e38];
+        for case in 0..3000 {
+            let packing = if case % 2 == 0 { Packing::Trit2 } else { Packing::Base3 };
+            let rows = 1 + r.below(20);
+            let cols = 1 + r.below(70);
+            let n = 1 + r.below(9);
+            let xstride = cols + r.below(3);
+            let ostride = if n == 1 { r.below(3) } else { rows + r.below(3) };
+            for b in data.iter_mut() {
+                *b = r.next() as u8;
+            }
+            // Short payloads now and then: missing bytes read as zeros.
+            let need = match packing {
+                Packing::Base3 => (rows * cols).div_ceil(5),
+                _ => (rows * cols).div_ceil(4),
+            };
+            let len = if case % 7 == 0 { r.below(need as u64 + 1) } else { need };
+            let w = Tensor { data: &data[..len], scale: 0.5 + r.below(100) as f32 / 37.0, rows, cols, packing };
+            for x in xs.iter_mut() {
+                *x = if r.below(50) == 0 {
+                    special[r.below(special.len() as u64)]
+                } else {
+                    (r.next() as i32 as f32) * 2.0f32.powi(r.below(40) as i32 - 50)
+                };
+            }
+            let xs = &xs[..(n - 1) * xstride + cols];
+            for (g, w) in got.iter_mut().zip(want.iter_mut()) {
+                *g = 7.0;
+                *w = 7.0;
+            }
+            let olen = (n - 1) * ostride + rows;
+            assert!(crate::kernels::device::fast_shape(&w, xs, xstride, n, ostride));
+            matvec(&w, xs, xstride, n, &mut got[..olen], ostride);
+            matvec_portable(&w, xs, xstride, n, &mut want[..olen], ostride);
+            for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {
+                assert_eq!(g.to_bits(), w.to_bits(), "case {case} ({rows}x{cols}, n {n}, {packing:?}) slot {i}");
+            }
+        }
+    }
+}
