@@ -14,10 +14,13 @@
 //! portable loop (the caller's fallback).
 use crate::format::{Packing, Tensor};
 
-/// Columns per interleaved block: B * COLS floats live on the stack.
+/// Columns per block of one vector's inputs (a stack copy).
 const COLS: usize = 32;
 /// Weight bytes per block row.
 const QUADS: usize = COLS / 4;
+/// Columns per block of four interleaved vectors: smaller, to keep the
+/// peak stack under 2 KiB (4 * 16 floats).
+const GCOLS: usize = 16;
 
 /// The index (0..81) of a 2-bit byte's pattern: trit k's code (00, 01 or
 /// 11; 10 reads as 0) is base-3 digit k (0, 1 or 2) of the index.
@@ -42,6 +45,15 @@ const PATTERN: [u8; 256] = {
         b += 1;
     }
     t
+};
+
+/// Every pattern index has an arm in the dispatches.
+const PATTERN_IN_RANGE: () = {
+    let mut b = 0;
+    while b < 256 {
+        assert!(PATTERN[b] < 81);
+        b += 1;
+    }
 };
 
 /// A base-3 byte's five trits (digit k of the byte, SPEC: 0 -> -1, 1 -> 0,
@@ -162,27 +174,68 @@ fn apply<const P: u8, const B: usize>(a: &mut [f32; B], x: &[[f32; B]; 4]) {
     term!(a, x[3], (P / 27) % 3);
 }
 
-/// One arm per pattern; 81..128 never occur but make the table cover every
-/// value of a 7-bit index, so the jump needs no range check.
+/// Calls `$m!(args; 0 1 ... 80)`: the 81 pattern indices.
+macro_rules! with_patterns {
+    ($m:ident!($($args:tt)*)) => {
+        $m!($($args)*;
+            0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29
+            30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57
+            58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80)
+    };
+}
+
+/// acc = acc + x (digit 1) or acc - x (digit 2) for one accumulator.
+macro_rules! term1 {
+    ($a:ident, $x:expr, $digit:expr) => {
+        if $digit == 1 {
+            *$a = *$a + $x;
+        } else if $digit == 2 {
+            *$a = *$a - $x;
+        }
+    };
+}
+
+/// The four trits of pattern P (base-3 digits) for one accumulator.
+#[inline(always)]
+fn apply1<const P: u8>(a: &mut f32, x: &[f32; 4]) {
+    term1!(a, x[0], P % 3);
+    term1!(a, x[1], (P / 3) % 3);
+    term1!(a, x[2], (P / 9) % 3);
+    term1!(a, x[3], (P / 27) % 3);
+}
+
+/// [`apply1`] for the pattern index `$p` (a [`PATTERN`] entry).
+macro_rules! dispatch1 {
+    ($p:expr, $a:expr, $x:expr; $($v:literal)*) => {
+        match $p {
+            $($v => apply1::<$v>($a, $x),)*
+            // SAFETY: every PATTERN entry is below 81 (checked at compile
+            // time by PATTERN_IN_RANGE); telling the compiler so removes a
+            // range check from each weight byte's dispatch (cached
+            // generation on M4F: measured in BENCHMARKS.md).
+            _ => unsafe { core::hint::unreachable_unchecked() },
+        }
+    };
+}
+
+/// [`apply`] for the pattern index `$p` (a [`PATTERN`] entry).
 macro_rules! dispatch {
     ($p:expr, $a:expr, $x:expr; $($v:literal)*) => {
-        match $p & 127 {
+        match $p {
             $($v => apply::<$v, B>($a, $x),)*
-            _ => {}
+            // SAFETY: as in dispatch1: PATTERN entries are below 81.
+            _ => unsafe { core::hint::unreachable_unchecked() },
         }
     };
 }
 
 /// A row segment: acc += the terms of `bytes` against the interleaved inputs.
 #[inline(always)]
-fn row_seg<const B: usize>(bytes: &[u8], xt: &[[[f32; B]; 4]; QUADS], acc: &mut [f32; B]) {
+fn row_seg<const B: usize>(bytes: &[u8], xt: &[[[f32; B]; 4]], acc: &mut [f32; B]) {
     // A local copy indexed only by constants: it lives in registers.
     let mut a = *acc;
     for (&b, x) in bytes.iter().zip(xt.iter()) {
-        dispatch!(PATTERN[b as usize], &mut a, x;
-            0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29
-            30 31 32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49 50 51 52 53 54 55 56 57
-            58 59 60 61 62 63 64 65 66 67 68 69 70 71 72 73 74 75 76 77 78 79 80);
+        with_patterns!(dispatch!(PATTERN[b as usize], &mut a, x));
     }
     *acc = a;
 }
@@ -190,10 +243,10 @@ fn row_seg<const B: usize>(bytes: &[u8], xt: &[[[f32; B]; 4]; QUADS], acc: &mut 
 /// Vectors b0..b0+nb (nb <= B) of the call, B at a time: the missing lanes
 /// repeat the last vector and are never stored. The caller checked that
 /// every input row is in range and that no two outputs share a slot.
-#[inline(always)]
+#[inline(never)]
 fn group<const B: usize>(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: &mut [f32], ostride: usize) {
     let cols = w.cols;
-    let mut xt = [[[0.0f32; B]; 4]; QUADS];
+    let mut xt = [[[0.0f32; B]; 4]; GCOLS / 4];
     let mut buf = [0u8; QUADS];
     // Output slot of lane b, row 0 (lanes past nb get none).
     let mut slot = [usize::MAX; B];
@@ -202,7 +255,7 @@ fn group<const B: usize>(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: 
     }
     let mut c0 = 0;
     while c0 < cols {
-        let len = (cols - c0).min(COLS);
+        let len = (cols - c0).min(GCOLS);
         for b in 0..B {
             let base = (b0 + b.min(nb - 1)) * xstride + c0;
             let row = xs.get(base..base + len).unwrap_or(&[]);
@@ -232,6 +285,68 @@ fn group<const B: usize>(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: 
     }
 }
 
+/// One vector (lane b0 of the call), four rows at a time: each column quad
+/// of x is loaded once for four rows, whose accumulators stay in registers.
+#[inline(never)]
+fn one_vector(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, out: &mut [f32], ostride: usize) {
+    #[allow(clippy::let_unit_value)]
+    let () = PATTERN_IN_RANGE;
+    let cols = w.cols;
+    let mut xq = [[0.0f32; 4]; QUADS];
+    let mut bufs = [[0u8; QUADS]; 4];
+    let slot = b0 * ostride;
+    let mut c0 = 0;
+    while c0 < cols {
+        let len = (cols - c0).min(COLS);
+        let base = b0 * xstride + c0;
+        let row = xs.get(base..base + len).unwrap_or(&[]);
+        for (v, &x) in xq.iter_mut().flat_map(|q| q.iter_mut()).zip(row) {
+            *v = x;
+        }
+        let last = c0 + len == cols;
+        let mut j = 0;
+        while j < w.rows {
+            let nr = (w.rows - j).min(4);
+            let mut a = [0.0f32; 4];
+            if c0 > 0 {
+                for (r, a) in a.iter_mut().enumerate().take(nr) {
+                    *a = out.get(slot + j + r).copied().unwrap_or(0.0);
+                }
+            }
+            let [b0, b1, b2, b3] = &mut bufs;
+            if nr == 4 {
+                let r0 = row_bytes(w, j, c0, len, b0);
+                let r1 = row_bytes(w, j + 1, c0, len, b1);
+                let r2 = row_bytes(w, j + 2, c0, len, b2);
+                let r3 = row_bytes(w, j + 3, c0, len, b3);
+                let [mut a0, mut a1, mut a2, mut a3] = a;
+                for ((((x, &p0), &p1), &p2), &p3) in xq.iter().zip(r0).zip(r1).zip(r2).zip(r3) {
+                    with_patterns!(dispatch1!(PATTERN[p0 as usize], &mut a0, x));
+                    with_patterns!(dispatch1!(PATTERN[p1 as usize], &mut a1, x));
+                    with_patterns!(dispatch1!(PATTERN[p2 as usize], &mut a2, x));
+                    with_patterns!(dispatch1!(PATTERN[p3 as usize], &mut a3, x));
+                }
+                a = [a0, a1, a2, a3];
+            } else {
+                for (r, a) in a.iter_mut().enumerate().take(nr) {
+                    let mut a0 = *a;
+                    for (x, &p) in xq.iter().zip(row_bytes(w, j + r, c0, len, b0)) {
+                        with_patterns!(dispatch1!(PATTERN[p as usize], &mut a0, x));
+                    }
+                    *a = a0;
+                }
+            }
+            for (r, &a) in a.iter().enumerate().take(nr) {
+                if let Some(o) = out.get_mut(slot + j + r) {
+                    *o = if last { a * w.scale } else { a };
+                }
+            }
+            j += nr;
+        }
+        c0 += len;
+    }
+}
+
 /// Positions per pass.
 const NB: usize = 4;
 
@@ -244,7 +359,7 @@ pub fn matvec(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut [f32],
     while b0 < n {
         let nb = (n - b0).min(NB);
         if nb == 1 {
-            group::<1>(w, xs, xstride, b0, 1, out, ostride);
+            one_vector(w, xs, xstride, b0, out, ostride);
         } else {
             group::<NB>(w, xs, xstride, b0, nb, out, ostride);
         }
