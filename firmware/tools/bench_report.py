@@ -29,6 +29,7 @@ def main(out):
     rows = [l.rstrip("\n").split("|") for l in open(os.path.join(out, "rows.txt")) if l.strip()]
     bad = []
     logits = {}
+    per_core = {}  # (label, board) -> {build: (instructions, .text, peak stack)}, plus "ref"
     for build in ("default", "size-first"):
         print()
         print("Build: %s" % ("default (device kernels)" if build == "default" else "size-first (cargo feature size-first)"))
@@ -64,10 +65,28 @@ def main(out):
                 bad.append("TARGET: peak stack %d bytes on %s (%s build; > 2 KiB)" % (max(sp, sg), target, build))
             if build == "default" and label in S3_MAX and n_ins > S3_MAX[label]:
                 bad.append("TARGET: S3 on %s: {:,} instructions (> %.1fM)".format(n_ins) % (label, S3_MAX[label] / 1e6))
+            pc = per_core.setdefault((label, target, board), {})
+            pc[build] = (n_ins, e["text"], max(sp, sg))
+            if r:
+                pc["ref"] = r * 40
             print("| %s | %s | %s | {:,} | {:,} | %s | {:,} ({:,}) | {:,} | {:,} | %d / %d |".format(
                 t, n_ins, e["text"], core_text, e["rodata"], b["text"]) % (label, target, board, refs, sp, sg))
             if target == "thumbv7em-none-eabihf" and board == "mps2-an386" and e["text"] > TEXT_MAX[build]:
                 bad.append("TARGET: engine .text %d bytes on thumbv7em-none-eabihf (%s build; > %d)" % (e["text"], build, TEXT_MAX[build]))
+    # One table per core: the reference, the size-first and the default build.
+    for (label, target, board), pc in per_core.items():
+        print()
+        print("S3 on %s (%s, %s):" % (label, target, board))
+        print()
+        print("| engine | instructions | reference / engine | engine .text | peak stack |")
+        print("|---|---:|---:|---:|---:|")
+        ref = pc.get("ref")
+        print("| reference C engine (SPEC section 7) | %s | %s | | |" % ("{:,}".format(ref) if ref else "not given", "1.00x" if ref else ""))
+        for build in ("size-first", "default"):
+            if build in pc:
+                n_ins, text, stack = pc[build]
+                print("| atome, %s build | {:,} | %s | {:,} | %d |".format(n_ins, text)
+                      % (build, "{:.2f}x".format(ref / n_ins) if ref else "", stack))
     same = len(set(logits.values())) == 1
     print()
     print("Logit bits of the S3 call identical on every core run, both builds: %s (%d runs)." % ("yes" if same else "NO", len(logits)))

@@ -4,23 +4,19 @@
 //!
 //! Each weight byte (four 2-bit trits, 81 distinct patterns once the unused
 //! code 10 reads as 0) selects straight-line code that adds or subtracts
-//! the matching inputs: no per-weight test. Positions go four at a time:
-//! their inputs are interleaved per column (`[x0[c], x1[c], x2[c], x3[c]]`),
-//! so one load brings a column for all four, and the four accumulators stay
-//! in registers along a row. Every (row, vector) pair still adds its nonzero
+//! the matching inputs: no per-weight test. Positions go four at a time, so
+//! each weight byte is decoded once for four accumulators held in FPU
+//! registers along a row; a single position goes four rows at a time. Every (row, vector) pair still adds its nonzero
 //! terms one at a time, in column order, from +0.0, then multiplies by the
 //! scale: the bits of SPEC section 4. Rows that do not start on a byte, and
 //! base-3 payloads, are repacked into 2-bit bytes first; P3 goes to the
 //! portable loop (the caller's fallback).
 use crate::format::{Packing, Tensor};
 
-/// Columns per block of one vector's inputs (a stack copy).
+/// Columns per segment of a row (repacked rows go through a stack buffer).
 const COLS: usize = 32;
-/// Weight bytes per block row.
+/// Weight bytes per segment.
 const QUADS: usize = COLS / 4;
-/// Columns per block of four interleaved vectors: smaller, to keep the
-/// peak stack under 2 KiB (4 * 16 floats).
-const GCOLS: usize = 16;
 
 /// The index (0..81) of a 2-bit byte's pattern: trit k's code (00, 01 or
 /// 11; 10 reads as 0) is base-3 digit k (0, 1 or 2) of the index.
@@ -143,35 +139,37 @@ fn row_bytes<'a>(w: &'a Tensor, j: usize, c0: usize, len: usize, buf: &'a mut [u
     &buf[..nq.min(QUADS)]
 }
 
-/// acc = acc + x (digit 1) or acc - x (digit 2), lane by lane; the lanes
-/// are spelled out so the accumulators stay in registers at any opt-level.
+/// acc = acc + x (digit 1) or acc - x (digit 2) for column k, lane by
+/// lane; the lanes are spelled out so the accumulators stay in registers at
+/// any opt-level.
 macro_rules! term {
-    ($a:ident, $x:expr, $digit:expr) => {
+    ($a:ident, $x:ident, $k:expr, $digit:expr) => {
         if $digit == 1 {
-            $a[0] = $a[0] + $x[0];
+            $a[0] = $a[0] + $x[0][$k];
             if B > 1 {
-                $a[1] = $a[1] + $x[1];
-                $a[2] = $a[2] + $x[2];
-                $a[3] = $a[3] + $x[3];
+                $a[1] = $a[1] + $x[1][$k];
+                $a[2] = $a[2] + $x[2][$k];
+                $a[3] = $a[3] + $x[3][$k];
             }
         } else if $digit == 2 {
-            $a[0] = $a[0] - $x[0];
+            $a[0] = $a[0] - $x[0][$k];
             if B > 1 {
-                $a[1] = $a[1] - $x[1];
-                $a[2] = $a[2] - $x[2];
-                $a[3] = $a[3] - $x[3];
+                $a[1] = $a[1] - $x[1][$k];
+                $a[2] = $a[2] - $x[2][$k];
+                $a[3] = $a[3] - $x[3][$k];
             }
         }
     };
 }
 
-/// The four trits of pattern P (base-3 digits) in column order.
+/// The four trits of pattern P (base-3 digits) in column order; x[b] holds
+/// lane b's four inputs.
 #[inline(always)]
-fn apply<const P: u8, const B: usize>(a: &mut [f32; B], x: &[[f32; B]; 4]) {
-    term!(a, x[0], P % 3);
-    term!(a, x[1], (P / 3) % 3);
-    term!(a, x[2], (P / 9) % 3);
-    term!(a, x[3], (P / 27) % 3);
+fn apply<const P: u8, const B: usize>(a: &mut [f32; B], x: [&[f32; 4]; B]) {
+    term!(a, x, 0, P % 3);
+    term!(a, x, 1, (P / 3) % 3);
+    term!(a, x, 2, (P / 9) % 3);
+    term!(a, x, 3, (P / 27) % 3);
 }
 
 /// Calls `$m!(args; 0 1 ... 80)`: the 81 pattern indices.
@@ -229,121 +227,146 @@ macro_rules! dispatch {
     };
 }
 
-/// A row segment: acc += the terms of `bytes` against the interleaved inputs.
+/// True when whole rows can be read from the payload in place (2-bit
+/// packing, nothing missing): rows that start on a byte then need no copy.
 #[inline(always)]
-fn row_seg<const B: usize>(bytes: &[u8], xt: &[[[f32; B]; 4]], acc: &mut [f32; B]) {
-    // A local copy indexed only by constants: it lives in registers.
-    let mut a = *acc;
-    for (&b, x) in bytes.iter().zip(xt.iter()) {
-        with_patterns!(dispatch!(PATTERN[b as usize], &mut a, x));
-    }
-    *acc = a;
+fn in_place(w: &Tensor) -> bool {
+    w.packing == Packing::Trit2 && w.data.len() >= (w.rows * w.cols).div_ceil(4)
 }
 
-/// Vectors b0..b0+nb (nb <= B) of the call, B at a time: the missing lanes
-/// repeat the last vector and are never stored. The caller checked that
-/// every input row is in range and that no two outputs share a slot.
-#[inline(never)]
-fn group<const B: usize>(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: &mut [f32], ostride: usize) {
-    let cols = w.cols;
-    let mut xt = [[[0.0f32; B]; 4]; GCOLS / 4];
-    let mut buf = [0u8; QUADS];
-    // Output slot of lane b, row 0 (lanes past nb get none).
-    let mut slot = [usize::MAX; B];
-    for (b, s) in slot.iter_mut().enumerate().take(nb) {
-        *s = (b0 + b) * ostride;
+/// Input quads of a slice (a tail of fewer than four is left out).
+#[inline(always)]
+fn quads(x: &[f32]) -> core::slice::ChunksExact<'_, f32> {
+    x.chunks_exact(4)
+}
+
+/// A chunk of [`quads`] as an array (always four long).
+#[inline(always)]
+fn q4(c: &[f32]) -> &[f32; 4] {
+    <&[f32; 4]>::try_from(c).unwrap_or(&[0.0; 4])
+}
+
+/// The last, partial quad of x (len % 4 columns; the rest reads as 0.0
+/// against zero trits).
+#[inline(always)]
+fn tail(x: &[f32]) -> [f32; 4] {
+    let mut t = [0.0f32; 4];
+    for (t, &v) in t.iter_mut().zip(x.chunks_exact(4).remainder()) {
+        *t = v;
     }
+    t
+}
+
+/// Row j of W against four input rows starting at xs[base[b]]: the sums
+/// before scaling. Rows that start on a byte are read in place, others are
+/// repacked COLS columns at a time.
+#[inline(always)]
+fn row_sums4(w: &Tensor, j: usize, xs: &[f32], base: [usize; 4], buf: &mut [u8; QUADS]) -> [f32; 4] {
+    const B: usize = 4;
+    let cols = w.cols;
+    // A local array indexed only by constants: it lives in registers.
+    let mut a = [0.0f32; B];
+    let seg = if in_place(w) && cols & 3 == 0 { cols } else { COLS };
     let mut c0 = 0;
     while c0 < cols {
-        let len = (cols - c0).min(GCOLS);
-        for b in 0..B {
-            let base = (b0 + b.min(nb - 1)) * xstride + c0;
-            let row = xs.get(base..base + len).unwrap_or(&[]);
-            for (v, &x) in xt.iter_mut().flat_map(|q| q.iter_mut()).zip(row) {
-                if let Some(v) = v.get_mut(b) {
-                    *v = x;
-                }
-            }
+        let len = (cols - c0).min(seg);
+        let bytes = row_bytes(w, j, c0, len, buf);
+        let [x0, x1, x2, x3] = base.map(|b| xs.get(b + c0..b + c0 + len).unwrap_or(&[]));
+        let it = bytes.iter().zip(quads(x0)).zip(quads(x1)).zip(quads(x2)).zip(quads(x3));
+        for ((((&p, x0), x1), x2), x3) in it {
+            with_patterns!(dispatch!(PATTERN[p as usize], &mut a, [q4(x0), q4(x1), q4(x2), q4(x3)]));
         }
-        let last = c0 + len == cols;
-        for j in 0..w.rows {
-            // The running sums of earlier blocks wait in the output slots.
-            let mut a = [0.0f32; B];
-            if c0 > 0 {
-                for (a, &s) in a.iter_mut().zip(slot.iter()) {
-                    *a = out.get(s.checked_add(j).unwrap_or(usize::MAX)).copied().unwrap_or(0.0);
-                }
-            }
-            row_seg(row_bytes(w, j, c0, len, &mut buf), &xt, &mut a);
-            for (&a, &s) in a.iter().zip(slot.iter()) {
-                if let Some(o) = out.get_mut(s.checked_add(j).unwrap_or(usize::MAX)) {
-                    *o = if last { a * w.scale } else { a };
-                }
-            }
+        if len & 3 != 0 {
+            let p = bytes.get(len / 4).copied().unwrap_or(0);
+            let t = [tail(x0), tail(x1), tail(x2), tail(x3)];
+            with_patterns!(dispatch!(PATTERN[p as usize], &mut a, [&t[0], &t[1], &t[2], &t[3]]));
         }
         c0 += len;
     }
+    a
 }
 
-/// One vector (lane b0 of the call), four rows at a time: each column quad
-/// of x is loaded once for four rows, whose accumulators stay in registers.
+/// Vectors b0..b0+nb (nb <= 4) of the call, four at a time: the missing
+/// lanes repeat the last vector and are never stored. The caller checked
+/// that every input row is in range and that no two outputs share a slot.
+#[inline(never)]
+fn group4(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: &mut [f32], ostride: usize) {
+    let mut buf = [0u8; QUADS];
+    let base: [usize; 4] = core::array::from_fn(|b| (b0 + b.min(nb - 1)) * xstride);
+    for j in 0..w.rows {
+        let a = row_sums4(w, j, xs, base, &mut buf);
+        for (b, &a) in a.iter().enumerate().take(nb) {
+            if let Some(o) = out.get_mut((b0 + b) * ostride + j) {
+                *o = a * w.scale;
+            }
+        }
+    }
+}
+
+/// One vector (lane b0 of the call), four rows at a time: each input quad
+/// is loaded once for four rows whose accumulators stay in registers.
 #[inline(never)]
 fn one_vector(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, out: &mut [f32], ostride: usize) {
     #[allow(clippy::let_unit_value)]
     let () = PATTERN_IN_RANGE;
     let cols = w.cols;
-    let mut xq = [[0.0f32; 4]; QUADS];
     let mut bufs = [[0u8; QUADS]; 4];
     let slot = b0 * ostride;
-    let mut c0 = 0;
-    while c0 < cols {
-        let len = (cols - c0).min(COLS);
-        let base = b0 * xstride + c0;
-        let row = xs.get(base..base + len).unwrap_or(&[]);
-        for (v, &x) in xq.iter_mut().flat_map(|q| q.iter_mut()).zip(row) {
-            *v = x;
-        }
-        let last = c0 + len == cols;
-        let mut j = 0;
-        while j < w.rows {
-            let nr = (w.rows - j).min(4);
-            let mut a = [0.0f32; 4];
-            if c0 > 0 {
-                for (r, a) in a.iter_mut().enumerate().take(nr) {
-                    *a = out.get(slot + j + r).copied().unwrap_or(0.0);
-                }
-            }
-            let [b0, b1, b2, b3] = &mut bufs;
+    let xrow = xs.get(b0 * xstride..b0 * xstride + cols).unwrap_or(&[]);
+    // Rows start on a byte when cols % 4 == 0 (Trit2): read in place.
+    let seg = if in_place(w) && cols & 3 == 0 { cols } else { COLS };
+    let mut j = 0;
+    while j < w.rows {
+        let nr = (w.rows - j).min(4);
+        let mut a = [0.0f32; 4];
+        let [b0, b1, b2, b3] = &mut bufs;
+        let mut c0 = 0;
+        while c0 < cols {
+            let len = (cols - c0).min(seg);
+            let x = xrow.get(c0..c0 + len).unwrap_or(&[]);
+            let t = tail(x);
             if nr == 4 {
                 let r0 = row_bytes(w, j, c0, len, b0);
                 let r1 = row_bytes(w, j + 1, c0, len, b1);
                 let r2 = row_bytes(w, j + 2, c0, len, b2);
                 let r3 = row_bytes(w, j + 3, c0, len, b3);
                 let [mut a0, mut a1, mut a2, mut a3] = a;
-                for ((((x, &p0), &p1), &p2), &p3) in xq.iter().zip(r0).zip(r1).zip(r2).zip(r3) {
+                for ((((x, &p0), &p1), &p2), &p3) in quads(x).zip(r0).zip(r1).zip(r2).zip(r3) {
+                    let x = q4(x);
                     with_patterns!(dispatch1!(PATTERN[p0 as usize], &mut a0, x));
                     with_patterns!(dispatch1!(PATTERN[p1 as usize], &mut a1, x));
                     with_patterns!(dispatch1!(PATTERN[p2 as usize], &mut a2, x));
                     with_patterns!(dispatch1!(PATTERN[p3 as usize], &mut a3, x));
                 }
+                if len & 3 != 0 {
+                    let q = len / 4;
+                    for (a, r) in [&mut a0, &mut a1, &mut a2, &mut a3].into_iter().zip([r0, r1, r2, r3]) {
+                        with_patterns!(dispatch1!(PATTERN[r.get(q).copied().unwrap_or(0) as usize], a, &t));
+                    }
+                }
                 a = [a0, a1, a2, a3];
             } else {
                 for (r, a) in a.iter_mut().enumerate().take(nr) {
+                    let bytes = row_bytes(w, j + r, c0, len, b0);
                     let mut a0 = *a;
-                    for (x, &p) in xq.iter().zip(row_bytes(w, j + r, c0, len, b0)) {
-                        with_patterns!(dispatch1!(PATTERN[p as usize], &mut a0, x));
+                    for (x, &p) in quads(x).zip(bytes) {
+                        with_patterns!(dispatch1!(PATTERN[p as usize], &mut a0, q4(x)));
+                    }
+                    if len & 3 != 0 {
+                        let p = bytes.get(len / 4).copied().unwrap_or(0);
+                        with_patterns!(dispatch1!(PATTERN[p as usize], &mut a0, &t));
                     }
                     *a = a0;
                 }
             }
-            for (r, &a) in a.iter().enumerate().take(nr) {
-                if let Some(o) = out.get_mut(slot + j + r) {
-                    *o = if last { a * w.scale } else { a };
-                }
-            }
-            j += nr;
+            c0 += len;
         }
-        c0 += len;
+        for (r, &a) in a.iter().enumerate().take(nr) {
+            if let Some(o) = out.get_mut(slot + j + r) {
+                *o = a * w.scale;
+            }
+        }
+        j += nr;
     }
 }
 
@@ -361,7 +384,7 @@ pub fn matvec(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut [f32],
         if nb == 1 {
             one_vector(w, xs, xstride, b0, out, ostride);
         } else {
-            group::<NB>(w, xs, xstride, b0, nb, out, ostride);
+            group4(w, xs, xstride, b0, nb, out, ostride);
         }
         b0 += nb;
     }
@@ -434,7 +457,11 @@ mod tests {
             matvec(&w, xs, xstride, n, &mut got[..olen], ostride);
             matvec_portable(&w, xs, xstride, n, &mut want[..olen], ostride);
             for (i, (g, w)) in got.iter().zip(want.iter()).enumerate() {
-                assert_eq!(g.to_bits(), w.to_bits(), "case {case} ({rows}x{cols}, n {n}, {packing:?}) slot {i}");
+                // A NaN's sign and payload are not part of Rust's float
+                // semantics (LLVM may swap the operands of an add), so
+                // NaN results only have to be NaN on both sides.
+                let same = g.to_bits() == w.to_bits() || (g.is_nan() && w.is_nan());
+                assert!(same, "case {case} ({rows}x{cols}, n {n}, {packing:?}) slot {i}: {g:?} vs {w:?}");
             }
         }
     }
