@@ -257,6 +257,30 @@ fn tail(x: &[f32]) -> [f32; 4] {
     t
 }
 
+/// The trits of the last, partial byte of a segment (cold: once a row
+/// segment when cols % 4 != 0), one at a time: no dispatch table of its own.
+#[inline(never)]
+fn tail_terms<const B: usize>(mut a: [f32; B], byte: u8, t: &[[f32; 4]; B]) -> [f32; B] {
+    let mut p = PATTERN[byte as usize];
+    for k in 0..4 {
+        match p % 3 {
+            1 => {
+                for (a, t) in a.iter_mut().zip(t) {
+                    *a = *a + t[k];
+                }
+            }
+            2 => {
+                for (a, t) in a.iter_mut().zip(t) {
+                    *a = *a - t[k];
+                }
+            }
+            _ => {}
+        }
+        p /= 3;
+    }
+    a
+}
+
 /// Row j of W against four input rows starting at xs[base[b]]: the sums
 /// before scaling. Rows that start on a byte are read in place, others are
 /// repacked COLS columns at a time.
@@ -278,8 +302,7 @@ fn row_sums4(w: &Tensor, j: usize, xs: &[f32], base: [usize; 4], buf: &mut [u8; 
         }
         if len & 3 != 0 {
             let p = bytes.get(len / 4).copied().unwrap_or(0);
-            let t = [tail(x0), tail(x1), tail(x2), tail(x3)];
-            with_patterns!(dispatch!(PATTERN[p as usize], &mut a, [&t[0], &t[1], &t[2], &t[3]]));
+            a = tail_terms(a, p, &[tail(x0), tail(x1), tail(x2), tail(x3)]);
         }
         c0 += len;
     }
@@ -318,45 +341,31 @@ fn one_vector(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, out: &mut [f32]
     let mut j = 0;
     while j < w.rows {
         let nr = (w.rows - j).min(4);
+        // Rows past the last repeat it (their sums are not stored).
+        let [j0, j1, j2, j3] = core::array::from_fn(|r| j + r.min(nr - 1));
         let mut a = [0.0f32; 4];
         let [b0, b1, b2, b3] = &mut bufs;
         let mut c0 = 0;
         while c0 < cols {
             let len = (cols - c0).min(seg);
             let x = xrow.get(c0..c0 + len).unwrap_or(&[]);
-            let t = tail(x);
-            if nr == 4 {
-                let r0 = row_bytes(w, j, c0, len, b0);
-                let r1 = row_bytes(w, j + 1, c0, len, b1);
-                let r2 = row_bytes(w, j + 2, c0, len, b2);
-                let r3 = row_bytes(w, j + 3, c0, len, b3);
-                let [mut a0, mut a1, mut a2, mut a3] = a;
-                for ((((x, &p0), &p1), &p2), &p3) in quads(x).zip(r0).zip(r1).zip(r2).zip(r3) {
-                    let x = q4(x);
-                    with_patterns!(dispatch1!(PATTERN[p0 as usize], &mut a0, x));
-                    with_patterns!(dispatch1!(PATTERN[p1 as usize], &mut a1, x));
-                    with_patterns!(dispatch1!(PATTERN[p2 as usize], &mut a2, x));
-                    with_patterns!(dispatch1!(PATTERN[p3 as usize], &mut a3, x));
-                }
-                if len & 3 != 0 {
-                    let q = len / 4;
-                    for (a, r) in [&mut a0, &mut a1, &mut a2, &mut a3].into_iter().zip([r0, r1, r2, r3]) {
-                        with_patterns!(dispatch1!(PATTERN[r.get(q).copied().unwrap_or(0) as usize], a, &t));
-                    }
-                }
-                a = [a0, a1, a2, a3];
-            } else {
-                for (r, a) in a.iter_mut().enumerate().take(nr) {
-                    let bytes = row_bytes(w, j + r, c0, len, b0);
-                    let mut a0 = *a;
-                    for (x, &p) in quads(x).zip(bytes) {
-                        with_patterns!(dispatch1!(PATTERN[p as usize], &mut a0, q4(x)));
-                    }
-                    if len & 3 != 0 {
-                        let p = bytes.get(len / 4).copied().unwrap_or(0);
-                        with_patterns!(dispatch1!(PATTERN[p as usize], &mut a0, &t));
-                    }
-                    *a = a0;
+            let r0 = row_bytes(w, j0, c0, len, b0);
+            let r1 = row_bytes(w, j1, c0, len, b1);
+            let r2 = row_bytes(w, j2, c0, len, b2);
+            let r3 = row_bytes(w, j3, c0, len, b3);
+            let [mut a0, mut a1, mut a2, mut a3] = a;
+            for ((((x, &p0), &p1), &p2), &p3) in quads(x).zip(r0).zip(r1).zip(r2).zip(r3) {
+                let x = q4(x);
+                with_patterns!(dispatch1!(PATTERN[p0 as usize], &mut a0, x));
+                with_patterns!(dispatch1!(PATTERN[p1 as usize], &mut a1, x));
+                with_patterns!(dispatch1!(PATTERN[p2 as usize], &mut a2, x));
+                with_patterns!(dispatch1!(PATTERN[p3 as usize], &mut a3, x));
+            }
+            a = [a0, a1, a2, a3];
+            if len & 3 != 0 {
+                let t = tail(x);
+                for (a, r) in a.iter_mut().zip([r0, r1, r2, r3]) {
+                    *a = tail_terms([*a], r.get(len / 4).copied().unwrap_or(0), &[t])[0];
                 }
             }
             c0 += len;
