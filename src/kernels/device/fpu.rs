@@ -103,12 +103,10 @@ fn row_bytes<'a>(w: &'a Tensor, j: usize, c0: usize, len: usize, buf: &'a mut [u
             }
             // Two source bytes per output byte, shifted by the row's phase.
             let s = 2 * (n & 3) as u32;
-            let mut i = n >> 2;
-            for o in buf.iter_mut().take(nq) {
+            for (i, o) in (n >> 2..).zip(buf.iter_mut().take(nq)) {
                 let lo = data.get(i).copied().unwrap_or(0) as u32;
                 let hi = data.get(i + 1).copied().unwrap_or(0) as u32;
                 *o = ((lo | hi << 8) >> s) as u8;
-                i += 1;
             }
         }
         _ => {
@@ -145,18 +143,18 @@ fn row_bytes<'a>(w: &'a Tensor, j: usize, c0: usize, len: usize, buf: &'a mut [u
 macro_rules! term {
     ($a:ident, $x:ident, $k:expr, $digit:expr) => {
         if $digit == 1 {
-            $a[0] = $a[0] + $x[0][$k];
+            $a[0] += $x[0][$k];
             if B > 1 {
-                $a[1] = $a[1] + $x[1][$k];
-                $a[2] = $a[2] + $x[2][$k];
-                $a[3] = $a[3] + $x[3][$k];
+                $a[1] += $x[1][$k];
+                $a[2] += $x[2][$k];
+                $a[3] += $x[3][$k];
             }
         } else if $digit == 2 {
-            $a[0] = $a[0] - $x[0][$k];
+            $a[0] -= $x[0][$k];
             if B > 1 {
-                $a[1] = $a[1] - $x[1][$k];
-                $a[2] = $a[2] - $x[2][$k];
-                $a[3] = $a[3] - $x[3][$k];
+                $a[1] -= $x[1][$k];
+                $a[2] -= $x[2][$k];
+                $a[3] -= $x[3][$k];
             }
         }
     };
@@ -186,9 +184,9 @@ macro_rules! with_patterns {
 macro_rules! term1 {
     ($a:ident, $x:expr, $digit:expr) => {
         if $digit == 1 {
-            *$a = *$a + $x;
+            *$a += $x;
         } else if $digit == 2 {
-            *$a = *$a - $x;
+            *$a -= $x;
         }
     };
 }
@@ -266,12 +264,12 @@ fn tail_terms<const B: usize>(mut a: [f32; B], byte: u8, t: &[[f32; 4]; B]) -> [
         match p % 3 {
             1 => {
                 for (a, t) in a.iter_mut().zip(t) {
-                    *a = *a + t[k];
+                    *a += t[k];
                 }
             }
             2 => {
                 for (a, t) in a.iter_mut().zip(t) {
-                    *a = *a - t[k];
+                    *a -= t[k];
                 }
             }
             _ => {}
