@@ -22,6 +22,10 @@
 #                       the model configuration (SPEC section 1)
 #   ATOME_STATE         lean (default) or cached
 #   ATOME_FEATURES      cargo features, e.g. "system-libm" (platform expf/tanhf)
+#   ATOME_SIZE_FIRST    ON: the smallest engine code on microcontrollers (cargo
+#                       feature size-first, about 8 KB of .text on Cortex-M4F)
+#                       instead of the device kernels (up to 24 KB, several
+#                       times faster); same results either way. Default OFF.
 #   ATOME_RUST_TARGET   Rust target triple; empty = derived (see below)
 #   ATOME_CARGO_PROFILE cargo profile; empty = "firmware" (size-optimised)
 #                       when cross-compiling, "release" on the host
@@ -75,6 +79,7 @@ endforeach()
 set(ATOME_STATE "lean" CACHE STRING "atome state layout: lean or cached")
 set_property(CACHE ATOME_STATE PROPERTY STRINGS lean cached)
 set(ATOME_FEATURES "" CACHE STRING "cargo features for atome (e.g. system-libm)")
+option(ATOME_SIZE_FIRST "atome: smallest code instead of the device kernels (cargo feature size-first)" OFF)
 set(ATOME_RUST_TARGET "" CACHE STRING "Rust target triple for atome (empty: derived from the toolchain)")
 set(ATOME_CARGO_PROFILE "" CACHE STRING "cargo profile for atome (empty: firmware when cross-compiling, else release)")
 
@@ -191,7 +196,12 @@ elseif(NOT ATOME_STATE STREQUAL "lean")
   message(FATAL_ERROR "ATOME_STATE must be lean or cached, not '${ATOME_STATE}'")
 endif()
 string(APPEND _atome_tag "${ATOME_STATE}")
-string(REPLACE ";" "," _atome_feat "${ATOME_FEATURES}")
+set(_atome_feat_list ${ATOME_FEATURES})
+if(ATOME_SIZE_FIRST)
+  list(APPEND _atome_feat_list size-first)
+  string(APPEND _atome_tag "_size_first")
+endif()
+string(REPLACE ";" "," _atome_feat "${_atome_feat_list}")
 string(REPLACE " " "," _atome_feat "${_atome_feat}")
 
 set(ATOME_CARGO_TARGET_DIR "${CMAKE_BINARY_DIR}/atome-cargo/${_atome_tag}")

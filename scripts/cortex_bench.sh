@@ -9,18 +9,25 @@
 # and reads the CMSDK APB timer at 0x40000000 (25 MHz: 1 tick = 40
 # instructions) on the MPS2 boards (AN505/M33: 20 MHz, 50 instructions), or
 # the nRF51 TIMER0 (16 MHz: 62.5 instructions) on the micro:bit, around the
-# call: the same method as the
-# reference figures in SPEC section 7.
+# call: the same method as the reference figures in SPEC section 7.
 # Also per target: flash taken by libatome's objects in the linked firmware
 # (engine = the Rust object, builtins = compiler_builtins; from the linker
 # map, firmware/tools/mapsize.py), and peak stack of predict_next and
 # generate (painted stack). RISC-V rows (riscv32imc, riscv32imac: the
 # ESP32-C3/C6 ISAs) run on QEMU's virt machine, counted exactly with the
-# instret CSR under -icount shift=0. Prints a markdown table; exits non-zero
-# when a run fails, engine .text > 8 KiB on thumbv7em-none-eabihf or a peak
-# stack > 2 KiB.
-#   --report-only: exit 0 even when a target (8 KiB, 2 KiB) is missed; runs
-#                  that fail or give different bits still fail.
+# instret CSR under -icount shift=0.
+# Two builds of the library: the default device build (device kernels,
+# src/kernels/device/) and the size-first build (cargo feature size-first).
+# Then the S4-like generation of issue 11 on M4F (firmware/src/gen_main.c:
+# toy configuration, S=64, generate from T[90:98), max_tokens 64, the whole
+# call), lean and cached state, in both builds.
+# Prints markdown tables; exits non-zero when a run fails, results differ
+# between cores or builds, or a target is missed: engine .text on
+# thumbv7em-none-eabihf > 24 KiB (default build) or > 8 KiB (size-first),
+# a peak stack > 2 KiB, S3 on M4F/M7/M33 above 6.0M instructions (default
+# build), or the cached S4-like generation on M4F above 15M (default build).
+#   --report-only: exit 0 even when a target is missed; runs that fail or
+#                  give different bits still fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source firmware/fw.sh
@@ -32,16 +39,23 @@ fw_ensure_tools apt rust llvm
 OUT="$FW_BUILD/bench"
 rm -rf "$OUT"; mkdir -p "$OUT"
 KNOBS="$(fw_knobs default-config)"
-NM="$(fw_llvm_bin llvm-nm)"
-LLD="$(dirname "$NM")/rust-lld"
 
 ARM_TARGETS="thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf"
 RV_TARGETS="riscv32imc-unknown-none-elf riscv32imac-unknown-none-elf"
-# shellcheck disable=SC2086
-fw_cargo_build default "$KNOBS" firmware $ARM_TARGETS $RV_TARGETS || fw_die "cargo build failed"
+# build name|cargo configuration name (target dir)|cargo features
+BUILDS="default|default|
+size-first|size_first|--features size-first"
+while IFS='|' read -r bname cfg feats; do
+    # shellcheck disable=SC2086
+    FW_CARGO_FEATURES="$feats" fw_cargo_build "$cfg" "$KNOBS" firmware $ARM_TARGETS $RV_TARGETS \
+        || fw_die "cargo build ($bname) failed"
+done <<< "$BUILDS"
 
-printf '    .section .rodata.bench_blob,"a"\n    .balign 4\n    .global bench_blob\nbench_blob:\n    .incbin "%s"\n    .global bench_blob_end\nbench_blob_end:\n' \
-    "$FW_MODELS/default.atome" > "$OUT/blob.S"
+blob_asm() { # MODEL OUT.S
+    printf '    .section .rodata.bench_blob,"a"\n    .balign 4\n    .global bench_blob\nbench_blob:\n    .incbin "%s"\n    .global bench_blob_end\nbench_blob_end:\n' \
+        "$1" > "$2"
+}
+blob_asm "$FW_MODELS/default.atome" "$OUT/blob.S"
 
 # label target board reference-ticks(0 = none) note
 ROWS="M0|thumbv6m-none-eabi|microbit|3380528
@@ -54,83 +68,56 @@ M33|thumbv8m.main-none-eabihf|mps2-an505|0
 RV32IMC|riscv32imc-unknown-none-elf|riscv-virt|0
 RV32IMAC|riscv32imac-unknown-none-elf|riscv-virt|0"
 
+: > "$OUT/rows.txt"
+while IFS='|' read -r bname cfg feats; do
 echo "$ROWS" | while IFS='|' read -r label target board ref; do
-    name="$(echo "$label-$target-$board" | tr ' ()' '___')"
-    lboard="$board"; [ "$board" = none ] && lboard=mps2-an385
+    name="$(echo "$bname-$label-$target-$board" | tr ' ()' '___')"
     elf="$OUT/$name.elf"
-    if ! fw_link_firmware "$elf" "$lboard" "$target" "$(fw_lib_path default firmware "$target")" "$KNOBS" "" \
+    if ! fw_link_firmware "$elf" "$board" "$target" "$(fw_lib_path "$cfg" firmware "$target")" "$KNOBS" "" \
             firmware/src/bench_main.c "$OUT/blob.S" > "$OUT/$name.link.log" 2>&1; then
         if grep -qE "ATOME_FW_RAM_OVERFLOW|overflowed by" "$OUT/$name.link.log"; then
-            echo "$label|$target|$board|skip|does not fit: $(grep -oE "region .RAM. overflowed by [0-9]+ bytes|ATOME_FW_RAM_OVERFLOW" "$OUT/$name.link.log" | head -1)" >> "$OUT/rows.txt"
+            echo "$bname|$label|$target|$board|skip|does not fit: $(grep -oE "region .RAM. overflowed by [0-9]+ bytes|ATOME_FW_RAM_OVERFLOW" "$OUT/$name.link.log" | head -1)" >> "$OUT/rows.txt"
             continue
         fi
-        cat "$OUT/$name.link.log" >&2; echo "$label|$target|$board|fail|link failed" >> "$OUT/rows.txt"; continue
+        cat "$OUT/$name.link.log" >&2; echo "$bname|$label|$target|$board|fail|link failed" >> "$OUT/rows.txt"; continue
     fi
-    if [ "$board" = none ]; then
-        echo "$label|$target|$board|linkonly|$ref" >> "$OUT/rows.txt"
-    elif fw_qemu "$board" "$elf" 300 -icount shift=0 > "$OUT/$name.out" 2>&1; then
-        echo "$label|$target|$board|ok|$ref" >> "$OUT/rows.txt"
+    if fw_qemu "$board" "$elf" 300 -icount shift=0 > "$OUT/$name.out" 2>&1; then
+        echo "$bname|$label|$target|$board|ok|$ref" >> "$OUT/rows.txt"
     else
-        cat "$OUT/$name.out" >&2; echo "$label|$target|$board|fail|qemu run failed" >> "$OUT/rows.txt"
+        cat "$OUT/$name.out" >&2; echo "$bname|$label|$target|$board|fail|qemu run failed" >> "$OUT/rows.txt"
     fi
     case "$target" in thumb*) python3 firmware/tools/frames.py arm-none-eabi-objdump "$elf" 6 > "$OUT/$name.frames" || true ;; esac
 done
+done <<< "$BUILDS"
 
-python3 - "$OUT" <<'EOF'
-import json, os, re, subprocess, sys
-sys.path.insert(0, "firmware/tools")
-import mapsize
-out = sys.argv[1]
-rows = [l.rstrip("\n").split("|") for l in open(os.path.join(out, "rows.txt"))]
-print("| core | Rust target | QEMU board | predict_next ticks | instructions | reference C engine (same method); ratio | engine .text (of which core) | engine .rodata | builtins .text | peak stack predict / generate |")
-print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
-bad = []
-logits = {}
-for label, target, board, status, extra in rows:
-    name = re.sub(r"[ ()]", "_", "%s-%s-%s" % (label, target, board))
-    if status in ("skip", "fail"):
-        print("| %s | %s | %s | %s | | | | | | |" % (label, target, board, ("not run: " if status == "skip" else "FAILED: ") + extra))
-        if status == "fail":
-            bad.append("%s on %s: %s" % (target, board, extra))
-        continue
-    mp = os.path.join(out, name + ".map")
-    sums, members = mapsize.parse(open(mp).read())
-    e, b = sums["engine"], sums["builtins"]
-    core_text = sum(v["text"] for k, v in members.items() if k.startswith("core-"))
-    ticks = insns = refs = peak = ""
-    if status == "ok":
-        txt = open(os.path.join(out, name + ".out")).read()
-        m = re.search(r"BENCH load (-?\d+) id (-?\d+) ticks (\d+) insns_x10_per_tick (\d+) stack (\d+)", txt)
-        g = re.search(r"BENCH generate ticks (\d+) count (-?\d+) stack (\d+)", txt)
-        lg = re.search(r"LOGITS(.*)", txt)
-        if not m or not g or m.group(1) != "0":
-            bad.append("%s on %s: no result" % (target, board)); continue
-        logits[(target, board)] = lg.group(1).strip()
-        t, k = int(m.group(3)), int(m.group(4))
-        ticks = "{:,}".format(t)
-        insns = "{:,}".format(t * k // 10)
-        r = int(extra)
-        refs = "{:,} ({:,} ticks); {:.2f}x".format(r * 40, r, t * k / 10 / (r * 40)) if r else ""
-        sp, sg = int(m.group(5)), int(g.group(3))
-        peak = "%d / %d" % (sp, sg)
-        if max(sp, sg) > 2048:
-            bad.append("TARGET: " + "peak stack %d bytes on %s (> 2 KiB)" % (max(sp, sg), target))
-    print("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-        label, target, board if board != "none" else "-", ticks, insns, refs,
-        "{:,} ({:,})".format(e["text"], core_text), "{:,}".format(e["rodata"]), "{:,}".format(b["text"]), peak))
-    if target == "thumbv7em-none-eabihf" and board == "mps2-an386" and e["text"] > 8192:
-        bad.append("TARGET: engine .text %d bytes on thumbv7em-none-eabihf (> 8 KiB)" % e["text"])
-same = len(set(logits.values())) == 1
-print()
-print("Logit bits of the S3 call identical on every core run: %s (%d runs)." % ("yes" if same else "NO", len(logits)))
-if not same:
-    bad.append("logit bits differ between cores")
-json.dump(bad, open(os.path.join(out, "bad.json"), "w"))
-EOF
+# ---- the S4-like generation on M4F: toy configuration, lean and cached ----
+GKNOBS="$(fw_knobs toy)"
+blob_asm "$FW_MODELS/model_toy.atome" "$OUT/toy_blob.S"
+: > "$OUT/gen.txt"
+while IFS='|' read -r bname cfg feats; do
+    for state in lean cached; do
+        gcfg="toy_${state}_$cfg"; name="gen-$bname-$state"
+        extra=""; [ $state = cached ] && extra="-DATOME_STATE_CACHED=1"
+        # shellcheck disable=SC2086
+        FW_CARGO_FEATURES="$feats" fw_cargo_build "$gcfg" "$GKNOBS ATOME_STATE=$state" firmware thumbv7em-none-eabihf \
+            || fw_die "cargo build ($gcfg) failed"
+        if fw_link_firmware "$OUT/$name.elf" mps2-an386 thumbv7em-none-eabihf \
+                "$(fw_lib_path "$gcfg" firmware thumbv7em-none-eabihf)" "$GKNOBS" "$extra" \
+                firmware/src/gen_main.c "$OUT/toy_blob.S" > "$OUT/$name.link.log" 2>&1 \
+           && fw_qemu mps2-an386 "$OUT/$name.elf" 600 -icount shift=0 > "$OUT/$name.out" 2>&1; then
+            echo "$bname|$state|ok" >> "$OUT/gen.txt"
+        else
+            cat "$OUT/$name.link.log" "$OUT/$name.out" >&2 || true
+            echo "$bname|$state|fail" >> "$OUT/gen.txt"
+        fi
+    done
+done <<< "$BUILDS"
+
+python3 firmware/tools/bench_report.py "$OUT"
 
 echo
 echo "Largest static stack frames (thumbv6m / thumbv7em-none-eabihf firmware):"
-for f in "$OUT"/M0-thumbv6m-none-eabi-*.frames "$OUT"/M4F-thumbv7em-none-eabihf-*.frames; do
+for f in "$OUT"/*-M0-thumbv6m-none-eabi-*.frames "$OUT"/*-M4F-thumbv7em-none-eabihf-*.frames; do
     [ -f "$f" ] && { echo "  $(basename "$f" .frames):"; sed 's/^/    /' "$f"; }
 done
 python3 -c "import json,sys; [print('problem:', x) for x in json.load(open(sys.argv[1]))]" "$OUT/bad.json"
@@ -138,10 +125,10 @@ TOTAL=$(( $(fw_now) - T0 ))
 nbad="$(python3 -c "import json,sys; print(len(json.load(open(sys.argv[1]))))" "$OUT/bad.json")"
 nhard="$(python3 -c "import json,sys; print(len([b for b in json.load(open(sys.argv[1])) if not b.startswith('TARGET: ')]))" "$OUT/bad.json")"
 if [ "$nbad" = 0 ]; then
-    echo "cortex_bench summary: OK (all runs passed, engine .text and peak stack within targets) in ${TOTAL}s"
+    echo "cortex_bench summary: OK (all runs passed; instruction, engine .text and peak stack targets met) in ${TOTAL}s"
 else
     echo "cortex_bench summary: $nbad problem(s), listed above ($nhard run failures), in ${TOTAL}s"
 fi
 [ $REPORT_ONLY = 1 ] && nbad=$nhard
-echo "cortex_bench: $(( $(grep -c . "$OUT/rows.txt") - nbad )) passed, $nbad failed"
+echo "cortex_bench: $(( $(grep -c . "$OUT/rows.txt") + $(grep -c . "$OUT/gen.txt") - nbad )) passed, $nbad failed"
 [ "$nbad" = 0 ]

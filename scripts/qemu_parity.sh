@@ -2,6 +2,7 @@
 # QEMU parity: libatome.a on Cortex-M gives the same bits as on x86-64.
 #
 #   scripts/qemu_parity.sh [--full] [--jobs N] [--only CFG,...] [--boards BOARD,...]
+#                          [--builds default,size-first]
 #
 # For every golden configuration (shared/golden/golden_visible.json) it builds
 # libatome.a once per Rust target (--profile firmware) and once for the host
@@ -14,8 +15,12 @@
 # compares every printed logit bit pattern with the host program built
 # from the same runner source (firmware/host/). Odd-address variants (blob at
 # an address 1 mod 4) run on micro:bit, mps2-an386 and riscv32imc. The plan and its time
-# budget: firmware/tools/parity_plan.py. Exit status 0 only when every run
-# that fits its board matches the host bit for bit.
+# budget: firmware/tools/parity_plan.py. Every firmware run is done for
+# both builds of the device library (--builds, default both): the default
+# build (device kernels, src/kernels/device/) and the size-first build (cargo
+# feature size-first); the host reference is the same x86-64 build for both.
+# Exit status 0 only when every run that fits its board matches the host bit
+# for bit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source firmware/fw.sh
@@ -23,13 +28,15 @@ source firmware/fw.sh
 FULL=""
 JOBS=2
 PLANARGS=""
+BUILDS="default,size-first"
 while [ $# -gt 0 ]; do
     case "$1" in
         --full) FULL=--full ;;
         --jobs) JOBS="$2"; shift ;;
         --only) PLANARGS="$PLANARGS --only=$2"; shift ;;
         --boards) PLANARGS="$PLANARGS --boards=$2"; shift ;;
-        *) fw_die "usage: $0 [--full] [--jobs N] [--only CFG,...] [--boards BOARD,...]" ;;
+        --builds) BUILDS="$2"; shift ;;
+        *) fw_die "usage: $0 [--full] [--jobs N] [--only CFG,...] [--boards BOARD,...] [--builds default,size-first]" ;;
     esac
     shift
 done
@@ -47,6 +54,12 @@ python3 firmware/tools/parity_plan.py "$FW_GOLDEN" $FULL $PLANARGS > "$OUT/plan.
 njobs=$(wc -l < "$OUT/plan.txt")
 fw_log "parity plan: $njobs firmware runs"
 
+BUILDS="$(echo "$BUILDS" | tr ',' ' ')"
+for b in $BUILDS; do case "$b" in default|size-first) ;; *) fw_die "unknown build $b (default, size-first)" ;; esac; done
+# cargo configuration name (target dir) and features of a build
+build_cfg() { if [ "$2" = size-first ]; then echo "${1}_size_first"; else echo "$1"; fi; }
+build_features() { if [ "$1" = size-first ]; then echo "--features size-first"; fi; }
+
 declare -A KN   # configuration -> "ATOME_...=N ..." (one python call each)
 for cfg in $(cut -d' ' -f1 "$OUT/plan.txt" | uniq); do KN[$cfg]="$(fw_knobs "$cfg")"; done
 
@@ -56,8 +69,11 @@ for cfg in $(cut -d' ' -f1 "$OUT/plan.txt" | uniq); do
     knobs="${KN[$cfg]}"
     targets="$(awk -v c="$cfg" '$1==c {print $3}' "$OUT/plan.txt" | sort -u | tr '\n' ' ')"
     fw_log "build $cfg: $knobs; $targets + host"
-    # shellcheck disable=SC2086
-    fw_cargo_build "$cfg" "$knobs" firmware $targets || fw_die "cargo build ($cfg, $targets) failed"
+    for b in $BUILDS; do
+        # shellcheck disable=SC2086
+        FW_CARGO_FEATURES="$(build_features "$b")" fw_cargo_build "$(build_cfg "$cfg" "$b")" "$knobs" firmware $targets \
+            || fw_die "cargo build ($cfg, $b build, $targets) failed"
+    done
     fw_cargo_build "$cfg" "$knobs" release host || fw_die "cargo build ($cfg, host) failed"
 done
 T_BUILD=$(( $(fw_now) - T1 ))
@@ -85,12 +101,13 @@ ls "$OUT"/prep/gen-*.sh | xargs -P "$JOBS" -n 1 bash || fw_die "case generation 
 
 # ---- 3. firmware builds (parallel) ------------------------------------------
 i=0
+for build in $BUILDS; do
 while read -r cfg board target off sel gen; do
     i=$((i + 1))
     key="$cfg.$(echo "$sel" | tr ':,' '__').g$gen"
-    name="$(printf '%02d' $i)-$cfg-$board-o$off"
+    name="$(printf '%03d' $i)-$build-$cfg-$board-o$off"
     d="$OUT/runs/$name"; mkdir -p "$d"
-    echo "$cfg $board $target $off $sel $gen $key" > "$d/job"
+    echo "$cfg $board $target $off $sel $gen $key $build" > "$d/job"
     # the QEMU run of this job (written now, used only when the link succeeds)
     cat > "$d/run.sh" <<EOF
 source "$FW_ROOT/firmware/fw.sh"
@@ -102,7 +119,7 @@ EOF
     cat > "$OUT/prep/link-$name.sh" <<EOF
 cd "$FW_ROOT"
 source firmware/fw.sh
-if fw_link_firmware "$d/fw.elf" "$board" "$target" "$(fw_lib_path "$cfg" firmware "$target")" \
+if fw_link_firmware "$d/fw.elf" "$board" "$target" "$(fw_lib_path "$(build_cfg "$cfg" "$build")" firmware "$target")" \
         "${KN[$cfg]}" "-DATOME_FW_BLOB_OFFSET=$off" \
         firmware/common/runner.c firmware/src/parity_main.c "$OUT/gen/$key/cases.c" "$OUT/gen/$key/blobs.S" \
         > "$d/link.log" 2>&1; then
@@ -116,6 +133,7 @@ else
 fi
 EOF
 done < "$OUT/plan.txt"
+done
 ls "$OUT"/prep/link-*.sh | xargs -P "$JOBS" -n 1 bash || fw_die "firmware build failed"
 cat "$OUT"/runs/*/status > "$OUT/skipped.txt" 2>/dev/null || true
 T_PREP=$(( $(fw_now) - T1 ))
@@ -132,13 +150,13 @@ T_RUN=$(( $(fw_now) - T1 ))
 
 # ---- 5. compare -------------------------------------------------------------
 pass=0; fail=0; skip=0; compared=0
-printf '\n| run | config | board | target | blob addr | cases | stack peak | time | result |\n|---|---|---|---|---|---:|---:|---:|---|\n' > "$OUT/report.md"
+printf '\n| run | build | config | board | target | blob addr | cases | stack peak | time | result |\n|---|---|---|---|---|---|---:|---:|---:|---|\n' > "$OUT/report.md"
 for d in "$OUT"/runs/*; do
     name="$(basename "$d")"
-    read -r cfg board target off sel gen key < "$d/job"
+    read -r cfg board target off sel gen key build < "$d/job"
     if [ -f "$d/status" ]; then
         skip=$((skip + 1))
-        printf '| %s | %s | %s | %s | %s | - | - | - | skipped: does not fit |\n' "$name" "$cfg" "$board" "$target" "$([ "$off" = 1 ] && echo odd || echo aligned)" >> "$OUT/report.md"
+        printf '| %s | %s | %s | %s | %s | %s | - | - | - | skipped: does not fit |\n' "$name" "$build" "$cfg" "$board" "$target" "$([ "$off" = 1 ] && echo odd || echo aligned)" >> "$OUT/report.md"
         continue
     fi
     rc="$(cat "$d/rc" 2>/dev/null || echo '?')"
@@ -156,7 +174,7 @@ for d in "$OUT"/runs/*; do
         fw_log "FAIL $name (rc=$rc): first differences:"
         diff "$d/expected.txt" "$d/got.txt" | head -5 | cut -c1-200 >&2 || true
     fi
-    printf '| %s | %s | %s | %s | %s | %s | %s | %s.%ss | %s |\n' "$name" "$cfg" "$board" "$target" "${addr:-?}" \
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s.%ss | %s |\n' "$name" "$build" "$cfg" "$board" "$target" "${addr:-?}" \
         "$ncases" "${peak:-?}" "$((ms / 1000))" "$(( (ms % 1000) / 100 ))" "$res" >> "$OUT/report.md"
 done
 

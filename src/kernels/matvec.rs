@@ -34,6 +34,14 @@ pub fn matvec_batch_accel(acc: Accel, w: &Tensor, xs: &[f32], xstride: usize, n:
     if acc.matvec_batch(w, xs, xstride, n, out, ostride) {
         return;
     }
+    #[cfg(all(atome_portable, not(feature = "size-first")))]
+    super::device::matvec_device(w, xs, xstride, n, out, ostride);
+    #[cfg(any(not(atome_portable), feature = "size-first"))]
+    matvec_portable(w, xs, xstride, n, out, ostride);
+}
+
+/// The portable loop of [`matvec_batch_accel`] (no vector units).
+pub(crate) fn matvec_portable(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut [f32], ostride: usize) {
     let mut b0 = 0;
     while b0 < n {
         let nb = (n - b0).min(MAX_BATCH);

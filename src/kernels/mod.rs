@@ -20,6 +20,9 @@ pub mod softmax;
 #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
 pub mod x86;
 
+#[cfg(atome_portable)]
+pub mod device;
+
 pub use attention::{attend_channel, score_topk};
 pub use matvec::{embed_row, matvec, matvec_batch};
 pub use norm::{layer_norm, layer_norm_in_place};

@@ -1,0 +1,69 @@
+#!/usr/bin/env python3
+"""Instructions per function of an Arm firmware run under QEMU.
+
+    qemu_profile.py FIRMWARE.elf BOARD [TOP]
+
+Runs `qemu-system-arm -M BOARD ... -d in_asm,exec,nochain` (every executed
+translation block logged, no chaining so none is missed), counts the
+guest instructions of each executed block and sums them per function
+symbol (from arm-none-eabi-nm). The whole run is counted (for the bench
+firmwares: the timed call and what follows it), so read shares, not totals.
+The log is large (about 2.5 GB for 75M instructions) and is removed after.
+"""
+import bisect
+import collections
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+
+def main(elf, board, top):
+    syms = []
+    nm = subprocess.run(["arm-none-eabi-nm", "-n", "-S", "--defined-only", elf], capture_output=True, text=True).stdout
+    for line in nm.splitlines():
+        p = line.split()
+        if len(p) >= 4 and p[2] in "tTwW":
+            syms.append((int(p[0], 16), p[3]))
+    syms.sort()
+    addrs = [a for a, _ in syms]
+    fd, log = tempfile.mkstemp(suffix=".qemu.log")
+    os.close(fd)
+    try:
+        subprocess.run(["qemu-system-arm", "-M", board, "-nographic", "-monitor", "none", "-serial", "none",
+                        "-semihosting-config", "enable=on,target=native", "-kernel", elf,
+                        "-d", "in_asm,exec,nochain", "-D", log], stdout=subprocess.DEVNULL, timeout=3600)
+        size = {}
+        cur = None
+        counts = collections.Counter()
+        with open(log, errors="replace") as f:
+            for line in f:
+                if line.startswith("IN:"):
+                    cur = None
+                    continue
+                m = re.search(r"Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/", line)
+                if m:
+                    counts[int(m.group(1), 16)] += 1
+                    cur = None
+                    continue
+                m = re.match(r"0x([0-9a-f]+):\s", line)
+                if m:
+                    if cur is None:
+                        cur = int(m.group(1), 16)
+                        size[cur] = 0
+                    size[cur] += 1
+    finally:
+        os.unlink(log)
+    per = collections.Counter()
+    for a, c in counts.items():
+        i = bisect.bisect_right(addrs, a) - 1
+        per[syms[i][1] if i >= 0 else "?"] += c * size.get(a, 0)
+    total = sum(per.values())
+    print("total %d instructions" % total)
+    for name, c in per.most_common(top):
+        print("%12d %5.1f%%  %s" % (c, 100 * c / total, name))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 20)

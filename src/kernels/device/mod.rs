@@ -1,0 +1,41 @@
+//! Matrix-vector kernels for microcontroller builds that spend code size on
+//! speed (every `atome_portable` build without the `size-first` feature).
+//!
+//! [`matvec_device`] has exactly the semantics of the portable loop in
+//! `super::matvec`; shapes a device kernel does not cover go to that loop.
+
+#[cfg_attr(not(target_abi = "eabihf"), allow(dead_code))]
+pub mod fpu;
+
+use crate::format::Tensor;
+
+/// For b < n: out[b*ostride + j] = (W x_b)[j] for j < W.rows, with
+/// x_b = xs[b*xstride ..][.. W.cols]; outputs past `out` are dropped. The
+/// same bits as [`super::matvec::matvec_portable`], which it falls back to.
+pub fn matvec_device(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut [f32], ostride: usize) {
+    if fast_shape(w, xs, xstride, n, ostride) {
+        #[cfg(target_abi = "eabihf")]
+        {
+            fpu::matvec(w, xs, xstride, n, out, ostride);
+            return;
+        }
+    }
+    super::matvec::matvec_portable(w, xs, xstride, n, out, ostride)
+}
+
+/// True when the device kernels give the portable loop's results: a packing
+/// they decode, every input row in range (the portable loop skips a short
+/// row block by block) and no output slot shared by two (row, vector) pairs
+/// (the kernels keep running sums there and write in another order).
+pub(crate) fn fast_shape(w: &Tensor, xs: &[f32], xstride: usize, n: usize, ostride: usize) -> bool {
+    if n == 0 || w.rows == 0 || w.cols == 0 || !fpu::supports(w) {
+        return false;
+    }
+    if n > 1 && ostride < w.rows {
+        return false;
+    }
+    match (n - 1).checked_mul(xstride).and_then(|v| v.checked_add(w.cols)) {
+        Some(end) => end <= xs.len(),
+        None => false,
+    }
+}
