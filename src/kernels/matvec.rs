@@ -77,6 +77,10 @@ pub fn matvec_batch_accel(acc: Accel, w: &Tensor, xs: &[f32], xstride: usize, n:
     }
     #[cfg(atome_portable)]
     let _ = acc;
+    // Cores without an FPU: the bit-exact software accumulate.
+    if cfg!(all(atome_portable, not(any(target_arch = "x86_64", target_arch = "aarch64", target_abi = "eabihf", target_feature = "f")))) {
+        return super::device::soft::matvec_soft(w, xs, xstride, n, out, ostride);
+    }
     let mut b0 = 0;
     while b0 < n {
         let nb = (n - b0).min(MAX_BATCH);

@@ -4,6 +4,7 @@
 //! never panic (short inputs are read as far as they go).
 
 pub mod attention;
+pub mod device;
 pub mod matvec;
 pub mod norm;
 pub mod softmax;

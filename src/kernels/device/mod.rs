@@ -1,0 +1,3 @@
+//! Matvec kernels for particular kinds of microcontroller core.
+
+pub mod soft;
