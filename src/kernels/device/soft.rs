@@ -234,6 +234,8 @@ fn float_block(mut s: f32, codes: &[i8], x: &[f32]) -> f32 {
 #[inline(never)]
 fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: &mut [f32], ostride: usize) {
     let (rows, cols) = (w.rows, w.cols);
+    // (Lets the compiler see every b < SNB: no bounds checks.)
+    let nb = nb.min(SNB);
     for b in 0..nb {
         for j in 0..rows {
             if let Some(o) = out.get_mut((b0 + b) * ostride + j) {
@@ -327,9 +329,15 @@ fn step(m: &mut i32, e: &mut i32, x6: i32, ex: i32, neg: bool) -> bool {
         // floor(term * 64 / 2^d) + 32: its low six bits are 0 exactly when
         // the term is a tie (or within 1/64 ulp above one).
         let s = (x6 >> d) + 32;
-        if s & 63 != 0 {
+        // An exact tie (nothing shifted out: d <= 6) rounds to even below.
+        if s & 63 != 0 || d <= 6 {
             let r = s >> 6;
-            let nm = if neg { *m - r } else { *m + r };
+            let mut nm = if neg { *m - r } else { *m + r };
+            if s & 63 == 0 {
+                // The sum is exactly halfway between nm - 1 and nm (or nm
+                // and nm + 1 when subtracting): take the even one.
+                nm -= (nm & 1) * if neg { -1 } else { 1 };
+            }
             // |nm| strictly inside (2^23, 2^24) (one's complement magnitude
             // for negatives: a conservative window): the exact sum is within
             // half an ulp of it, so in the same binade.
