@@ -290,16 +290,23 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             for b in 0..nb {
                 let Some(o) = out.get_mut((b0 + b) * ostride + j) else { continue };
                 let base = (b0 + b) * xstride + c0;
-                let x = xs.get(base..base + len).unwrap_or(&[]);
+                let x = || xs.get(base..base + len).unwrap_or(&[]);
                 let acc = match (mode[b], unpack(*o)) {
                     (Mode::Skip, _) => continue,
-                    (Mode::Soft, Some(a)) if !general => match run(ents, &xm[b], &xe[b], a) {
-                        Ok(a) => pack(a),
-                        // Overflow at column k: the float add from there on.
-                        Err((a, k)) => float_block(pack(a), codes.get(k..).unwrap_or(&[]), x.get(k..).unwrap_or(&[])),
-                    },
-                    (Mode::Soft, Some(a)) => run_general(a, codes, x),
-                    _ => float_block(*o, codes, x),
+                    (Mode::Soft, Some(a)) if !general => {
+                        let mut a = a;
+                        let done = run(ents, &xm[b], &xe[b], &mut a);
+                        match ents.get(done) {
+                            None => pack(a),
+                            // Overflow at column k: the float add from there on.
+                            Some(&en) => {
+                                let k = (en as usize) & (SB - 1);
+                                float_block(pack(a), codes.get(k..).unwrap_or(&[]), x().get(k..).unwrap_or(&[]))
+                            }
+                        }
+                    }
+                    (Mode::Soft, Some(a)) => run_general(a, codes, x()),
+                    _ => float_block(*o, codes, x()),
                 };
                 *o = acc;
             }
@@ -376,18 +383,22 @@ pub fn add_step(acc: f32, x: f32, neg: bool) -> f32 {
     }
 }
 
-/// Adds the entries' terms (+-1 weights) to a; on overflow, Err with the
-/// sum before it and the column where the float add must take over.
+/// Adds the entries' terms (+-1 weights) to a; returns how many were
+/// added (fewer than all when the next one overflows; a holds the sum
+/// before it).
 #[inline(never)]
-fn run(ents: &[u8], xm: &[i32; SB], xe: &[u8; SB], a: Soft) -> Result<Soft, (Soft, usize)> {
+fn run(ents: &[u8], xm: &[i32; SB], xe: &[u8; SB], a: &mut Soft) -> usize {
     let (mut m, mut e) = (a.m, a.e);
+    let mut done = 0;
     for &en in ents {
         let k = (en as usize) & (SB - 1);
         if !step(&mut m, &mut e, xm[k], xe[k] as i32, en & NEG != 0) {
-            return Err((Soft { m, e }, k));
+            break;
         }
+        done += 1;
     }
-    Ok(Soft { m, e })
+    *a = Soft { m, e };
+    done
 }
 
 /// P3 (weights +-3, +-9 too): each product c * x in the platform's float
