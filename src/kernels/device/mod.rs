@@ -1,11 +1,13 @@
 //! Matrix-vector kernels for microcontroller builds that spend code size on
-//! speed (every `atome_portable` build without the `size-first` feature).
+//! speed: `fpu` for cores with a single-precision FPU, `soft` (a bit-exact
+//! software accumulate) for cores without one (every `atome_portable` build without the `size-first` feature).
 //!
 //! [`matvec_device`] has exactly the semantics of the portable loop in
 //! `super::matvec`; shapes a device kernel does not cover go to that loop.
 
 #[cfg_attr(not(target_abi = "eabihf"), allow(dead_code))]
 pub mod fpu;
+pub mod soft;
 
 use crate::format::Tensor;
 
@@ -13,13 +15,19 @@ use crate::format::Tensor;
 /// x_b = xs[b*xstride ..][.. W.cols]; outputs past `out` are dropped. The
 /// same bits as [`super::matvec::matvec_portable`], which it falls back to.
 pub fn matvec_device(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut [f32], ostride: usize) {
+    // FPU cores: per-byte code selection, accumulators in FPU registers.
+    #[cfg(target_abi = "eabihf")]
     if fast_shape(w, xs, xstride, n, ostride) {
-        #[cfg(target_abi = "eabihf")]
-        {
-            fpu::matvec(w, xs, xstride, n, out, ostride);
-            return;
-        }
+        fpu::matvec(w, xs, xstride, n, out, ostride);
+        return;
     }
+    // Cores without an FPU: the bit-exact software accumulate.
+    #[cfg(not(any(target_abi = "eabihf", target_arch = "x86_64", target_arch = "aarch64", target_feature = "f")))]
+    {
+        soft::matvec_soft(w, xs, xstride, n, out, ostride);
+        return;
+    }
+    #[allow(unreachable_code)]
     super::matvec::matvec_portable(w, xs, xstride, n, out, ostride)
 }
 
@@ -27,6 +35,7 @@ pub fn matvec_device(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut
 /// they decode, every input row in range (the portable loop skips a short
 /// row block by block) and no output slot shared by two (row, vector) pairs
 /// (the kernels keep running sums there and write in another order).
+#[cfg_attr(not(target_abi = "eabihf"), allow(dead_code))]
 pub(crate) fn fast_shape(w: &Tensor, xs: &[f32], xstride: usize, n: usize, ostride: usize) -> bool {
     if n == 0 || w.rows == 0 || w.cols == 0 || !fpu::supports(w) {
         return false;

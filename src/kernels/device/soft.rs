@@ -1,0 +1,423 @@
+//! Bit-exact software f32 accumulation for cores without an FPU
+//! (thumbv6m, thumbv7m, thumbv7em-none-eabi, riscv32imc/imac).
+//!
+//! There every `f32 + f32` is a compiler-builtins call that unpacks both
+//! operands, aligns, adds, rounds and packs again (40-70 instructions). A
+//! matvec row adds dozens of terms into one accumulator, so here the
+//! accumulator stays unpacked (a signed mantissa and an exponent) and each
+//! input is unpacked once per position and block. Every single add still
+//! rounds to nearest, ties to even, exactly as IEEE binary32: each partial
+//! sum equals the hardware f32 add bit for bit (tests/soft_add.rs,
+//! scripts/soft_add_long.sh).
+//!
+//! Non-finite values never enter the software arithmetic: a block whose
+//! inputs or incoming accumulator hold an infinity or NaN, and the rest of a
+//! block from an add that overflows, use the platform's f32 add. So NaN
+//! payloads, infinities and their signs are exactly what the plain float
+//! loop gives on each target (tests/nonfinite.rs only asks that NaN stays
+//! NaN, but the bits are the platform's too). [`add_f32`], the host-testable
+//! whole-float add, returns the default quiet NaN (0x7fc00000) for NaN
+//! results; its tests compare NaN results by NaN-ness only, since hardware
+//! NaN payloads differ between architectures.
+
+use crate::format::{Packing, Tensor};
+use crate::kernels::matvec::decode;
+
+/// An unpacked finite float: value = m * 2^(e - 150), |m| < 2^24, m carries
+/// the sign. Normal numbers have |m| >= 2^23 and e = the biased exponent;
+/// subnormals have e = 1 and |m| < 2^23 (the same scale as e = 1 normals);
+/// zero is m = 0, e = 0 (and stands for +0.0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Soft {
+    /// Signed mantissa with the implicit bit.
+    pub m: i32,
+    /// Biased exponent (1 for subnormals, 0 for zero).
+    pub e: i32,
+}
+
+/// +0.0.
+pub const ZERO: Soft = Soft { m: 0, e: 0 };
+
+/// Unpacks a finite float (both zeros give [`ZERO`]); None for inf and NaN.
+#[inline]
+pub fn unpack(x: f32) -> Option<Soft> {
+    let b = x.to_bits();
+    let f = ((b >> 23) & 0xff) as i32;
+    if f == 0xff {
+        return None;
+    }
+    let frac = (b & 0x7f_ffff) as i32;
+    let (m, e) = if f == 0 { (frac, 1) } else { (frac | 1 << 23, f) };
+    if m == 0 {
+        return Some(ZERO);
+    }
+    Some(Soft { m: if (b as i32) < 0 { -m } else { m }, e })
+}
+
+/// Packs back to a float (exact: a [`Soft`] is always representable).
+#[inline]
+pub fn pack(s: Soft) -> f32 {
+    if s.m == 0 {
+        return 0.0;
+    }
+    let sign = (s.m as u32) & 0x8000_0000;
+    // The implicit bit of a normal mantissa carries into the exponent field,
+    // so normals and subnormals (e = 1, |m| < 2^23) pack the same way.
+    f32::from_bits(sign | ((((s.e - 1) as u32) << 23) + s.m.unsigned_abs()))
+}
+
+/// a + x rounded to nearest, ties to even; None when the sum overflows
+/// (its IEEE result is then an infinity of the sum's sign). A zero result
+/// is [`ZERO`] (+0.0, as IEEE gives for x + (-x)); a zero operand returns
+/// the other one unchanged (so -0 + -0 is not covered: see [`add_f32`]).
+pub fn add(a: Soft, x: Soft) -> Option<Soft> {
+    if x.m == 0 {
+        return Some(a);
+    }
+    if a.m == 0 {
+        return Some(x);
+    }
+    let (big, small) = if a.e >= x.e { (a, x) } else { (x, a) };
+    let d = (big.e - small.e) as u32;
+    // Six guard bits; |m| << 6 < 2^30 so the sum fits an i32.
+    let s6 = small.m << 6;
+    // Arithmetic shifts floor; a nonzero remainder is jammed into bit 0,
+    // which keeps every rounding decision at bit 6 (or 5 after one
+    // normalising shift left) that the exact sum would give.
+    let (s, lost) = if d < 31 {
+        let s = s6 >> d;
+        (s, (s << d) != s6)
+    } else {
+        (s6 >> 31, true)
+    };
+    let mut t = ((big.m << 6) + s) | lost as i32;
+    if t == 0 {
+        return Some(ZERO);
+    }
+    let mut e = big.e;
+    // Normalise |t| into [2^29, 2^30) at exponent e; subnormal results stop
+    // at e = 1 (and are exact: no bits were lost on the way there).
+    if t.unsigned_abs() >= 1 << 30 {
+        t = (t >> 1) | (t & 1);
+        e += 1;
+    } else {
+        while t.unsigned_abs() < 1 << 29 && e > 1 {
+            t <<= 1;
+            e -= 1;
+        }
+    }
+    // Round at bit 6 to nearest, ties to even: floor((t + 31 + lsb) / 64)
+    // on two's complement is symmetric in the sign.
+    let mut m = (t + 31 + ((t >> 6) & 1)) >> 6;
+    if m.unsigned_abs() == 1 << 24 {
+        // Rounded up into the next binade; m is even, so this is exact.
+        m >>= 1;
+        e += 1;
+    }
+    if e > 254 {
+        return None;
+    }
+    Some(Soft { m, e })
+}
+
+/// a + b for any floats: [`add`] for finite nonzero operands, IEEE rules
+/// for zeros, infinities and NaN (NaN results are the default quiet NaN).
+pub fn add_f32(a: f32, b: f32) -> f32 {
+    let (ua, ub) = match (unpack(a), unpack(b)) {
+        (Some(ua), Some(ub)) => (ua, ub),
+        _ => {
+            if a.is_nan() || b.is_nan() || (a.is_infinite() && b.is_infinite() && a.to_bits() != b.to_bits()) {
+                return f32::from_bits(0x7fc0_0000);
+            }
+            return if a.is_infinite() { a } else { b };
+        }
+    };
+    match (ua.m == 0, ub.m == 0) {
+        // -0 only when both are -0.
+        (true, true) => f32::from_bits(a.to_bits() & b.to_bits()),
+        (true, false) => b,
+        (false, true) => a,
+        (false, false) => match add(ua, ub) {
+            Some(s) => pack(s),
+            // Only same-sign sums overflow.
+            None => f32::from_bits((a.to_bits() & 0x8000_0000) | 0x7f80_0000),
+        },
+    }
+}
+
+/// Columns unpacked per block.
+const SB: usize = 16;
+/// Inputs are taken or skipped (when the slice is short) in blocks of this
+/// many columns, as the portable float loop does (matvec.rs BLOCK).
+const PB: usize = 32;
+/// Input vectors per pass.
+const SNB: usize = 4;
+/// Entry flag: subtract the term.
+const NEG: u8 = 0x80;
+
+/// How one vector's block is added.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Short input slice: nothing is added.
+    Skip,
+    /// Finite inputs: the software accumulate.
+    Soft,
+    /// An infinity or NaN among the inputs: the platform's f32 add.
+    Float,
+}
+
+/// For b < n: out[b*ostride + j] = (W x_b)[j] for j < W.rows, with
+/// x_b = xs[b*xstride ..][.. W.cols]: exactly the portable float loop of
+/// `matvec_batch_accel` (each (row, vector) adds its nonzero terms in column
+/// order from +0.0, then times the scale), bit for bit, with each add done
+/// in software. Outputs must not overlap (ostride >= W.rows or n <= 1);
+/// otherwise the plain float loop runs, which fixes which result survives.
+pub fn matvec_soft(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut [f32], ostride: usize) {
+    let mut b0 = 0;
+    while b0 < n {
+        let nb = (n - b0).min(SNB);
+        if n > 1 && ostride < w.rows {
+            float_pass(w, xs, xstride, b0, nb, out, ostride);
+        } else {
+            soft_pass(w, xs, xstride, b0, nb, out, ostride);
+        }
+        b0 += nb;
+    }
+}
+
+/// The plain float loop over one pass, in its write order.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn float_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: &mut [f32], ostride: usize) {
+    let cols = w.cols;
+    let mut codes = [0i8; PB];
+    for j in 0..w.rows {
+        let mut acc = [0.0f32; SNB];
+        let mut c0 = 0;
+        while c0 < cols {
+            let len = (cols - c0).min(PB);
+            let codes = &mut codes[..len];
+            decode(w, j * cols + c0, codes);
+            for (b, a) in acc.iter_mut().enumerate().take(nb) {
+                let base = (b0 + b) * xstride + c0;
+                if let Some(x) = xs.get(base..base + len) {
+                    *a = float_block(*a, codes, x);
+                }
+            }
+            c0 += len;
+        }
+        for (b, a) in acc.iter().enumerate().take(nb) {
+            if let Some(o) = out.get_mut((b0 + b) * ostride + j) {
+                *o = a * w.scale;
+            }
+        }
+    }
+}
+
+/// The float loop's terms of one block.
+fn float_block(mut s: f32, codes: &[i8], x: &[f32]) -> f32 {
+    for (&c, &v) in codes.iter().zip(x) {
+        s = match c {
+            0 => s,
+            1 => s + v,
+            -1 => s - v,
+            c => s + (c as f32) * v,
+        };
+    }
+    s
+}
+
+/// One pass of up to SNB vectors. Column blocks are the outer loop, so each
+/// input is unpacked once; the running sums live in `out` as floats between
+/// blocks (exact: every partial sum is a float).
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: &mut [f32], ostride: usize) {
+    let (rows, cols) = (w.rows, w.cols);
+    // (Lets the compiler see every b < SNB: no bounds checks.)
+    let nb = nb.min(SNB);
+    for b in 0..nb {
+        for j in 0..rows {
+            if let Some(o) = out.get_mut((b0 + b) * ostride + j) {
+                *o = 0.0;
+            }
+        }
+    }
+    // Mantissas << 6 and exponents of the block's inputs, per vector.
+    let mut xm = [[0i32; SB]; SNB];
+    let mut xe = [[0u8; SB]; SNB];
+    let mut mode = [Mode::Skip; SNB];
+    let mut codes = [0i8; SB];
+    // Nonzero weights of a row's block: column | NEG.
+    let mut ents = [0u8; SB];
+    let general = w.packing == Packing::P3;
+    let mut c0 = 0;
+    while c0 < cols {
+        let len = (cols - c0).min(SB);
+        let p0 = c0 - c0 % PB;
+        let plen = (cols - p0).min(PB);
+        for b in 0..nb {
+            let base = (b0 + b) * xstride;
+            mode[b] = Mode::Skip;
+            if xs.get(base + p0..base + p0 + plen).is_none() {
+                continue;
+            }
+            let Some(x) = xs.get(base + c0..base + c0 + len) else { continue };
+            mode[b] = Mode::Soft;
+            for ((&v, m), e) in x.iter().zip(xm[b].iter_mut()).zip(xe[b].iter_mut()) {
+                match unpack(v) {
+                    Some(u) => {
+                        *m = u.m << 6;
+                        *e = u.e as u8;
+                    }
+                    None => mode[b] = Mode::Float,
+                }
+            }
+        }
+        let codes = &mut codes[..len];
+        for j in 0..rows {
+            decode(w, j * cols + c0, codes);
+            let mut ne = 0;
+            for (k, &c) in codes.iter().enumerate() {
+                if c != 0 {
+                    if let Some(en) = ents.get_mut(ne) {
+                        *en = k as u8 | if c < 0 { NEG } else { 0 };
+                    }
+                    ne += 1;
+                }
+            }
+            let ents = &ents[..ne.min(SB)];
+            for b in 0..nb {
+                let Some(o) = out.get_mut((b0 + b) * ostride + j) else { continue };
+                let base = (b0 + b) * xstride + c0;
+                let x = || xs.get(base..base + len).unwrap_or(&[]);
+                let acc = match (mode[b], unpack(*o)) {
+                    (Mode::Skip, _) => continue,
+                    (Mode::Soft, Some(a)) if !general => {
+                        let mut a = a;
+                        let done = run(ents, &xm[b], &xe[b], &mut a);
+                        match ents.get(done) {
+                            None => pack(a),
+                            // Overflow at column k: the float add from there on.
+                            Some(&en) => {
+                                let k = (en as usize) & (SB - 1);
+                                float_block(pack(a), codes.get(k..).unwrap_or(&[]), x().get(k..).unwrap_or(&[]))
+                            }
+                        }
+                    }
+                    (Mode::Soft, Some(a)) => run_general(a, codes, x()),
+                    _ => float_block(*o, codes, x()),
+                };
+                *o = acc;
+            }
+        }
+        c0 += len;
+    }
+    for b in 0..nb {
+        for j in 0..rows {
+            if let Some(o) = out.get_mut((b0 + b) * ostride + j) {
+                *o *= w.scale;
+            }
+        }
+    }
+}
+
+/// acc + x (or acc - x when `neg`) on an unpacked accumulator (m, e) and an
+/// unpacked term (x6 = its mantissa << 6, ex its exponent): the step of the
+/// matvec's inner loop. False on overflow, with (m, e) unchanged.
+#[inline(always)]
+fn step(m: &mut i32, e: &mut i32, x6: i32, ex: i32, neg: bool) -> bool {
+    // Fast path: the term is not above the accumulator's binade
+    // (0 <= d <= 31), the result stays in that binade and is not near a
+    // tie. Then adding the term rounded to the accumulator's ulp is the
+    // IEEE sum: translation by the integer m commutes with rounding.
+    let d = e.wrapping_sub(ex) as u32;
+    if d <= 31 {
+        // floor(term * 64 / 2^d) + 32: its low six bits are 0 exactly when
+        // the term is a tie (or within 1/64 ulp above one).
+        let s = (x6 >> d) + 32;
+        // An exact tie (nothing shifted out: d <= 6) rounds to even below.
+        if s & 63 != 0 || d <= 6 {
+            let r = s >> 6;
+            let mut nm = if neg { *m - r } else { *m + r };
+            if s & 63 == 0 {
+                // The sum is exactly halfway between nm - 1 and nm (or nm
+                // and nm + 1 when subtracting): take the even one.
+                nm -= (nm & 1) * if neg { -1 } else { 1 };
+            }
+            // |nm| strictly inside (2^23, 2^24) (one's complement magnitude
+            // for negatives: a conservative window): the exact sum is within
+            // half an ulp of it, so in the same binade.
+            let t = nm ^ (nm >> 31);
+            if (t.wrapping_sub((1 << 23) + 1) as u32) <= (1 << 23) - 3 {
+                *m = nm;
+                return true;
+            }
+        }
+    }
+    let x = Soft { m: if neg { -(x6 >> 6) } else { x6 >> 6 }, e: ex };
+    match add(Soft { m: *m, e: *e }, x) {
+        Some(s) => {
+            *m = s.m;
+            *e = s.e;
+            true
+        }
+        None => false,
+    }
+}
+
+/// acc + x (`neg` false) or acc - x through the matvec's accumulate step,
+/// for the differential tests; zeros and non-finite operands as [`add_f32`].
+pub fn add_step(acc: f32, x: f32, neg: bool) -> f32 {
+    let xv = if neg { -x } else { x };
+    match (unpack(acc), unpack(x)) {
+        (Some(a), Some(u)) if a.m != 0 && u.m != 0 => {
+            let (mut m, mut e) = (a.m, a.e);
+            if step(&mut m, &mut e, u.m << 6, u.e, neg) {
+                pack(Soft { m, e })
+            } else {
+                f32::from_bits((xv.to_bits() & 0x8000_0000) | 0x7f80_0000)
+            }
+        }
+        _ => add_f32(acc, xv),
+    }
+}
+
+/// Adds the entries' terms (+-1 weights) to a; returns how many were
+/// added (fewer than all when the next one overflows; a holds the sum
+/// before it).
+#[inline(never)]
+fn run(ents: &[u8], xm: &[i32; SB], xe: &[u8; SB], a: &mut Soft) -> usize {
+    let (mut m, mut e) = (a.m, a.e);
+    let mut done = 0;
+    for &en in ents {
+        let k = (en as usize) & (SB - 1);
+        if !step(&mut m, &mut e, xm[k], xe[k] as i32, en & NEG != 0) {
+            break;
+        }
+        done += 1;
+    }
+    *a = Soft { m, e };
+    done
+}
+
+/// P3 (weights +-3, +-9 too): each product c * x in the platform's float
+/// multiply (as the float loop does), then the software add. Switches to
+/// the float add when a product or a sum is not finite.
+#[inline(never)]
+fn run_general(a: Soft, codes: &[i8], x: &[f32]) -> f32 {
+    let mut a = a;
+    for (k, (&c, &v)) in codes.iter().zip(x).enumerate() {
+        let p = match c {
+            0 => continue,
+            1 => v,
+            -1 => -v,
+            c => (c as f32) * v,
+        };
+        match unpack(p).and_then(|p| add(a, p)) {
+            Some(s) => a = s,
+            None => return float_block(pack(a), codes.get(k..).unwrap_or(&[]), x.get(k..).unwrap_or(&[])),
+        }
+    }
+    pack(a)
+}
