@@ -13,6 +13,9 @@ struct Knob {
     max: u64,
 }
 
+// The one table of the knobs and their defaults. cmake/atome.cmake and
+// firmware/fw.sh read it from here; tests/knob_defaults.rs checks the copies
+// that cannot (cbindgen.toml's #defines, python/atome/_build.py, README.md).
 const KNOBS: &[Knob] = &[
     Knob { name: "ATOME_D_MODEL", default: 64, min: 1, max: 65535 },
     Knob { name: "ATOME_MAX_SEQ", default: 32, min: 1, max: 65535 },

@@ -10,7 +10,9 @@
 # mismatch fails to link with "undefined reference to atome_cfg_<KNOB>_<value>").
 # The library is built by cargo at build time (add_custom_command), once per
 # configuration, into ${CMAKE_BINARY_DIR}/atome-cargo, and rebuilt when the
-# Rust sources, Cargo.toml, build.rs or the knobs change. No Corrosion needed;
+# Rust sources, Cargo.toml, build.rs or the knobs change. Cargo runs in the
+# checkout, so .cargo/config.toml applies (the archive carries no LLVM
+# bitcode, which GNU nm could not read). No Corrosion needed;
 # cargo (rustup) must be installed, with the Rust target (the module runs
 # `rustup target add` when rustup is there and the target is missing).
 #
@@ -51,8 +53,19 @@ endif()
 get_filename_component(_atome_default_src "${CMAKE_CURRENT_LIST_DIR}/.." ABSOLUTE)
 set(ATOME_SOURCE_DIR "${_atome_default_src}" CACHE PATH "atome source checkout")
 
-set(_atome_knobs D_MODEL MAX_SEQ N_LAYERS N_PATHWAYS VOCAB_SIZE D_HEAD KERNEL_SIZE TOP_K MAX_CLASSES)
-set(_atome_defaults 64 32 4 3 256 16 5 4 16)
+# The knobs and their defaults: build.rs's KNOBS table (their one source).
+file(STRINGS "${ATOME_SOURCE_DIR}/build.rs" _atome_knob_lines REGEX "Knob . name: \"ATOME_[A-Z_]+\", default: [0-9]+")
+set(_atome_knobs)
+set(_atome_defaults)
+foreach(_l IN LISTS _atome_knob_lines)
+  string(REGEX MATCH "name: \"ATOME_([A-Z_]+)\", default: ([0-9]+)" _m "${_l}")
+  list(APPEND _atome_knobs "${CMAKE_MATCH_1}")
+  list(APPEND _atome_defaults "${CMAKE_MATCH_2}")
+endforeach()
+list(LENGTH _atome_knobs _atome_nknobs)
+if(NOT _atome_nknobs EQUAL 9)
+  message(FATAL_ERROR "atome: read ${_atome_nknobs} knobs from ${ATOME_SOURCE_DIR}/build.rs, expected 9")
+endif()
 foreach(_k _d IN ZIP_LISTS _atome_knobs _atome_defaults)
   set(ATOME_${_k} "${_d}" CACHE STRING "atome build-time knob ATOME_${_k}")
   if(NOT ATOME_${_k} MATCHES "^[0-9]+$")

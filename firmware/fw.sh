@@ -3,7 +3,7 @@
 #
 # Environment it honours:
 #   ATOME_SHARED   folder holding models/ and golden/ (default: ../shared next
-#                  to the checkout, then /work/shared)
+#                  to the checkout, else shared/ inside it)
 #   FW_BUILD       scratch folder for firmware builds (default target/fw-build)
 
 FW_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -11,7 +11,7 @@ FW_DIR="$FW_ROOT/firmware"
 FW_BUILD="${FW_BUILD:-$FW_ROOT/target/fw-build}"
 
 if [ -z "${ATOME_SHARED:-}" ]; then
-    for c in "$FW_ROOT/../shared" "$FW_ROOT/shared" /work/shared; do
+    for c in "$FW_ROOT/../shared" "$FW_ROOT/shared"; do
         if [ -f "$c/golden/golden_visible.json" ]; then ATOME_SHARED="$(cd "$c" && pwd)"; break; fi
     done
 fi
@@ -95,15 +95,17 @@ fw_llvm_bin() {
 # fw_knobs CONFIG: "ATOME_VOCAB_SIZE=.. ATOME_D_MODEL=.." for a golden
 # configuration name, or the defaults for "default-config".
 fw_knobs() {
-    python3 - "$FW_GOLDEN" "$1" <<'EOF'
-import json, sys
+    python3 - "$FW_GOLDEN" "$1" "$FW_ROOT/build.rs" <<'EOF'
+import json, re, sys
 name = sys.argv[2]
-if name == "default-config":
-    c = {"V": 256, "D": 64, "L": 4, "DH": 16, "K": 5, "TOPK": 4, "S": 32}
-else:
-    c = json.load(open(sys.argv[1]))[name]["config"]
 m = [("V", "ATOME_VOCAB_SIZE"), ("D", "ATOME_D_MODEL"), ("L", "ATOME_N_LAYERS"),
      ("DH", "ATOME_D_HEAD"), ("K", "ATOME_KERNEL_SIZE"), ("TOPK", "ATOME_TOP_K"), ("S", "ATOME_MAX_SEQ")]
+if name == "default-config":
+    # the defaults of build.rs's KNOBS table (their one source)
+    d = dict(re.findall(r'Knob \{ name: "(ATOME_\w+)", default: (\d+)', open(sys.argv[3]).read()))
+    c = {k: int(d[e]) for k, e in m}
+else:
+    c = json.load(open(sys.argv[1]))[name]["config"]
 print(" ".join("%s=%d" % (e, c[k]) for k, e in m))
 EOF
 }

@@ -594,8 +594,6 @@ int atome_classify(const atome_classifier_t *clf,
                    int n_tokens,
                    float *class_logits);
 
-extern float atome_vsqrt_f32(float x);
-
 #ifdef __cplusplus
 }  // extern "C"
 #endif  // __cplusplus

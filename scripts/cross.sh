@@ -12,6 +12,9 @@
 #    4 functions defined; undefined symbols only memcpy/memset/memmove/memcmp,
 #    compiler builtins, and expf/tanhf with system-libm; no heap, stdio,
 #    socket or OS symbol.
+#    2b. The same archives with arm-none-eabi-nm and GNU nm
+#    (scripts/nm_audit.sh): no embedded LLVM bitcode, every function of
+#    include/atome.h defined, no message from binutils' LLVM plugin.
 # 3. No-panic proof, on the final linked ELF (names containing "panic", or
 #    rust_begin_unwind, or core::fmt must be absent):
 #    a. every target: rust-lld --gc-sections with every exported atome_*
@@ -69,6 +72,24 @@ for t in $TARGETS; do
         fi
     done
 done
+
+# ---- 2b. the same archives through binutils, as a firmware team's CI reads them
+# (scripts/nm_audit.sh): no embedded LLVM bitcode, arm-none-eabi-nm and GNU nm
+# list every function of include/atome.h without a message (binutils' LLVM
+# plugin, installed with Debian's clang, refuses objects carrying bitcode).
+gnuaudits=0
+for t in $TARGETS; do
+    for v in cross cross-libm; do
+        for gnm in arm-none-eabi-nm nm; do
+            if r="$(scripts/nm_audit.sh "$gnm" "$(fw_lib_path $v firmware "$t")")"; then
+                gnuaudits=$((gnuaudits + 1))
+            else
+                echo "$r"; failmsg "binutils symbol audit $t ($v, $gnm)"
+            fi
+        done
+    done
+done
+echo "binutils audit: $gnuaudits/28 (7 targets x default, system-libm x arm-none-eabi-nm, nm) list every exported function"
 
 # ---- 3a. no-panic: rust-lld with every export as a root ---------------------
 panic_re='panic|rust_begin_unwind|core..fmt|_ZN4core3fmt'
@@ -174,12 +195,12 @@ for tb in thumbv7m-none-eabi:mps2-an385 thumbv7em-none-eabihf:mps2-an386; do
 done
 
 TOTAL=$(( $(fw_now) - T0 ))
-npass=$((audits + lldok + cfwok + libmok))
+npass=$((audits + gnuaudits + lldok + cfwok + libmok))
 echo
 if [ "$fail" = 0 ]; then
-    echo "cross summary: OK: 7 targets x (default, system-libm) built; $audits/14 symbol audits passed; no-panic: $lldok/7 rust-lld root links, $cfwok/$cfwn C firmwares (run on$ran); newlib expf/tanhf with system-libm: $libmok/2; ${TOTAL}s"
+    echo "cross summary: OK: 7 targets x (default, system-libm) built; $audits/14 symbol audits, $gnuaudits/28 binutils audits passed; no-panic: $lldok/7 rust-lld root links, $cfwok/$cfwn C firmwares (run on$ran); newlib expf/tanhf with system-libm: $libmok/2; ${TOTAL}s"
 else
-    echo "cross summary: FAILED: $audits/14 symbol audits passed; no-panic: $lldok/7 rust-lld root links, $cfwok/$cfwn C firmwares; ${TOTAL}s"
+    echo "cross summary: FAILED: $audits/14 symbol audits, $gnuaudits/28 binutils audits passed; no-panic: $lldok/7 rust-lld root links, $cfwok/$cfwn C firmwares; ${TOTAL}s"
 fi
 echo "cross: $npass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -2,6 +2,7 @@
 # Installs what the test suite needs when it is missing (Debian packages,
 # Rust targets and components, cargo tools, Python packages). Idempotent.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 need_apt=()
 for pair in arm-none-eabi-gcc:gcc-arm-none-eabi qemu-system-arm:qemu-system-arm valgrind:valgrind \
             clang:clang cmake:cmake python3:python3; do
@@ -17,6 +18,10 @@ installed=$(rustup target list --installed)
 for t in $targets; do
   grep -qx "$t" <<< "$installed" || rustup target add "$t" >/dev/null 2>&1
 done
+# The oldest Rust the library claims to build with (Cargo.toml rust-version),
+# for the suite's `cargo +<rust-version> check` stage.
+msrv=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
+rustup toolchain list | grep -q "^$msrv-" || rustup toolchain install "$msrv" --profile minimal >/dev/null 2>&1
 if ! rustup toolchain list | grep -q '^nightly'; then rustup toolchain install nightly --profile minimal >/dev/null 2>&1; fi
 rustup +nightly component list --installed 2>/dev/null | grep -q '^miri' || rustup +nightly component add miri rust-src >/dev/null 2>&1
 rustup component list --installed | grep -q '^llvm-tools' || rustup component add llvm-tools >/dev/null 2>&1 || true

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite: the README's second command, and what .ci/run calls.
 # Each stage prints its own results; the last line counts the stages.
-# Stages that need ../shared (golden files, real models) say so and skip
-# where it is absent; CI always has it.
+# Every stage is mandatory: a missing script is a failed stage. Stages that
+# need ../shared (golden files, real models) say so and skip where it is
+# absent outside CI; CI always has it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
@@ -29,20 +30,26 @@ stage "cargo test (microcontroller code path, both states)" bash -c '
   export CARGO_TARGET_DIR=target/portable
   T="--test purity --test api_errors --test reference_parity --test ffi_miri --test nonfinite --test matvec_diff"
   cargo test --release --features portable --lib $T && ATOME_STATE=cached cargo test --release --features portable $T'
+# Cargo.toml's rust-version is true: the library builds with that toolchain
+# (scripts/setup.sh installs it), both code paths.
+stage "rust-version: cargo +<rust-version> check (lib)" bash -c '
+  v=$(sed -n "s/^rust-version = \"\(.*\)\"/\1/p" Cargo.toml); [ -n "$v" ] || exit 1
+  export CARGO_TARGET_DIR=target/msrv
+  cargo "+$v" check --lib && cargo "+$v" check --lib --features portable'
 stage "C API, examples, link-time config check, symbols, sizeof" tests/c_api.sh
 stage "golden parity, every configuration, both states, both maths" python3 tests/golden.py
-[ -d python/tests ] && stage "python package" python3 -m pytest python/tests -q
-[ -x scripts/cross.sh ] && stage "cross builds and symbol audit" scripts/cross.sh
-[ -x scripts/qemu_parity.sh ] && stage "QEMU Cortex-M parity" scripts/qemu_parity.sh
-[ -x scripts/cortex_bench.sh ] && stage "Cortex-M figures: engine .text <= 8 KiB (M4F), peak stack <= 2 KiB" scripts/cortex_bench.sh
-[ -x scripts/cmake_test.sh ] && stage "CMake module" scripts/cmake_test.sh
-[ -x scripts/fuzz_smoke.sh ] && stage "fuzz smoke" scripts/fuzz_smoke.sh
-[ -x scripts/sanitize.sh ] && stage "ASan+UBSan and memcheck" scripts/sanitize.sh
-[ -x scripts/miri.sh ] && stage "Miri" scripts/miri.sh
-[ -x scripts/state_sizes.sh ] && stage "state sizes" scripts/state_sizes.sh --check
-[ -x scripts/callgrind.sh ] && stage "instruction-count targets (callgrind)" scripts/callgrind.sh --check
-[ -d cli ] && stage "CLI" bash -c "cd cli && cargo test --release"
-[ -x scripts/atome02_parity.sh ] && stage "ATOME02 parity" scripts/atome02_parity.sh
+stage "python package" python3 -m pytest python/tests -q
+stage "cross builds and symbol audit" scripts/cross.sh
+stage "QEMU Cortex-M parity" scripts/qemu_parity.sh
+stage "Cortex-M figures: engine .text <= 8 KiB (M4F), peak stack <= 2 KiB" scripts/cortex_bench.sh
+stage "CMake module" scripts/cmake_test.sh
+stage "fuzz smoke" scripts/fuzz_smoke.sh
+stage "ASan+UBSan and memcheck" scripts/sanitize.sh
+stage "Miri" scripts/miri.sh
+stage "state sizes" scripts/state_sizes.sh --check
+stage "instruction-count targets (callgrind)" scripts/callgrind.sh --check
+stage "CLI" bash -c "cd cli && cargo test --release"
+stage "ATOME02 parity" scripts/atome02_parity.sh
 stage "README examples" tests/readme.sh
 echo
 echo "total $(( $(date +%s) - start )) s"

@@ -1,6 +1,6 @@
 //! Differential test of the batched matvec (the x86-64 fast path when the
-//! CPU has AVX2, else the portable path) against a naive implementation
-//! written here from the SPEC / CONTRACT text, bit for bit (NaN == NaN).
+//! CPU has AVX2, else the portable path) against the naive implementation
+//! in tests/naive_matvec, written from the SPEC / CONTRACT text, bit for bit (NaN == NaN).
 //!
 //! SPEC section 4: row j: acc = +0.0; for i = 0..cols-1: +1: acc = acc + x[i];
 //! -1: acc = acc - x[i]; 0: nothing; y[j] = acc * scale.
@@ -9,95 +9,10 @@ use atome::forward::sample::SplitMix64;
 use atome::format::{Packing, Tensor};
 use atome::kernels::matvec::matvec_batch;
 use proptest::prelude::*;
+
+mod naive_matvec;
+use naive_matvec::*;
 use std::sync::atomic::{AtomicUsize, Ordering};
-
-/// Weight number k of a packed payload, decoded from the format text.
-/// Bytes missing from a short payload read as weight 0.
-fn naive_weight(p: Packing, data: &[u8], k: usize) -> i32 {
-    match p {
-        // ATOME01: 4 trits a byte, trit k%4 in bits 2(k%4)..: 00 0, 01 +1, 11 -1, 10 0.
-        Packing::Trit2 => match data.get(k / 4) {
-            Some(&b) => match (b >> (2 * (k % 4))) & 3 {
-                1 => 1,
-                3 => -1,
-                _ => 0,
-            },
-            None => 0,
-        },
-        // ATOME02: 5 trits a byte in base 3, trit k%5 is digit k%5; digit - 1.
-        Packing::Base3 => match data.get(k / 5) {
-            Some(&b) => {
-                let digit = (b as u32 / 3u32.pow((k % 5) as u32)) % 3;
-                digit as i32 - 1
-            }
-            None => 0,
-        },
-        // ATOMEP3: 8 3-bit codes in 3 bytes (little-endian 24-bit group),
-        // code k%8 at bits 3(k%8); codes 0..7 -> 0, 1, -1, 3, -3, 9, -9, 0.
-        Packing::P3 => {
-            let g = 3 * (k / 8);
-            match data.get(g..g + 3) {
-                Some(s) => {
-                    let word = s[0] as u32 | (s[1] as u32) << 8 | (s[2] as u32) << 16;
-                    [0, 1, -1, 3, -3, 9, -9, 0][((word >> (3 * (k % 8))) & 7) as usize]
-                }
-                None => 0,
-            }
-        }
-    }
-}
-
-/// y = W x for one vector, naively.
-fn naive_row(p: Packing, data: &[u8], rows: usize, cols: usize, scale: f32, x: &[f32], j: usize) -> f32 {
-    assert!(j < rows);
-    let mut acc = 0.0f32;
-    for (i, &xi) in x.iter().enumerate().take(cols) {
-        match naive_weight(p, data, j * cols + i) {
-            0 => {}
-            1 => acc = acc + xi,
-            -1 => acc = acc - xi,
-            w => acc = acc + (w as f32) * xi,
-        }
-    }
-    acc * scale
-}
-
-fn same(a: f32, b: f32) -> bool {
-    a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())
-}
-
-/// Floats that stress the arithmetic: zeros of both signs, subnormals,
-/// infinities, NaNs with payloads, huge, tiny, ordinary, any bit pattern.
-fn value() -> impl Strategy<Value = f32> {
-    prop_oneof![
-        6 => -4.0f32..4.0,
-        2 => -1.0e6f32..1.0e6,
-        1 => Just(0.0f32),
-        1 => Just(-0.0f32),
-        1 => (1u32..0x0080_0000, any::<bool>()).prop_map(|(m, s)| f32::from_bits(m | if s { 0x8000_0000 } else { 0 })),
-        1 => Just(f32::INFINITY),
-        1 => Just(f32::NEG_INFINITY),
-        1 => (0u32..0x0040_0000, any::<bool>(), any::<bool>())
-            .prop_map(|(m, s, q)| f32::from_bits(0x7f80_0001 | m | if q { 0x0040_0000 } else { 0 } | if s { 0x8000_0000 } else { 0 })),
-        1 => prop_oneof![Just(f32::MAX), Just(f32::MIN), Just(3.0e38f32), Just(-2.9e38f32), Just(1.7e38f32)],
-        1 => -1.0e-30f32..1.0e-30,
-        1 => any::<u32>().prop_map(f32::from_bits),
-    ]
-}
-
-fn scale() -> impl Strategy<Value = f32> {
-    prop_oneof![
-        4 => -2.0f32..2.0,
-        1 => Just(0.0f32),
-        1 => Just(-0.0f32),
-        1 => Just(-1.0f32),
-        1 => Just(f32::INFINITY),
-        1 => Just(f32::NEG_INFINITY),
-        1 => Just(f32::NAN),
-        1 => Just(1.0e30f32),
-        1 => Just(1.0e-30f32),
-    ]
-}
 
 #[derive(Debug, Clone)]
 struct Case {
@@ -147,8 +62,6 @@ fn case() -> impl Strategy<Value = Case> {
             })
     })
 }
-
-const SENTINEL: u32 = 0x7fc0_dead;
 
 /// Runs `f` on a sentinel-filled output and checks it against the naive
 /// result: rows < W.rows of every vector equal, everything else untouched.
@@ -278,7 +191,7 @@ fn larger_shapes_match_naive() {
 #[cfg(not(atome_portable))]
 #[test]
 fn fast_path_taken_with_avx2() {
-    if atome::kernels::x86::Avx2::detect().is_none() {
+    if avx2_or_skip("fast_path_taken_with_avx2").is_none() {
         return;
     }
     let data = vec![0x5bu8; 64 * 64 / 4];

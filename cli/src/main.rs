@@ -3,135 +3,48 @@
 //! The library's C API is sized at build time; its Rust core is generic over
 //! dimensions, which is what this tool uses, so one binary handles every
 //! configuration.
+mod args;
 mod blob;
+mod clock;
 mod engine;
-mod sha256;
 
+use args::{BenchArgs, Cli, Cmd, ConvertArgs, InspectArgs, ModelArgs, RunArgs, State};
 use atome::format::{self, Dims, Packing};
 use atome::forward::sample::{pick, Sampling, SplitMix64};
 use blob::{Format, Kind};
+use clap::Parser;
+use clock::{secs, Clock};
 use engine::{Engine, Plan};
-use std::io::Write;
+use sha2::{Digest, Sha256};
+use std::io::{IsTerminal, Write};
+use std::path::Path;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "\
-usage:
-  atome inspect <blob> [--config V,D,L,DH,K[,TOPK]] [--all]
-  atome convert <in> <out> [--to atome02|atome01|atomep3] [--config V,D,L,DH,K]
-  atome run <blob> (--prompt TEXT | --ids N,N,...) [--max N] [--config ...] [--seq S]
-            [--temperature T --top-k K --top-p P --seed N] [--state cached|lean]
-            [--attn-top-k K] [--no-slide] [--print-ids] [--quiet]
-  atome bench <blob> [--config ...] [--tokens N] [--seq S] [--reps R] [--lean-prefixes]
-  atome help
-
-The configuration (V,D,L,DH,K) is inferred from the blob's size when exactly one
-plausible configuration fits; otherwise pass --config. The attention top-k does
-not change the size: it is 4 unless given as a sixth --config value (or
---attn-top-k). run's --top-k is the sampling top-k (atome_generate_sampled).
-run: generates byte tokens; when the sequence outgrows the window S (default 64,
-32 for classifiers) the last S tokens are the context, as predict_next does.
---no-slide stops there instead, exactly as atome_generate does. On a classifier
-blob, run classifies the prompt.";
-
-/// Parsed command line: positionals, --key value options and bare flags.
-struct Args {
-    pos: Vec<String>,
-    opts: Vec<(String, String)>,
-    flags: Vec<String>,
-}
-
-const FLAGS: [&str; 6] = ["--all", "--no-slide", "--print-ids", "--help", "--quiet", "--lean-prefixes"];
-
-impl Args {
-    fn parse(v: &[String]) -> Result<Args, String> {
-        let mut a = Args { pos: vec![], opts: vec![], flags: vec![] };
-        let mut i = 0;
-        while i < v.len() {
-            let s = &v[i];
-            if FLAGS.contains(&s.as_str()) || s == "-h" {
-                a.flags.push(s.clone());
-            } else if let Some(stripped) = s.strip_prefix("--") {
-                if let Some((k, val)) = stripped.split_once('=') {
-                    a.opts.push((format!("--{k}"), val.to_string()));
-                } else {
-                    let val = v.get(i + 1).ok_or_else(|| format!("{s} needs a value"))?;
-                    a.opts.push((s.clone(), val.clone()));
-                    i += 1;
-                }
-            } else {
-                a.pos.push(s.clone());
-            }
-            i += 1;
-        }
-        Ok(a)
-    }
-    fn get(&self, k: &str) -> Option<&str> {
-        self.opts.iter().rev().find(|(key, _)| key == k).map(|(_, v)| v.as_str())
-    }
-    fn flag(&self, k: &str) -> bool {
-        self.flags.iter().any(|f| f == k)
-    }
-    fn num<T: std::str::FromStr>(&self, k: &str, default: T) -> Result<T, String> {
-        match self.get(k) {
-            None => Ok(default),
-            Some(s) => s.trim().parse::<T>().map_err(|_| format!("{k} {s:?}: not a valid number")),
-        }
-    }
-    fn allow(&self, known: &[&str]) -> Result<(), String> {
-        for (k, _) in &self.opts {
-            if !known.contains(&k.as_str()) {
-                return Err(format!("unknown option {k}"));
-            }
-        }
-        Ok(())
-    }
-    fn dims(&self) -> Result<Option<Dims>, String> {
-        self.get("--config").map(blob::parse_dims).transpose()
-    }
-}
-
-/// Dies quietly on a closed pipe (`atome inspect x | head`) like other tools.
+/// Dies quietly on a closed pipe (`atome inspect x | head`) like other tools,
+/// instead of Rust's default of ignoring SIGPIPE and failing on EPIPE.
 #[cfg(unix)]
 fn default_sigpipe() {
-    extern "C" {
-        fn signal(sig: i32, handler: usize) -> usize;
-    }
-    const SIGPIPE: i32 = 13;
-    const SIG_DFL: usize = 0;
-    // SAFETY: restoring the default disposition of SIGPIPE before any thread starts.
+    // SAFETY: sets the disposition of SIGPIPE to the default before any thread
+    // starts; no Rust code runs as a handler.
     unsafe {
-        signal(SIGPIPE, SIG_DFL);
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
 }
 
 #[cfg(not(unix))]
 fn default_sigpipe() {}
 
+/// Exit codes: 0 success, 1 runtime failure, 2 usage error (clap exits with
+/// 2 itself on a malformed command line, 0 for --help and --version).
 fn main() -> ExitCode {
     default_sigpipe();
-    let argv: Vec<String> = std::env::args().skip(1).collect();
-    let Some(cmd) = argv.first() else {
-        eprintln!("{USAGE}");
-        return ExitCode::from(2);
-    };
-    let args = match Args::parse(&argv[1..]) {
-        Ok(a) => a,
-        Err(e) => {
-            eprintln!("atome: {e}\n{USAGE}");
-            return ExitCode::from(2);
-        }
-    };
-    if args.flag("--help") || args.flag("-h") || cmd == "help" || cmd == "--help" || cmd == "-h" {
-        println!("{USAGE}");
-        return ExitCode::SUCCESS;
-    }
-    let r = match cmd.as_str() {
-        "inspect" => cmd_inspect(&args),
-        "convert" => cmd_convert(&args),
-        "run" => cmd_run(&args),
-        "bench" => cmd_bench(&args),
-        other => Err(format!("unknown command {other:?}\n{USAGE}")),
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Inspect(a) => cmd_inspect(&a),
+        Cmd::Convert(a) => cmd_convert(&a),
+        Cmd::Run(a) => cmd_run(&a),
+        Cmd::Bench(a) => cmd_bench(&a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -142,10 +55,14 @@ fn main() -> ExitCode {
     }
 }
 
-fn read_blob(a: &Args, idx: usize) -> Result<(String, Vec<u8>), String> {
-    let path = a.pos.get(idx).ok_or_else(|| format!("missing blob path\n{USAGE}"))?;
-    let b = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
-    Ok((path.clone(), b))
+fn read_blob(path: &Path) -> Result<(String, Vec<u8>), String> {
+    let name = path.display().to_string();
+    let b = std::fs::read(path).map_err(|e| format!("{name}: {e}"))?;
+    Ok((name, b))
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    Sha256::digest(data).iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn packing_desc(p: Packing) -> &'static str {
@@ -176,85 +93,16 @@ fn sep(n: usize) -> String {
     out
 }
 
-fn secs(d: Duration) -> String {
-    let s = d.as_secs_f64();
-    if s < 1e-3 {
-        format!("{:.1} us", s * 1e6)
-    } else if s < 1.0 {
-        format!("{:.2} ms", s * 1e3)
-    } else {
-        format!("{s:.2} s")
-    }
-}
-
-/// CPU time of this thread (Linux; None elsewhere), so timings mean something
-/// on a loaded machine.
-#[cfg(all(target_os = "linux", target_pointer_width = "64"))]
-fn cpu_time() -> Option<Duration> {
-    #[repr(C)]
-    struct Timespec {
-        sec: i64,
-        nsec: i64,
-    }
-    extern "C" {
-        fn clock_gettime(clock: i32, tp: *mut Timespec) -> i32;
-    }
-    const CLOCK_THREAD_CPUTIME_ID: i32 = 3;
-    let mut t = Timespec { sec: 0, nsec: 0 };
-    // SAFETY: a valid out-pointer to a struct with the C layout of timespec on 64-bit Linux.
-    let rc = unsafe { clock_gettime(CLOCK_THREAD_CPUTIME_ID, &mut t) };
-    (rc == 0).then(|| Duration::new(t.sec as u64, t.nsec as u32))
-}
-
-#[cfg(not(all(target_os = "linux", target_pointer_width = "64")))]
-fn cpu_time() -> Option<Duration> {
-    None
-}
-
-/// Wall and CPU clocks started together.
-struct Clock {
-    wall: Instant,
-    cpu: Option<Duration>,
-}
-
-impl Clock {
-    fn start() -> Clock {
-        Clock { wall: Instant::now(), cpu: cpu_time() }
-    }
-    fn wall(&self) -> Duration {
-        self.wall.elapsed()
-    }
-    fn cpu(&self) -> Option<Duration> {
-        Some(cpu_time()?.saturating_sub(self.cpu?))
-    }
-    /// "1.20 s (CPU 0.95 s)".
-    fn show(&self) -> String {
-        match self.cpu() {
-            Some(c) => format!("{} wall, {} CPU", secs(self.wall()), secs(c)),
-            None => secs(self.wall()),
-        }
-    }
-    /// Rate per second, on CPU time when known (wall otherwise).
-    fn rate(&self, n: usize) -> String {
-        let w = n as f64 / self.wall().as_secs_f64().max(1e-9);
-        match self.cpu() {
-            Some(c) => format!("{w:.1}/s wall, {:.1}/s CPU", n as f64 / c.as_secs_f64().max(1e-9)),
-            None => format!("{w:.1}/s"),
-        }
-    }
-}
-
 // ---------------------------------------------------------------- inspect
 
-fn cmd_inspect(a: &Args) -> Result<(), String> {
-    a.allow(&["--config"])?;
-    let (path, b) = read_blob(a, 0)?;
+fn cmd_inspect(a: &InspectArgs) -> Result<(), String> {
+    let (path, b) = read_blob(&a.blob)?;
     let f = Format::detect(&b)?;
     println!("file:     {path}");
     println!("format:   {} ({}; {})", f.magic(), kind_desc(f.kind), packing_desc(f.packing));
     println!("size:     {} bytes", sep(b.len()));
-    println!("sha256:   {}", sha256::sha256_hex(&b));
-    let given = a.dims()?;
+    println!("sha256:   {}", sha256_hex(&b));
+    let given = a.config.config;
     let t0 = Instant::now();
     let cands = blob::candidates(&b, &f);
     let took = t0.elapsed();
@@ -268,7 +116,7 @@ fn cmd_inspect(a: &Args) -> Result<(), String> {
         cands.len(),
         secs(took)
     );
-    let show = if a.flag("--all") { cands.len() } else { cands.len().min(12) };
+    let show = if a.all { cands.len() } else { cands.len().min(12) };
     for c in &cands[..show] {
         let d = c.dims;
         let note = match c.anomalies {
@@ -385,29 +233,19 @@ fn cmd_inspect(a: &Args) -> Result<(), String> {
 
 // ---------------------------------------------------------------- convert
 
-fn parse_packing(s: &str) -> Result<Packing, String> {
-    match s.to_ascii_lowercase().as_str() {
-        "atome01" | "atomecl01" | "01" | "trit2" => Ok(Packing::Trit2),
-        "atome02" | "atomecl02" | "02" | "base3" => Ok(Packing::Base3),
-        "atomep3" | "p3" => Ok(Packing::P3),
-        _ => Err(format!("--to {s:?}: expected atome01, atome02 or atomep3")),
-    }
-}
-
-fn cmd_convert(a: &Args) -> Result<(), String> {
-    a.allow(&["--to", "--config"])?;
-    let (inp, b) = read_blob(a, 0)?;
-    let out_path = a.pos.get(1).ok_or("missing output path")?;
+fn cmd_convert(a: &ConvertArgs) -> Result<(), String> {
+    let (inp, b) = read_blob(&a.input)?;
+    let out_path = a.output.display().to_string();
     let f = Format::detect(&b)?;
-    let to = match a.get("--to") {
-        Some(s) => parse_packing(s)?,
+    let to = match a.to {
+        Some(t) => t.packing(),
         None => match f.packing {
             Packing::Trit2 => Packing::Base3,
             Packing::Base3 | Packing::P3 => Packing::Trit2,
         },
     };
     let out_magic = blob::magic(f.kind, to).ok_or("ATOMEP3 has no classifier format")?;
-    let (mut dims, how) = blob::resolve(&b, &f, a.dims()?)?;
+    let (mut dims, how) = blob::resolve(&b, &f, a.config.config)?;
     dims.top_k = dims.top_k.max(1);
     let t0 = Instant::now();
     let (out, rep) = blob::convert(&b, &f, &dims, to)?;
@@ -415,7 +253,7 @@ fn cmd_convert(a: &Args) -> Result<(), String> {
     let n = blob::same_weights(&b, &out, f.kind, &dims).map_err(|e| format!("verification failed: {e}"))?;
     let (back, _) = blob::convert(&out, &Format { kind: f.kind, packing: to }, &dims, f.packing)?;
     let took = t0.elapsed();
-    std::fs::write(out_path, &out).map_err(|e| format!("{out_path}: {e}"))?;
+    std::fs::write(&a.output, &out).map_err(|e| format!("{out_path}: {e}"))?;
     println!("{inp}: {} {} bytes, config {} ({how})", f.magic(), sep(b.len()), blob::dims_str(&dims));
     println!(
         "{out_path}: {out_magic} {} bytes ({:+.1}%), {} tensors, {} weights",
@@ -455,11 +293,11 @@ enum Loaded<'a> {
     Clf(format::Classifier<'a>),
 }
 
-fn load<'a>(b: &'a [u8], a: &Args) -> Result<(Format, Dims, String, Loaded<'a>), String> {
+fn load<'a>(b: &'a [u8], a: &ModelArgs) -> Result<(Format, Dims, String, Loaded<'a>), String> {
     let f = Format::detect(b)?;
-    let (mut dims, how) = blob::resolve(b, &f, a.dims()?)?;
-    if let Some(k) = a.get("--attn-top-k") {
-        dims.top_k = k.parse().map_err(|_| "--attn-top-k: not a number")?;
+    let (mut dims, how) = blob::resolve(b, &f, a.config.config)?;
+    if let Some(k) = a.attn_top_k {
+        dims.top_k = k;
     }
     let l = match f.kind {
         Kind::Lm => Loaded::Lm(format::parse_model(b, &dims).map_err(|e| format!("load: {e:?}"))?),
@@ -468,56 +306,29 @@ fn load<'a>(b: &'a [u8], a: &Args) -> Result<(Format, Dims, String, Loaded<'a>),
     Ok((f, dims, how, l))
 }
 
-fn parse_plan(a: &Args) -> Result<Plan, String> {
-    match a.get("--state").unwrap_or("cached") {
-        "cached" => Ok(Plan::Cached),
-        "lean" => Ok(Plan::Lean),
-        s => Err(format!("--state {s:?}: expected cached or lean")),
-    }
-}
-
-fn parse_ids(s: &str) -> Result<Vec<i32>, String> {
-    s.split(|c: char| c == ',' || c.is_whitespace())
-        .filter(|x| !x.is_empty())
-        .map(|x| x.parse::<i32>().map_err(|_| format!("--ids: {x:?} is not an integer")))
-        .collect()
-}
-
-fn cmd_run(a: &Args) -> Result<(), String> {
-    a.allow(&[
-        "--prompt",
-        "--ids",
-        "--max",
-        "--config",
-        "--attn-top-k",
-        "--seq",
-        "--temperature",
-        "--top-k",
-        "--top-p",
-        "--seed",
-        "--state",
-    ])?;
-    let (path, b) = read_blob(a, 0)?;
-    let (f, dims, how, loaded) = load(&b, a)?;
-    let prompt: Vec<i32> = match (a.get("--prompt"), a.get("--ids")) {
-        (Some(p), None) => p.bytes().map(|x| x as i32).collect(),
-        (None, Some(s)) => parse_ids(s)?,
-        _ => return Err("give exactly one of --prompt TEXT or --ids N,N,...".into()),
+fn cmd_run(a: &RunArgs) -> Result<(), String> {
+    let (path, b) = read_blob(&a.model.blob)?;
+    let (f, dims, how, loaded) = load(&b, &a.model)?;
+    // clap requires exactly one of the two.
+    let prompt: Vec<i32> = match (&a.prompt, &a.ids) {
+        (Some(p), _) => p.bytes().map(|x| x as i32).collect(),
+        (None, Some(ids)) => ids.0.clone(),
+        (None, None) => return Err("give --prompt TEXT or --ids N,N,...".into()),
     };
     if prompt.is_empty() {
         return Err("empty prompt".into());
     }
     let default_s = if matches!(f.kind, Kind::Lm) { 64 } else { 32 };
-    let s: usize = a.num("--seq", default_s)?;
-    if s == 0 {
-        return Err("--seq must be >= 1".into());
-    }
-    let plan = parse_plan(a)?;
-    let quiet = a.flag("--quiet");
+    let s = a.seq.unwrap_or(default_s);
+    let plan = match a.state {
+        State::Cached => Plan::Cached,
+        State::Lean => Plan::Lean,
+    };
+    let quiet = a.quiet;
     if !quiet {
         eprintln!("{path}: {} {} ({how}), S={s}, {} state", f.magic(), blob::dims_long(&dims), plan.name());
     }
-    if dims.vocab < 256 && a.get("--prompt").is_some() && prompt.iter().any(|&t| t as usize >= dims.vocab) {
+    if dims.vocab < 256 && a.prompt.is_some() && prompt.iter().any(|&t| t as usize >= dims.vocab) {
         eprintln!("note: V={}: prompt bytes >= {} read as token 0", dims.vocab, dims.vocab);
     }
     let mut eng = Engine::new(dims, s, plan);
@@ -536,16 +347,15 @@ fn cmd_run(a: &Args) -> Result<(), String> {
         }
         Loaded::Lm(m) => m,
     };
-    let max: usize = a.num("--max", 64)?;
-    let samp = Sampling {
-        temperature: a.num("--temperature", 0.0f32)?,
-        top_k: a.num("--top-k", 0i32)?,
-        top_p: a.num("--top-p", 1.0f32)?,
-    };
-    let mut rng = SplitMix64(a.num("--seed", 0u64)?);
-    let no_slide = a.flag("--no-slide");
-    let as_ids = a.flag("--print-ids") || dims.vocab != 256;
+    let max = a.max;
+    let samp = Sampling { temperature: a.temperature, top_k: a.top_k, top_p: a.top_p };
+    let mut rng = SplitMix64(a.seed);
+    let no_slide = a.no_slide;
+    let as_ids = a.print_ids || dims.vocab != 256;
     let mut seq = prompt.clone();
+    // Streamed tokens on a terminal are their own progress; a bar shows when
+    // stdout goes elsewhere and stderr is a terminal.
+    let prog = clock::bar(max, "tokens", !quiet && !std::io::stdout().is_terminal());
     let mut out = std::io::stdout().lock();
     let clock = Clock::start();
     let t0 = clock.wall;
@@ -569,7 +379,9 @@ fn cmd_run(a: &Args) -> Result<(), String> {
             out.write_all(&[next as u8])
         };
         w.and_then(|_| out.flush()).map_err(|e| format!("stdout: {e}"))?;
+        prog.inc(1);
     }
+    prog.finish_and_clear();
     out.write_all(b"\n").and_then(|_| out.flush()).ok();
     drop(out);
     if !quiet {
@@ -586,40 +398,19 @@ fn cmd_run(a: &Args) -> Result<(), String> {
 
 // ---------------------------------------------------------------- bench
 
-/// The text of SPEC section 7.
+/// The benchmark text T (the one benches/scenarios.rs times).
 const TEXT: &str = "Once upon a time, there was a little girl named Lily. She loved to play outside in the sunshine. One day, she saw a big red ball in the park. She ran to get it, but a dog took it first.";
 
-struct Progress {
-    last: Instant,
-    label: &'static str,
-}
-
-impl Progress {
-    fn tick(&mut self, done: usize, total: usize, start: Instant) {
-        if self.last.elapsed() >= Duration::from_millis(500) {
-            eprintln!("  {}: {done}/{total} ({})", self.label, secs(start.elapsed()));
-            self.last = Instant::now();
-        }
-    }
-}
-
-fn cmd_bench(a: &Args) -> Result<(), String> {
-    a.allow(&["--config", "--attn-top-k", "--tokens", "--seq", "--reps"])?;
-    let (path, b) = read_blob(a, 0)?;
-    let (f, dims, how, loaded) = load(&b, a)?;
-    let n: usize = a.num("--tokens", if matches!(f.kind, Kind::Lm) { 64 } else { 32 })?;
-    if n == 0 {
-        return Err("--tokens must be >= 1".into());
-    }
-    let s: usize = a.num("--seq", n)?;
-    if s == 0 {
-        return Err("--seq must be >= 1".into());
-    }
-    let max_reps: usize = a.num("--reps", 1000)?;
-    let lean_prefixes = a.flag("--lean-prefixes");
+fn cmd_bench(a: &BenchArgs) -> Result<(), String> {
+    let (path, b) = read_blob(&a.model.blob)?;
+    let (f, dims, how, loaded) = load(&b, &a.model)?;
+    let n = a.tokens.unwrap_or(if matches!(f.kind, Kind::Lm) { 64 } else { 32 });
+    let s = a.seq.unwrap_or(n);
+    let max_reps = a.reps;
+    let lean_prefixes = a.lean_prefixes;
     let toks: Vec<i32> = TEXT.bytes().cycle().take(n).map(|x| (x as usize % dims.vocab) as i32).collect();
     println!("{path}: {} {} ({how})", f.magic(), blob::dims_long(&dims));
-    println!("{n} positions (the SPEC's text T, repeated), window S={s}");
+    println!("{n} positions (the benchmark text T, repeated), window S={s}");
     let nw = n.min(s);
     let run = |eng: &mut Engine, t: &[i32]| -> Option<usize> {
         match &loaded {
@@ -639,15 +430,17 @@ fn cmd_bench(a: &Args) -> Result<(), String> {
     let mut lean = Engine::new(dims, s, Plan::Lean);
     let clock = Clock::start();
     let mut reps = 0;
-    let mut prog = Progress { last: Instant::now(), label: "full-window calls" };
+    // Bounded by time more than by count: a spinner, not a bar.
+    let prog = clock::spinner("full-window calls", true);
     let id_full = loop {
         let id = run(&mut lean, &toks).ok_or("forward failed")?;
         reps += 1;
-        prog.tick(reps, max_reps, clock.wall);
+        prog.inc(1);
         if reps >= max_reps || clock.wall() >= Duration::from_secs(1) {
             break id;
         }
     };
+    prog.finish_and_clear();
     let full_cpu = clock.cpu().unwrap_or(clock.wall()) / reps as u32;
     println!(
         "{what} on {nw} positions, lean state ({} KiB): {} per call over {reps} calls; positions {}; result {id_full}",
@@ -669,15 +462,13 @@ fn cmd_bench(a: &Args) -> Result<(), String> {
         }
         let mut eng = Engine::new(dims, s, plan);
         let clock = Clock::start();
-        let mut prog = Progress {
-            last: Instant::now(),
-            label: if plan == Plan::Cached { "cached prefixes" } else { "lean prefixes" },
-        };
+        let prog = clock::bar(n, &format!("{} prefixes", plan.name()), true);
         let mut id = 0;
         for t in 1..=n {
             id = run(&mut eng, &toks[..t]).ok_or("forward failed")?;
-            prog.tick(t, n, clock.wall);
+            prog.inc(1);
         }
+        prog.finish_and_clear();
         let same = eng.logits.iter().zip(&full_logits).all(|(x, y)| x.to_bits() == y.to_bits()) && id == id_full;
         println!(
             "{what} on prefixes 1..={n}, {} state ({} KiB): {} total, {} per token; tokens {}; last logits {} the full-window call's",

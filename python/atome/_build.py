@@ -9,7 +9,8 @@ import sys
 from pathlib import Path
 from typing import Dict, Mapping, Optional
 
-# knob name -> (ATOME_* env var, default, accepted spellings in a config dict)
+# knob name -> (ATOME_* env var, default, accepted spellings in a config dict);
+# the defaults are build.rs's (tests/knob_defaults.rs checks them)
 KNOBS = {
     "vocab_size": ("ATOME_VOCAB_SIZE", 256, ("V", "vocab_size", "ATOME_VOCAB_SIZE")),
     "d_model": ("ATOME_D_MODEL", 64, ("D", "d_model", "ATOME_D_MODEL")),

@@ -10,11 +10,6 @@ from typing import Iterable, List, Optional, Sequence, Tuple, Union
 
 Tokens = Union[Sequence[int], bytes, bytearray, str]
 
-# Model/classifier struct size when the library does not export
-# atome_model_size()/atome_classifier_size(): generous, zeroed.
-FALLBACK_STRUCT_SIZE = 64 * 1024
-
-
 class AtomeError(RuntimeError):
     """A C call failed; ``code`` is its return value."""
 
@@ -114,16 +109,11 @@ class Engine:
             raise AtomeError("atome_get_build_config", rc)
         bc = ctypes.cast(raw, POINTER(BuildConfig)).contents
         self.config = {name: int(getattr(bc, name)) for name, _t in BuildConfig._fields_}
-        # struct sizes: from the build config, else atome_model_size()/
-        # atome_classifier_size() if exported, else a generous zeroed buffer
-        self.model_size = self.config["model_size"] or FALLBACK_STRUCT_SIZE
-        self.classifier_size = self.config["classifier_size"] or FALLBACK_STRUCT_SIZE
-        for fn in ("atome_model_size", "atome_classifier_size"):
-            if not self.config[fn[len("atome_"):]] and hasattr(lib, fn):
-                f = getattr(lib, fn)
-                f.argtypes = []
-                f.restype = c_size_t
-                setattr(self, fn[len("atome_"):], int(f()))
+        # struct sizes: atome_get_build_config reports them (include/atome.h)
+        self.model_size = self.config["model_size"]
+        self.classifier_size = self.config["classifier_size"]
+        if not self.model_size or not self.classifier_size:
+            raise AtomeError("atome_get_build_config", rc, "model_size/classifier_size not reported")
         self.vocab_size = self.config["vocab_size"]
         self.max_seq = self.config["max_seq"]
         self.n_layers = self.config["n_layers"]

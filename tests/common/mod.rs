@@ -373,11 +373,15 @@ pub fn same_bits(a: &[f32], b: &[f32]) -> bool {
     a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()))
 }
 
-/// Path of ../shared, or None (tests that need it say so and skip).
+/// Path of ../shared. Where it is absent: None outside CI (tests that need
+/// it say so and skip), a panic with CI=true (CI always has it).
 pub fn shared() -> Option<std::path::PathBuf> {
     let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
     if p.join("models").is_dir() {
         Some(p)
+    } else if std::env::var("CI").is_ok_and(|v| v == "true") {
+        // CI always has ../shared: a test that would skip there must fail.
+        panic!("CI=true but {} has no models/ (../shared is beside every CI checkout)", p.display());
     } else {
         eprintln!("SKIP: needs ../shared (beside every CI checkout, absent here)");
         None
