@@ -1,7 +1,7 @@
 //! Criterion benchmarks of the SPEC section 7 scenarios through the Rust API
-//! (atome::format::parse_model / parse_classifier + atome::forward::lean::LeanMem
-//! or atome::forward::cached::CachedMem over a Vec<f32>), which take the model
-//! dimensions at run time, so one build runs all five configurations.
+//! (atome::format::parse_model / parse_classifier + atome::runner::Runner,
+//! lean or cached, over Vecs), which take the model dimensions at run time,
+//! so one build runs all five configurations.
 //! (benches/scenarios.c is the C-API driver that scripts/callgrind.sh counts.)
 //!
 //!   S1 944K (S=64)  predict_next(T[0:64))           lean, cached (fresh), ATOME02
@@ -19,9 +19,7 @@
 //! interleaved timings: lean/cached for S2 and S4, ATOME02/ATOME01 for S1.
 //! Models: $ATOME_MODELS, default ../shared/models (skipped when absent).
 use atome::format::{parse_classifier, parse_model, Classifier, Dims, Model, Packing, Tensor};
-use atome::forward::cached::{CacheMeta, CachedMem};
-use atome::forward::lean::LeanMem;
-use atome::forward::{classify_head, final_norm, head, Tokens};
+use atome::runner::{Plan, Runner, State};
 use criterion::{BenchmarkId, Criterion, SamplingMode};
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -45,66 +43,40 @@ fn models_dir() -> PathBuf {
     }
 }
 
-/// Working memory of one state: lean or cached, sized for (dims, s).
-enum Mem {
-    Lean(Vec<f32>),
-    Cached { buf: Vec<f32>, magic: u32, fp: u32, n: u32, toks: Vec<i32> },
-}
+/// One state (lean or cached, sized for (dims, s)) and the calls the
+/// scenarios make, through the library's runner.
+struct Mem(State<Vec<f32>, Vec<i32>>);
 
 impl Mem {
     fn new(cached: bool, d: &Dims, s: usize) -> Mem {
-        if cached {
-            Mem::Cached { buf: vec![0.0; CachedMem::floats(d, s)], magic: 0, fp: 0, n: 0, toks: vec![0; s] }
-        } else {
-            Mem::Lean(vec![0.0; LeanMem::floats(d, s)])
-        }
+        let plan = if cached { Plan::Cached } else { Plan::Lean };
+        Mem(State::new(plan, *d, s, vec![0.0; Runner::work_floats(d, s, plan)], vec![0.0; d.vocab], vec![0; s]))
     }
 
     /// Forgets any cache (a freshly initialised state).
     fn reset(&mut self) {
-        if let Mem::Cached { magic, .. } = self {
-            *magic = 0;
-        }
+        self.0.forget();
     }
 
-    /// Runs the forward pass on the last s tokens, then `f` on (final residual row, D scratch).
-    fn forward<R>(&mut self, model: &Model, s: usize, toks: &Tokens, f: impl FnOnce(&[f32], &mut [f32]) -> R) -> R {
-        match self {
-            Mem::Lean(buf) => {
-                let mut mem = LeanMem::split(buf, &model.dims, s).expect("lean memory");
-                mem.forward(model, toks, &mut [], |xr, h, _| f(xr, h)).expect("forward")
-            }
-            Mem::Cached { buf, magic, fp, n, toks: ct } => {
-                let mut meta = CacheMeta { magic, fingerprint: fp, n, tokens: ct };
-                let mut mem = CachedMem::split(buf, &model.dims, s).expect("cached memory");
-                mem.forward(&mut meta, model, toks, &mut [], |xr, h, _| f(xr, h)).expect("forward")
-            }
-        }
+    fn runner(&mut self) -> Runner<'_> {
+        self.0.runner().expect("state memory")
     }
 
-    fn predict(&mut self, model: &Model, s: usize, toks: &Tokens, logits: &mut [f32]) -> usize {
-        self.forward(model, s, toks, |xr, h| {
-            final_norm(model, xr, h);
-            head(&model.unembed, h, logits)
-        })
+    /// predict_next; the logits are copied to `logits`.
+    fn predict(&mut self, model: &Model, toks: &[i32], logits: &mut [f32]) -> usize {
+        let mut r = self.runner();
+        let id = r.predict(model, toks).expect("predict");
+        logits.copy_from_slice(r.logits());
+        id
     }
 
-    /// atome_generate: greedy, while fewer than out.len() were made and the sequence is shorter than s.
-    fn generate(&mut self, model: &Model, s: usize, prompt: &[i32], out: &mut [i32], logits: &mut [f32]) -> usize {
-        let mut count = 0;
-        while count < out.len() && prompt.len() + count < s {
-            let next = self.predict(model, s, &Tokens { head: prompt, tail: &out[..count] }, logits);
-            out[count] = next as i32;
-            count += 1;
-        }
-        count
+    /// atome_generate: greedy, while fewer than out.len() were made and the sequence is shorter than S.
+    fn generate(&mut self, model: &Model, prompt: &[i32], out: &mut [i32]) -> usize {
+        self.runner().generate_greedy(model, prompt, out)
     }
 
-    fn classify(&mut self, clf: &Classifier, s: usize, toks: &[i32], class_logits: &mut [f32]) -> usize {
-        self.forward(&clf.base, s, &Tokens::new(toks), |xr, h| {
-            final_norm(&clf.base, xr, h);
-            classify_head(clf, h, Some(class_logits))
-        })
+    fn classify(&mut self, clf: &Classifier, toks: &[i32], class_logits: &mut [f32]) -> usize {
+        self.runner().classify(clf, toks, Some(class_logits)).expect("classify")
     }
 }
 
@@ -200,21 +172,21 @@ fn main() {
         let mut r = Vec::new();
         for cached in [false, true] {
             let mut m = Mem::new(cached, &d944, 64);
-            let id = m.predict(&m944, 64, &Tokens::new(&t1), &mut logits);
+            let id = m.predict(&m944, &t1, &mut logits);
             let l1 = logits.clone();
             m.reset();
-            let id02 = m.predict(&m944_02, 64, &Tokens::new(&t1), &mut logits);
+            let id02 = m.predict(&m944_02, &t1, &mut logits);
             assert_eq!((id, &l1), (id02, &logits), "ATOME02 differs from ATOME01");
             m.reset();
-            let n = m.generate(&m944, 64, &t2, &mut out, &mut logits);
+            let n = m.generate(&m944, &t2, &mut out);
             let g2 = out[..n].to_vec();
             let mut m = Mem::new(cached, &dsmall, 32);
-            let id3 = m.predict(&mdef, 32, &Tokens::new(&t3), &mut logits);
+            let id3 = m.predict(&mdef, &t3, &mut logits);
             let mut m = Mem::new(cached, &dsmall, 64);
-            let n = m.generate(&mtoy, 64, &t4, &mut out, &mut logits);
+            let n = m.generate(&mtoy, &t4, &mut out);
             let g4 = out[..n].to_vec();
             let mut m = Mem::new(cached, &dcls, 32);
-            let c5 = m.classify(&cagri, 32, &t5, &mut cl);
+            let c5 = m.classify(&cagri, &t5, &mut cl);
             r.push((id, g2, id3, g4, c5));
         }
         assert_eq!(r[0], r[1], "lean and cached differ");
@@ -238,39 +210,39 @@ fn main() {
             g.bench_function(BenchmarkId::new("S1_predict_944k", st), |b| {
                 b.iter(|| {
                     m.reset();
-                    m.predict(&m944, 64, &Tokens::new(black_box(&t1)), &mut logits)
+                    m.predict(&m944, black_box(&t1), &mut logits)
                 })
             });
             if !cached {
                 g.bench_function(BenchmarkId::new("S1_predict_944k", "lean_atome02"), |b| {
-                    b.iter(|| m.predict(&m944_02, 64, &Tokens::new(black_box(&t1)), &mut logits))
+                    b.iter(|| m.predict(&m944_02, black_box(&t1), &mut logits))
                 });
             }
             g.bench_function(BenchmarkId::new("S2_generate_944k", st), |b| {
                 b.iter(|| {
                     m.reset();
-                    m.generate(&m944, 64, black_box(&t2), &mut out, &mut logits)
+                    m.generate(&m944, black_box(&t2), &mut out)
                 })
             });
             let mut m = Mem::new(cached, &dsmall, 32);
             g.bench_function(BenchmarkId::new("S3_predict_default", st), |b| {
                 b.iter(|| {
                     m.reset();
-                    m.predict(&mdef, 32, &Tokens::new(black_box(&t3)), &mut logits)
+                    m.predict(&mdef, black_box(&t3), &mut logits)
                 })
             });
             let mut m = Mem::new(cached, &dsmall, 64);
             g.bench_function(BenchmarkId::new("S4_generate_toy", st), |b| {
                 b.iter(|| {
                     m.reset();
-                    m.generate(&mtoy, 64, black_box(&t4), &mut out, &mut logits)
+                    m.generate(&mtoy, black_box(&t4), &mut out)
                 })
             });
             let mut m = Mem::new(cached, &dcls, 32);
             g.bench_function(BenchmarkId::new("S5_classify_agri", st), |b| {
                 b.iter(|| {
                     m.reset();
-                    m.classify(&cagri, 32, black_box(&t5), &mut cl)
+                    m.classify(&cagri, black_box(&t5), &mut cl)
                 })
             });
         }
@@ -296,11 +268,11 @@ fn main() {
     let (a, b) = interleaved(
         Duration::from_secs(8),
         || {
-            lean.generate(&m944, 64, black_box(&t2), &mut out, &mut logits);
+            lean.generate(&m944, black_box(&t2), &mut out);
         },
         || {
             cached.reset();
-            cached.generate(&m944, 64, black_box(&t2), &mut o2, &mut lg2);
+            cached.generate(&m944, black_box(&t2), &mut o2);
         },
     );
     println!("  S2 generate 944K: lean {} / cached {} = {:.1}x", ms(a), ms(b), a / b);
@@ -309,11 +281,11 @@ fn main() {
     let (a, b) = interleaved(
         Duration::from_secs(3),
         || {
-            lean.generate(&mtoy, 64, black_box(&t4), &mut out, &mut logits);
+            lean.generate(&mtoy, black_box(&t4), &mut out);
         },
         || {
             cached.reset();
-            cached.generate(&mtoy, 64, black_box(&t4), &mut o2, &mut lg2);
+            cached.generate(&mtoy, black_box(&t4), &mut o2);
         },
     );
     println!("  S4 generate toy:  lean {} / cached {} = {:.1}x", ms(a), ms(b), a / b);
@@ -322,10 +294,10 @@ fn main() {
     let (a, b) = interleaved(
         Duration::from_secs(4),
         || {
-            m2.predict(&m944_02, 64, &Tokens::new(black_box(&t1)), &mut lg2);
+            m2.predict(&m944_02, black_box(&t1), &mut lg2);
         },
         || {
-            m1.predict(&m944, 64, &Tokens::new(black_box(&t1)), &mut logits);
+            m1.predict(&m944, black_box(&t1), &mut logits);
         },
     );
     println!("  S1 predict 944K lean: ATOME02 {} / ATOME01 {} = {:.2}x", ms(a), ms(b), a / b);

@@ -1,7 +1,8 @@
 //! atome: a `no_std`, no-alloc engine for the Atome ternary language model,
 //! exporting the reference C API (include/atome.h).
 //!
-//! Layers: [`format`] (blob parsing) -> [`kernels`] -> [`forward`] -> [`ffi`]
+//! Layers: [`format`] (blob parsing) -> [`kernels`] -> [`forward`] -> [`runner`]
+//! (memory and calls) -> [`ffi`]
 //! (the C ABI, sized by the build-time configuration in [`config`]).
 #![no_std]
 #![warn(missing_docs)]
@@ -16,6 +17,7 @@ pub mod format;
 pub mod forward;
 pub mod kernels;
 pub mod math;
+pub mod runner;
 
 #[cfg(all(not(feature = "std"), panic = "abort", not(test)))]
 #[panic_handler]

@@ -281,11 +281,8 @@ fn build_config_and_entropy_api() {
 
 #[test]
 fn state_work_area_matches_the_memory_plan() {
-    use atome::forward::{cached::CachedMem, lean::LeanMem};
-    let want = if ATOME_STATE_CACHED == 1 {
-        CachedMem::floats(&atome::config::DIMS, ATOME_MAX_SEQ)
-    } else {
-        LeanMem::floats(&atome::config::DIMS, ATOME_MAX_SEQ)
-    };
+    use atome::runner::{Plan, Runner};
+    let plan = if ATOME_STATE_CACHED == 1 { Plan::Cached } else { Plan::Lean };
+    let want = Runner::work_floats(&atome::config::DIMS, ATOME_MAX_SEQ, plan);
     assert_eq!(ATOME_STATE_WORK, want, "build.rs and include/atome.h formulas must equal the plan's");
 }

@@ -4,53 +4,28 @@
 //! cached state. Needs nothing outside the repository.
 mod common;
 use atome::format::{parse_classifier, parse_model, Dims, Model};
-use atome::forward::cached::{CacheMeta, CachedMem};
-use atome::forward::lean::LeanMem;
-use atome::forward::{classify_head, final_norm, head, Tokens};
+use atome::forward::sample::Sampling;
+use atome::runner::{Plan, Runner, State};
 use common::*;
 
 fn dims(c: &Cfg) -> Dims {
     Dims { vocab: c.v, d_model: c.d, n_layers: c.l, d_head: c.dh, kernel_size: c.k, top_k: c.topk }
 }
 
-fn lean_predict(m: &Model, toks: &[i32], s: usize, ent: &mut [f32]) -> (usize, Vec<f32>) {
-    let mut buf = vec![f32::NAN; LeanMem::floats(&m.dims, s)];
-    let mut mem = LeanMem::split(&mut buf, &m.dims, s).unwrap();
-    let mut logits = vec![0.0; m.dims.vocab];
-    let id = mem
-        .forward(m, &Tokens::new(toks), ent, |xr, h, _| {
-            final_norm(m, xr, h);
-            head(&m.unembed, h, &mut logits)
-        })
-        .unwrap();
-    (id, logits)
+/// A state of the runner over vectors, its work area filled with `fill`.
+fn state(plan: Plan, d: &Dims, s: usize, fill: f32) -> State<Vec<f32>, Vec<i32>> {
+    State::new(plan, *d, s, vec![fill; Runner::work_floats(d, s, plan)], vec![0.0; d.vocab], vec![0; s])
 }
 
-struct Cached {
-    buf: Vec<f32>,
-    magic: u32,
-    fp: u32,
-    n: u32,
-    toks: Vec<i32>,
-    s: usize,
+/// predict_next on the runner's memory: the id and the logits.
+fn predict(st: &mut State<Vec<f32>, Vec<i32>>, m: &Model, toks: &[i32]) -> (usize, Vec<f32>) {
+    let mut r = st.runner().unwrap();
+    let id = r.predict(m, toks).unwrap();
+    (id, r.logits().to_vec())
 }
 
-impl Cached {
-    fn new(d: &Dims, s: usize, fill: f32) -> Self {
-        Cached { buf: vec![fill; CachedMem::floats(d, s)], magic: 0, fp: 0, n: 0, toks: vec![0; s], s }
-    }
-    fn predict(&mut self, m: &Model, toks: &[i32]) -> (usize, Vec<f32>) {
-        let mut meta = CacheMeta { magic: &mut self.magic, fingerprint: &mut self.fp, n: &mut self.n, tokens: &mut self.toks };
-        let mut mem = CachedMem::split(&mut self.buf, &m.dims, self.s).unwrap();
-        let mut logits = vec![0.0; m.dims.vocab];
-        let id = mem
-            .forward(&mut meta, m, &Tokens::new(toks), &mut [], |xr, h, _| {
-                final_norm(m, xr, h);
-                head(&m.unembed, h, &mut logits)
-            })
-            .unwrap();
-        (id, logits)
-    }
+fn lean_predict(m: &Model, toks: &[i32], s: usize) -> (usize, Vec<f32>) {
+    predict(&mut state(Plan::Lean, &m.dims, s, f32::NAN), m, toks)
 }
 
 const CFGS: &[Cfg] = &[
@@ -89,11 +64,10 @@ fn lean_and_cached_equal_reference_bit_for_bit() {
                     let n = 1 + r.below(2 * s as u64 + 2) as usize;
                     let toks = random_tokens(&mut r, n, cfg.v);
                     let (rid, rl) = reference_predict(&wt, &toks, s);
-                    let (id, l) = lean_predict(&m, &toks, s, &mut []);
+                    let (id, l) = lean_predict(&m, &toks, s);
                     assert!(same_bits(&l, &rl), "lean {cfg:?} {fmt:?} s={s} toks={toks:?}");
                     assert_eq!(id, rid);
-                    let mut c = Cached::new(&m.dims, s, f32::NAN);
-                    let (cid, cl) = c.predict(&m, &toks);
+                    let (cid, cl) = predict(&mut state(Plan::Cached, &m.dims, s, f32::NAN), &m, &toks);
                     assert!(same_bits(&cl, &rl), "cached {cfg:?} {fmt:?} s={s}");
                     assert_eq!(cid, rid);
                     checked += 1;
@@ -115,8 +89,8 @@ fn atome02_gives_the_same_bits_as_atome01() {
         for _ in 0..5 {
             let k = 1 + r.below(12) as usize;
             let toks = random_tokens(&mut r, k, cfg.v);
-            let (a, la) = lean_predict(&m1, &toks, 8, &mut []);
-            let (b, lb) = lean_predict(&m2, &toks, 8, &mut []);
+            let (a, la) = lean_predict(&m1, &toks, 8);
+            let (b, lb) = lean_predict(&m2, &toks, 8);
             assert_eq!(a, b);
             assert!(same_bits(&la, &lb));
         }
@@ -132,7 +106,7 @@ fn cached_call_sequences_equal_fresh_results() {
         let blob = wt.to_blob(Fmt::A01);
         let m = parse_model(&blob, &dims(cfg)).unwrap();
         let s = 12;
-        let mut c = Cached::new(&m.dims, s, 0.0);
+        let mut c = state(Plan::Cached, &m.dims, s, 0.0);
         let mut toks = random_tokens(&mut r, 3, cfg.v);
         for step in 0..40 {
             match r.below(6) {
@@ -144,13 +118,13 @@ fn cached_call_sequences_equal_fresh_results() {
                 }
                 _ => { let k = 1 + r.below(2 * s as u64) as usize; toks = random_tokens(&mut r, k, cfg.v) }
             }
-            let (cid, cl) = c.predict(&m, &toks);
+            let (cid, cl) = predict(&mut c, &m, &toks);
             let (rid, rl) = reference_predict(&wt, &toks, s);
             assert!(same_bits(&cl, &rl), "{cfg:?} step {step}: {toks:?}");
             assert_eq!(cid, rid);
             // The same list twice in a row: nothing new to compute, same answer.
             if step % 7 == 0 {
-                let (cid2, cl2) = c.predict(&m, &toks);
+                let (cid2, cl2) = predict(&mut c, &m, &toks);
                 assert!(same_bits(&cl2, &rl));
                 assert_eq!(cid2, rid);
             }
@@ -166,11 +140,11 @@ fn cached_state_with_garbage_or_other_model_is_not_trusted() {
     let (b1, b2) = (w1.to_blob(Fmt::A01), w2.to_blob(Fmt::A01));
     let (m1, m2) = (parse_model(&b1, &dims(&cfg)).unwrap(), parse_model(&b2, &dims(&cfg)).unwrap());
     let toks = [3, 1, 4, 1, 5];
-    let mut c = Cached::new(&m1.dims, 8, 1.0);
+    let mut c = state(Plan::Cached, &m1.dims, 8, 1.0);
     c.magic = 0xdead_beef;
-    c.n = 3;
-    c.predict(&m1, &toks[..3]);
-    let (_, l2) = c.predict(&m2, &toks);
+    c.len = 3;
+    predict(&mut c, &m1, &toks[..3]);
+    let (_, l2) = predict(&mut c, &m2, &toks);
     assert!(same_bits(&l2, &reference_predict(&w2, &toks, 8).1));
 }
 
@@ -183,17 +157,13 @@ fn classifier_equals_reference() {
             let c = parse_classifier(&blob, &dims(cfg), 16).unwrap();
             let toks = [1, 2, 3, 50, -4, 2];
             let (rc, rl) = reference_classify(&wt, &toks, 4);
-            let mut buf = vec![0.0; LeanMem::floats(&c.base.dims, 4)];
-            let mut mem = LeanMem::split(&mut buf, &c.base.dims, 4).unwrap();
-            let mut out = vec![0.0; rl.len()];
-            let k = mem
-                .forward(&c.base, &Tokens::new(&toks), &mut [], |xr, h, _| {
-                    final_norm(&c.base, xr, h);
-                    classify_head(&c, h, Some(&mut out))
-                })
-                .unwrap();
-            assert_eq!(k, rc);
-            assert!(same_bits(&out, &rl));
+            for plan in [Plan::Lean, Plan::Cached] {
+                let mut st = state(plan, &c.base.dims, 4, 0.0);
+                let mut out = vec![0.0; rl.len()];
+                let k = st.runner().unwrap().classify(&c, &toks, Some(&mut out)).unwrap();
+                assert_eq!(k, rc);
+                assert!(same_bits(&out, &rl));
+            }
         }
     }
 }
@@ -206,15 +176,75 @@ fn router_entropy_matches_an_independent_computation() {
     let m = parse_model(&blob, &dims(&cfg)).unwrap();
     let toks = [5, 9, 11, 2, 39, 0, 7];
     let (_, routers) = reference_hidden(&wt, &toks, 16);
-    let mut ent = vec![f32::NAN; toks.len() * cfg.l];
-    lean_predict(&m, &toks, 16, &mut ent);
-    for t in 0..toks.len() {
-        for l in 0..cfg.l {
-            let p = routers[l][t];
-            let h: f64 = p.iter().filter(|&&x| x > 0.0).map(|&x| -(x as f64) * (x as f64).ln()).sum();
-            let got = ent[t * cfg.l + l] as f64;
-            assert!((got - h).abs() < 1e-6, "t{t} l{l}: {got} vs {h}");
-            assert!(got >= 0.0 && got <= 3f64.ln() + 1e-6);
+    for plan in [Plan::Lean, Plan::Cached] {
+        let mut st = state(plan, &m.dims, 16, f32::NAN);
+        let mut r = st.runner().unwrap();
+        let mut ent = vec![f32::NAN; toks.len() * cfg.l];
+        assert_eq!(r.router_entropy_all(&m, &toks, &mut ent), Some(toks.len()));
+        assert!(same_bits(r.router_entropy(), &ent[(toks.len() - 1) * cfg.l..]));
+        for t in 0..toks.len() {
+            for l in 0..cfg.l {
+                let p = routers[l][t];
+                let h: f64 = p.iter().filter(|&&x| x > 0.0).map(|&x| -(x as f64) * (x as f64).ln()).sum();
+                let got = ent[t * cfg.l + l] as f64;
+                assert!((got - h).abs() < 1e-6, "t{t} l{l}: {got} vs {h}");
+                assert!(got >= 0.0 && got <= 3f64.ln() + 1e-6);
+            }
         }
     }
+}
+
+#[test]
+fn generation_is_repeated_prediction_in_both_plans() {
+    let cfg = CFGS[0];
+    let wt = Weights::random(cfg, Fmt::A01, None, 9);
+    let blob = wt.to_blob(Fmt::A01);
+    let m = parse_model(&blob, &dims(&cfg)).unwrap();
+    let (prompt, s) = ([4, 8, 15], 10);
+    // The reference's greedy continuation, position by position.
+    let mut want = Vec::new();
+    let mut seq = prompt.to_vec();
+    while want.len() < 5 && seq.len() < s {
+        let (id, _) = reference_predict(&wt, &seq, s);
+        want.push(id as i32);
+        seq.push(id as i32);
+    }
+    let p = Sampling { temperature: 0.0, top_k: 0, top_p: 1.0 };
+    let hot = Sampling { temperature: 0.8, top_k: 5, top_p: 0.9 };
+    let mut sampled = Vec::new();
+    for plan in [Plan::Lean, Plan::Cached] {
+        let mut st = state(plan, &m.dims, s, f32::NAN);
+        let mut out = [0i32; 5];
+        assert_eq!(st.runner().unwrap().generate_greedy(&m, &prompt, &mut out), 5);
+        assert_eq!(out.to_vec(), want, "{plan:?}");
+        // Temperature 0 is the greedy path; a hot one is the same for both plans.
+        let mut out = [0i32; 5];
+        assert_eq!(st.runner().unwrap().generate_sampled(&m, &prompt, &mut out, &p, 3), 5);
+        assert_eq!(out.to_vec(), want);
+        // Nothing is made past the window: 10 - 3 = 7 at most.
+        let mut out = [0i32; 9];
+        assert_eq!(st.runner().unwrap().generate_sampled(&m, &prompt, &mut out, &hot, 3), 7);
+        sampled.push(out);
+    }
+    assert_eq!(sampled[0], sampled[1]);
+    let mut st = state(Plan::Lean, &m.dims, 3, 0.0);
+    assert_eq!(st.runner().unwrap().generate_greedy(&m, &prompt, &mut [0; 4]), 0, "a prompt that fills the window");
+}
+
+#[test]
+fn runner_refuses_short_memory() {
+    let d = dims(&CFGS[0]);
+    for plan in [Plan::Lean, Plan::Cached] {
+        let n = Runner::work_floats(&d, 8, plan);
+        let mut st = state(plan, &d, 8, 0.0);
+        assert!(st.runner().is_some());
+        st.work.truncate(n - 1);
+        assert!(st.runner().is_none(), "{plan:?} short work area");
+        let mut st = state(plan, &d, 8, 0.0);
+        st.logits.truncate(d.vocab - 1);
+        assert!(st.runner().is_none(), "{plan:?} short logits");
+    }
+    let mut st = state(Plan::Cached, &d, 8, 0.0);
+    st.tokens.truncate(7);
+    assert!(st.runner().is_none(), "cached: short token array");
 }

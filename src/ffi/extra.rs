@@ -1,11 +1,9 @@
 //! Beyond the reference: build configuration, router entropy, sampled generation.
-use super::model::model_view;
-use super::model::model_salt;
-use super::run::{generate_with, predict, room};
+use super::run::{generate_call, ints, with_runner, PLAN};
 use super::types::*;
 use crate::config::*;
-use crate::forward::sample::{pick, Sampling, SplitMix64};
-use crate::forward::Tokens;
+use crate::forward::sample::Sampling;
+use crate::runner::Runner;
 use core::ffi::c_int;
 
 /// Writes the configuration this library was built with. 0, or -1 for null.
@@ -51,22 +49,13 @@ pub unsafe extern "C" fn atome_router_entropy(state: *const atome_state_t, out: 
     }
     // SAFETY: non-null, readable.
     let st = unsafe { &*state };
-    let Some(src) = last_entropy(st) else { return -1 };
+    let Some(src) = Runner::stored_last_entropy(&st.work, &DIMS, ATOME_MAX_SEQ, PLAN) else { return -1 };
     // SAFETY: writable for ATOME_N_LAYERS floats.
     let dst = unsafe { core::slice::from_raw_parts_mut(out, ATOME_N_LAYERS) };
     for (d, &s) in dst.iter_mut().zip(src) {
         *d = s;
     }
     ATOME_N_LAYERS as c_int
-}
-
-fn last_entropy(st: &atome_state_t) -> Option<&[f32]> {
-    let off = if ATOME_STATE_CACHED == 1 {
-        crate::forward::cached::CachedMem::ent_last_offset(&DIMS, ATOME_MAX_SEQ)
-    } else {
-        crate::forward::lean::LeanMem::ent_last_offset(&DIMS, ATOME_MAX_SEQ)
-    };
-    st.work.get(off..off + ATOME_N_LAYERS)
 }
 
 /// Runs predict_next on `tokens` (so state->logits is updated as by
@@ -93,20 +82,15 @@ pub unsafe extern "C" fn atome_router_entropy_all(
     if (out_len as usize) < n * ATOME_N_LAYERS {
         return -1;
     }
-    // SAFETY: checked; validity per the contract.
-    let Some(m) = (unsafe { model_view(model) }) else { return -1 };
-    // SAFETY: per the contract.
-    let (toks, st, dst) = unsafe {
-        (
-            core::slice::from_raw_parts(tokens as *const i32, n_tokens as usize),
-            &mut *state,
-            core::slice::from_raw_parts_mut(out, n * ATOME_N_LAYERS),
-        )
+    // SAFETY: checked; validity per the contract; only the n * L floats
+    // written are sliced.
+    let r = unsafe {
+        with_runner(model, state, |m, r| {
+            r.router_entropy_all(m, ints(tokens, n_tokens), core::slice::from_raw_parts_mut(out, n * ATOME_N_LAYERS))
+        })
     };
-    // SAFETY: as model_view above.
-    let salt = unsafe { model_salt(model) };
-    match predict(st, &m, salt, &Tokens::new(toks), dst) {
-        Some(_) => n as c_int,
+    match r {
+        Some(n) => n as c_int,
         None => -1,
     }
 }
@@ -127,30 +111,15 @@ pub unsafe extern "C" fn atome_generate_sampled(
     max_tokens: c_int,
     params: *const atome_sampling_t,
 ) -> c_int {
-    if state.is_null() || prompt.is_null() || output.is_null() || params.is_null() || prompt_len < 1 || max_tokens < 1 {
+    if params.is_null() {
         return 0;
     }
-    // SAFETY: checked; validity per the contract.
-    let Some(m) = (unsafe { model_view(model) }) else { return 0 };
-    // SAFETY: per the contract.
-    let room = room(prompt_len, max_tokens);
-    // SAFETY: per the contract; at most `room` ints are written.
-    let (p, out, st, prm, salt) = unsafe {
-        (
-            core::slice::from_raw_parts(prompt as *const i32, prompt_len as usize),
-            core::slice::from_raw_parts_mut(output as *mut i32, room),
-            &mut *state,
-            *params,
-            model_salt(model),
-        )
-    };
-    let s = Sampling { temperature: prm.temperature, top_k: prm.top_k, top_p: prm.top_p };
-    let mut rng = SplitMix64(prm.seed);
-    generate_with(st, &m, salt, p, out, |greedy, logits| {
-        if s.temperature > 0.0 {
-            pick(logits, &s, rng.uniform())
-        } else {
-            greedy
-        }
-    }) as c_int
+    // SAFETY: the contract is atome_generate's; params is non-null and readable.
+    unsafe {
+        generate_call(model, state, prompt, prompt_len, output, max_tokens, |m, r, p, out| {
+            let prm = *params;
+            let s = Sampling { temperature: prm.temperature, top_k: prm.top_k, top_p: prm.top_p };
+            r.generate_sampled(m, p, out, &s, prm.seed)
+        })
+    }
 }

@@ -1,56 +1,74 @@
-//! atome_predict_next, atome_get_logits, atome_generate, atome_classify.
+//! atome_predict_next, atome_get_logits, atome_generate, atome_classify: null
+//! checks and slices around [`crate::runner::Runner`].
 use super::model::{classifier_view, model_salt, model_view};
 use super::types::*;
 use crate::config::*;
 use crate::format::Model;
-use crate::forward::{self, Tokens};
+use crate::runner::{Plan, Runner};
 use core::ffi::c_int;
 
-/// Runs the forward pass in `work` with this build's memory plan, then `f`
-/// on (final residual row of the last position, D scratch floats, last
-/// entropies). `ent_all` receives per-position entropies when long enough.
+/// This build's memory plan: the layout of atome_state_t.
+pub(crate) const PLAN: Plan = if ATOME_STATE_CACHED == 1 { Plan::Cached } else { Plan::Lean };
+
+/// The runner type of this build's state.
 #[cfg(not(atome_cached))]
-pub(crate) fn forward_with<R>(
-    state: &mut atome_state_t,
-    model: &Model,
-    salt: u32,
-    toks: &Tokens,
-    ent_all: &mut [f32],
-    f: impl FnOnce(&[f32], &mut [f32], &[f32], &mut [f32]) -> R,
-) -> Option<R> {
-    let atome_state_t { logits, work } = state;
-    let _ = salt; // a lean state keeps nothing across calls
-    let mut mem = forward::lean::LeanMem::split(work, &DIMS, ATOME_MAX_SEQ)?;
-    mem.forward(model, toks, ent_all, |xr, h, e| f(xr, h, e, logits))
-}
-
-/// As above, for the cached memory plan.
+pub(crate) type StateRunner<'a> = Runner<'a, crate::runner::NoCache>;
+/// The runner type of this build's state.
 #[cfg(atome_cached)]
-pub(crate) fn forward_with<R>(
-    state: &mut atome_state_t,
-    model: &Model,
-    salt: u32,
-    toks: &Tokens,
-    ent_all: &mut [f32],
-    f: impl FnOnce(&[f32], &mut [f32], &[f32], &mut [f32]) -> R,
-) -> Option<R> {
-    let atome_state_t { logits, work, cache_magic, cache_model, cache_len, cache_tokens } = state;
-    let mut meta = forward::cached::CacheMeta {
-        magic: cache_magic,
-        fingerprint: cache_model,
-        n: cache_len,
-        tokens: cache_tokens,
-    };
-    let mut mem = forward::cached::CachedMem::split(work, &DIMS, ATOME_MAX_SEQ)?;
-    mem.forward_salted(&mut meta, model, salt, toks, ent_all, |xr, h, e| f(xr, h, e, logits))
+pub(crate) type StateRunner<'a> = Runner<'a, crate::forward::cached::CacheHeader<'a>>;
+
+/// The runner over a lean C state.
+#[cfg(not(atome_cached))]
+fn runner(st: &mut atome_state_t, salt: u32) -> Option<StateRunner<'_>> {
+    Some(Runner::lean(&mut st.work, &mut st.logits, &DIMS, ATOME_MAX_SEQ)?.salted(salt))
 }
 
-/// predict_next on a safe view; the id, or None.
-pub(crate) fn predict(state: &mut atome_state_t, model: &Model, salt: u32, toks: &Tokens, ent_all: &mut [f32]) -> Option<usize> {
-    forward_with(state, model, salt, toks, ent_all, |xr, h, _, logits| {
-        forward::final_norm(model, xr, h);
-        forward::head(&model.unembed, h, logits)
-    })
+/// The runner over a cached C state.
+#[cfg(atome_cached)]
+fn runner(st: &mut atome_state_t, salt: u32) -> Option<StateRunner<'_>> {
+    let atome_state_t { logits, work, cache_magic, cache_model, cache_len, cache_tokens } = st;
+    let header = crate::forward::cached::CacheHeader { magic: cache_magic, fingerprint: cache_model, len: cache_len, tokens: cache_tokens };
+    Some(Runner::cached(work, logits, header, &DIMS, ATOME_MAX_SEQ)?.salted(salt))
+}
+
+/// Runs `f` on the model's view and the state's runner (keyed to the
+/// model's load); None for a model that did not load.
+///
+/// # Safety
+/// `model` null or valid; `state` non-null, valid and not otherwise
+/// referenced during the call.
+#[inline(always)]
+pub(crate) unsafe fn with_runner<R>(
+    model: *const atome_model_t,
+    state: *mut atome_state_t,
+    f: impl FnOnce(&Model, &mut StateRunner) -> Option<R>,
+) -> Option<R> {
+    // SAFETY: per this function's contract.
+    let (m, st, salt) = unsafe { (model_view(model), &mut *state, model_salt(model)) };
+    // Matched in place (not moved out of the Options): no copies of the
+    // model view and the runner on a microcontroller's stack.
+    match (&m, &mut runner(st, salt)) {
+        (Some(m), Some(r)) => f(m, r),
+        _ => None,
+    }
+}
+
+/// `n` ints at `p` (n >= 1).
+///
+/// # Safety
+/// `p` readable for n ints, unchanged during the call.
+#[inline(always)]
+pub(crate) unsafe fn ints<'a>(p: *const c_int, n: c_int) -> &'a [i32] {
+    // SAFETY: per this function's contract.
+    unsafe { core::slice::from_raw_parts(p as *const i32, n as usize) }
+}
+
+/// The id, or -1.
+fn id_or_error(r: Option<usize>) -> c_int {
+    match r {
+        Some(id) => id as c_int,
+        None => -1,
+    }
 }
 
 /// Predicts the token after `tokens[0..n]` (the last ATOME_MAX_SEQ of them);
@@ -69,18 +87,9 @@ pub unsafe extern "C" fn atome_predict_next(
     if state.is_null() || tokens.is_null() || n_tokens < 1 {
         return -1;
     }
-    // SAFETY: checked for null; validity per the contract.
-    let Some(m) = (unsafe { model_view(model) }) else { return -1 };
-    // SAFETY: readable for n_tokens ints per the contract.
-    let toks = unsafe { core::slice::from_raw_parts(tokens as *const i32, n_tokens as usize) };
-    // SAFETY: non-null, exclusive for the call.
-    let st = unsafe { &mut *state };
-    // SAFETY: as model_view above.
-    let salt = unsafe { model_salt(model) };
-    match predict(st, &m, salt, &Tokens::new(toks), &mut []) {
-        Some(id) => id as c_int,
-        None => -1,
-    }
+    // SAFETY: checked for null; validity per the contract (tokens readable
+    // for n_tokens ints).
+    id_or_error(unsafe { with_runner(model, state, |m, r| r.predict(m, ints(tokens, n_tokens))) })
 }
 
 /// The V logits of the last predict_next (state->logits); null for a null state.
@@ -96,34 +105,39 @@ pub unsafe extern "C" fn atome_get_logits(state: *mut atome_state_t) -> *const f
     unsafe { core::ptr::addr_of!((*state).logits) as *const f32 }
 }
 
-/// Greedy (or sampled, with `pick`) generation shared by both entry points.
-pub(crate) fn generate_with(
-    state: &mut atome_state_t,
-    model: &Model,
-    salt: u32,
-    prompt: &[i32],
-    out: &mut [i32],
-    mut pick: impl FnMut(usize, &[f32]) -> usize,
-) -> usize {
-    if prompt.len() >= ATOME_MAX_SEQ {
-        return 0;
-    }
-    let mut count = 0;
-    while count < out.len() && prompt.len() + count < ATOME_MAX_SEQ {
-        let (done, rest) = out.split_at_mut(count);
-        let toks = Tokens { head: prompt, tail: done };
-        let Some(greedy) = predict(state, model, salt, &toks, &mut []) else { break };
-        let next = pick(greedy, &state.logits);
-        let Some(slot) = rest.first_mut() else { break };
-        *slot = next as i32;
-        count += 1;
-    }
-    count
+/// Output ints a generate call can write: max_tokens, but never past the window.
+fn room(prompt_len: c_int, max_tokens: c_int) -> usize {
+    (max_tokens.max(0) as usize).min(ATOME_MAX_SEQ.saturating_sub(prompt_len.max(0) as usize))
 }
 
-/// Output ints a generate call can write: max_tokens, but never past the window.
-pub(crate) fn room(prompt_len: c_int, max_tokens: c_int) -> usize {
-    (max_tokens.max(0) as usize).min(ATOME_MAX_SEQ.saturating_sub(prompt_len.max(0) as usize))
+/// Runs `f` on the model's view, the state's runner, the prompt and the
+/// output ints a generate call may write; 0 for a null pointer,
+/// prompt_len < 1, max_tokens < 1 or a model that did not load.
+///
+/// # Safety
+/// As atome_generate.
+#[inline(always)]
+pub(crate) unsafe fn generate_call(
+    model: *const atome_model_t,
+    state: *mut atome_state_t,
+    prompt: *const c_int,
+    prompt_len: c_int,
+    output: *mut c_int,
+    max_tokens: c_int,
+    f: impl FnOnce(&Model, &mut StateRunner, &[i32], &mut [i32]) -> usize,
+) -> c_int {
+    if state.is_null() || prompt.is_null() || output.is_null() || prompt_len < 1 || max_tokens < 1 {
+        return 0;
+    }
+    let room = room(prompt_len, max_tokens);
+    // SAFETY: per the contract; at most `room` ints are ever written (the
+    // reference's bound), so no longer slice is formed over the output.
+    let r = unsafe {
+        with_runner(model, state, |m, r| {
+            Some(f(m, r, ints(prompt, prompt_len), core::slice::from_raw_parts_mut(output as *mut i32, room)))
+        })
+    };
+    r.unwrap_or(0) as c_int
 }
 
 /// Greedy continuation: appends predict_next of the working sequence (the
@@ -143,23 +157,8 @@ pub unsafe extern "C" fn atome_generate(
     output: *mut c_int,
     max_tokens: c_int,
 ) -> c_int {
-    if state.is_null() || prompt.is_null() || output.is_null() || prompt_len < 1 || max_tokens < 1 {
-        return 0;
-    }
-    // SAFETY: checked for null; validity per the contract.
-    let Some(m) = (unsafe { model_view(model) }) else { return 0 };
-    let room = room(prompt_len, max_tokens);
-    // SAFETY: per the contract; at most `room` ints are ever written (the
-    // reference's bound), so no longer slice is formed over the output.
-    let (p, out, st, salt) = unsafe {
-        (
-            core::slice::from_raw_parts(prompt as *const i32, prompt_len as usize),
-            core::slice::from_raw_parts_mut(output as *mut i32, room),
-            &mut *state,
-            model_salt(model),
-        )
-    };
-    generate_with(st, &m, salt, p, out, |g, _| g) as c_int
+    // SAFETY: the contract is this function's.
+    unsafe { generate_call(model, state, prompt, prompt_len, output, max_tokens, |m, r, p, out| r.generate_greedy(m, p, out)) }
 }
 
 /// Classifies `tokens[0..n]`: the forward pass to the final LayerNorm of the
@@ -182,25 +181,14 @@ pub unsafe extern "C" fn atome_classify(
     }
     // SAFETY: checked for null; validity per the contract.
     let Some(c) = (unsafe { classifier_view(clf) }) else { return -1 };
-    // SAFETY: per the contract.
-    let toks = unsafe { core::slice::from_raw_parts(tokens as *const i32, n_tokens as usize) };
-    // SAFETY: non-null, exclusive for the call.
-    let st = unsafe { &mut *state };
-    let nc = c.head.rows;
-    // SAFETY: clf was checked by classifier_view.
-    let salt = unsafe { model_salt(&(*clf).base) };
-    let r = forward_with(st, &c.base, salt, &Tokens::new(toks), &mut [], |xr, h, _, _| {
-        forward::final_norm(&c.base, xr, h);
-        if class_logits.is_null() {
-            forward::classify_head(&c, h, None)
-        } else {
-            // SAFETY: writable for n_classes floats per the contract.
-            let out = unsafe { core::slice::from_raw_parts_mut(class_logits, nc) };
-            forward::classify_head(&c, h, Some(out))
-        }
-    });
-    match r {
-        Some(k) => k as c_int,
-        None => -1,
-    }
+    // SAFETY: per the contract (tokens readable, state exclusive, clf
+    // checked by classifier_view).
+    let (toks, st, salt) = unsafe { (ints(tokens, n_tokens), &mut *state, model_salt(&(*clf).base)) };
+    let out = if class_logits.is_null() {
+        None
+    } else {
+        // SAFETY: writable for n_classes floats per the contract.
+        Some(unsafe { core::slice::from_raw_parts_mut(class_logits, c.head.rows) })
+    };
+    id_or_error(runner(st, salt).and_then(|mut r| r.classify(&c, toks, out)))
 }

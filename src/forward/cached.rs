@@ -3,7 +3,8 @@
 //! token list extends the stored one computes only the new positions; any
 //! other call starts over. What is reused is exactly what a fresh computation
 //! would produce, so results are the same bits.
-use super::{run_layers, Entropy, LayerMem, Layers, Scratch, Tokens};
+//! (The work area's layout and the call sequence are `crate::runner`'s.)
+use super::{LayerMem, Layers, Tokens};
 use crate::format::{Dims, Model};
 
 /// Positions per chunk in a cached state.
@@ -11,50 +12,71 @@ pub const CACHED_CHUNK: usize = 8;
 /// Marks a cache written by this code (garbage rarely matches it and the fingerprint).
 pub const CACHE_MAGIC: u32 = 0xA70E_CAC4;
 
-/// Integer metadata of a cached state.
-pub struct CacheMeta<'w> {
+/// Integer header of a cached state: which token list its floats hold.
+pub struct CacheHeader<'w> {
     /// CACHE_MAGIC when valid.
     pub magic: &'w mut u32,
-    /// Fingerprint of the model the cache belongs to.
+    /// Key of the model the cache belongs to (see [`key`]).
     pub fingerprint: &'w mut u32,
     /// Positions cached.
-    pub n: &'w mut u32,
+    pub len: &'w mut u32,
     /// Ids (as read: out-of-range ones already 0) of the cached positions, S.
     pub tokens: &'w mut [i32],
 }
 
-/// A cached state's float memory.
-pub struct CachedMem<'w> {
-    x: &'w mut [f32],
-    k: &'w mut [f32],
-    v: &'w mut [f32],
-    hist: &'w mut [f32],
-    hs: &'w mut [f32],
-    tanh_a: &'w mut [f32],
-    /// S x L entropies of the cached positions.
-    pub ent_all: &'w mut [f32],
-    /// L entropies of the last position.
-    pub ent_last: &'w mut [f32],
-    sc: Scratch<'w>,
-    dims: Dims,
-    s: usize,
+impl CacheHeader<'_> {
+    /// How many leading positions of `toks` (a window of at most s tokens)
+    /// the stored state holds for the model keyed `key`: the stored length
+    /// when the header is valid and its ids are a prefix of `toks`, else 0.
+    /// Marks the header invalid until [`Self::commit`].
+    pub fn reusable(&mut self, key: u32, toks: &Tokens, s: usize, vocab: usize) -> usize {
+        let n = toks.len();
+        let old = *self.len as usize;
+        let valid = *self.magic == CACHE_MAGIC && *self.fingerprint == key && old >= 1 && old <= s && old <= n;
+        let prefix_ok = valid
+            && self.tokens.get(..old).is_some_and(|t| t.iter().enumerate().all(|(i, &id)| id as usize == toks.id(i, vocab)));
+        *self.magic = 0;
+        if prefix_ok {
+            old
+        } else {
+            0
+        }
+    }
+
+    /// Records that the state now holds the n positions of `toks` for `key`.
+    pub fn commit(&mut self, key: u32, toks: &Tokens, n: usize, vocab: usize) {
+        for (i, t) in self.tokens.iter_mut().enumerate().take(n) {
+            *t = toks.id(i, vocab) as i32;
+        }
+        *self.len = n as u32;
+        *self.fingerprint = key;
+        *self.magic = CACHE_MAGIC;
+    }
 }
 
-struct All<'a> {
-    k: &'a mut [f32],
-    v: &'a mut [f32],
-    hist: &'a mut [f32],
-    hs: &'a mut [f32],
-    tanh_a: &'a mut [f32],
-    dims: Dims,
-    s: usize,
+/// Every layer's memory, layer after layer in each buffer.
+pub struct AllLayers<'a> {
+    /// Keys, L x (S x DH).
+    pub k: &'a mut [f32],
+    /// Values, L x (S x D).
+    pub v: &'a mut [f32],
+    /// Normalized history rows, L x ((K - 1) x D).
+    pub hist: &'a mut [f32],
+    /// SSM vectors, L x D.
+    pub hs: &'a mut [f32],
+    /// tanh(a), L x D.
+    pub tanh_a: &'a mut [f32],
+    /// Dimensions.
+    pub dims: Dims,
+    /// Window.
+    pub s: usize,
 }
 
 fn part(buf: &mut [f32], l: usize, n: usize) -> &mut [f32] {
     buf.get_mut(l * n..(l + 1) * n).unwrap_or(&mut [])
 }
 
-impl Layers for All<'_> {
+impl Layers for AllLayers<'_> {
     fn layer(&mut self, l: usize) -> LayerMem<'_> {
         let (d, dh, s) = (self.dims.d_model, self.dims.d_head, self.s);
         let hr = self.dims.kernel_size - 1;
@@ -85,102 +107,8 @@ pub fn fingerprint(model: &Model) -> u32 {
     h
 }
 
-impl<'w> CachedMem<'w> {
-    /// Floats needed.
-    pub fn floats(dims: &Dims, s: usize) -> usize {
-        Self::ent_last_offset(dims, s) + dims.n_layers + Scratch::floats(dims, CACHED_CHUNK)
-    }
-
-    /// Where the last position's entropies start in the buffer.
-    pub fn ent_last_offset(dims: &Dims, s: usize) -> usize {
-        let (d, l) = (dims.d_model, dims.n_layers);
-        s * d + l * s * dims.d_head + l * s * d + l * (dims.kernel_size - 1) * d + 2 * l * d + s * l
-    }
-
-    /// Splits `buf`; None when too small.
-    pub fn split(buf: &'w mut [f32], dims: &Dims, s: usize) -> Option<CachedMem<'w>> {
-        let (d, l) = (dims.d_model, dims.n_layers);
-        let (x, rest) = super::take(buf, s * d)?;
-        let (k, rest) = super::take(rest, l * s * dims.d_head)?;
-        let (v, rest) = super::take(rest, l * s * d)?;
-        let (hist, rest) = super::take(rest, l * (dims.kernel_size - 1) * d)?;
-        let (hs, rest) = super::take(rest, l * d)?;
-        let (tanh_a, rest) = super::take(rest, l * d)?;
-        let (ent_all, rest) = super::take(rest, s * l)?;
-        let (ent_last, rest) = super::take(rest, l)?;
-        let (sc, _) = Scratch::split(rest, dims, CACHED_CHUNK)?;
-        Some(CachedMem { x, k, v, hist, hs, tanh_a, ent_all, ent_last, sc, dims: *dims, s })
-    }
-
-    /// As LeanMem::forward, reusing the positions that the stored token list
-    /// shares with this one when it is a prefix of it. `ent_all` receives the
-    /// per-position entropies (from the stored rows for reused positions).
-    pub fn forward<R>(
-        &mut self,
-        meta: &mut CacheMeta,
-        model: &Model,
-        tokens: &Tokens,
-        ent_all: &mut [f32],
-        f: impl FnOnce(&[f32], &mut [f32], &[f32]) -> R,
-    ) -> Option<R> {
-        self.forward_salted(meta, model, 0, tokens, ent_all, f)
-    }
-
-    /// As `forward`; `salt` joins the model fingerprint (the C API passes a
-    /// hash of the blob's bytes taken at load, so a blob rewritten in place
-    /// and loaded again does not reuse the old caches).
-    pub fn forward_salted<R>(
-        &mut self,
-        meta: &mut CacheMeta,
-        model: &Model,
-        salt: u32,
-        tokens: &Tokens,
-        ent_all: &mut [f32],
-        f: impl FnOnce(&[f32], &mut [f32], &[f32]) -> R,
-    ) -> Option<R> {
-        let toks = tokens.window(self.s);
-        let n = toks.len();
-        if n == 0 || model.dims != self.dims {
-            return None;
-        }
-        let fp = fingerprint(model) ^ salt.wrapping_mul(0x9E37_79B1);
-        let old = *meta.n as usize;
-        let valid = *meta.magic == CACHE_MAGIC && *meta.fingerprint == fp && old >= 1 && old <= self.s && old <= n;
-        let prefix_ok = valid
-            && meta.tokens.get(..old).is_some_and(|t| t.iter().enumerate().all(|(i, &id)| id as usize == toks.id(i, self.dims.vocab)));
-        let p0 = if prefix_ok { old } else { 0 };
-        *meta.magic = 0;
-        let mut layers = All {
-            k: &mut *self.k,
-            v: &mut *self.v,
-            hist: &mut *self.hist,
-            hs: &mut *self.hs,
-            tanh_a: &mut *self.tanh_a,
-            dims: self.dims,
-            s: self.s,
-        };
-        let l = self.dims.n_layers;
-        if p0 < n {
-            let mut ent = Entropy { last: &mut *self.ent_last, all: &mut *self.ent_all };
-            run_layers(model, &toks, p0, n, self.x, &mut layers, &mut self.sc, &mut ent);
-        } else if let Some(src) = self.ent_all.get((n - 1) * l..n * l) {
-            // Nothing new: the last position's entropies are stored.
-            for (d, s) in self.ent_last.iter_mut().zip(src) {
-                *d = *s;
-            }
-        }
-        for (d, s) in ent_all.iter_mut().zip(self.ent_all.iter().take(n * l)) {
-            *d = *s;
-        }
-        for (i, t) in meta.tokens.iter_mut().enumerate().take(n) {
-            *t = toks.id(i, self.dims.vocab) as i32;
-        }
-        *meta.n = n as u32;
-        *meta.fingerprint = fp;
-        *meta.magic = CACHE_MAGIC;
-        let d = self.dims.d_model;
-        let xr = self.x.get((n - 1) * d..n * d)?;
-        let h = self.sc.h.get_mut(..d)?;
-        Some(f(xr, h, self.ent_last))
-    }
+/// The key a cache is stored under: the fingerprint joined with `salt` (the
+/// C API passes a hash of the blob's bytes taken at load).
+pub fn key(model: &Model, salt: u32) -> u32 {
+    fingerprint(model) ^ salt.wrapping_mul(0x9E37_79B1)
 }
