@@ -6,7 +6,7 @@
 //! Buffer layout, in 4-byte words: for the cached plan a cache header (4
 //! words: magic, model key, cached length, reserved) and S token ids; then
 //! V logits; then the runner's work area (`Runner::work_floats`).
-use super::extra::atome_sampling_t;
+use super::types::atome_sampling_t;
 use super::model::blob_hash;
 use crate::container::{self, ContainerError, Kind};
 use crate::format::{self, Classifier, Dims, LoadError, Model};
