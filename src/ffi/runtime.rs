@@ -172,7 +172,7 @@ pub unsafe extern "C" fn atome_rt_open(
     let Some((dm, s)) = dims_of(&d) else { return -1 };
     let plan = plan_of(cached);
     let need = words(&dm, s, plan);
-    if (work as usize) % 4 != 0 || work_len / 4 < need {
+    if !(work as usize).is_multiple_of(4) || work_len / 4 < need {
         return -7;
     }
     *rt = atome_rt_t {
@@ -338,7 +338,7 @@ unsafe fn ints<'a>(p: *const c_int, n: c_int) -> Option<&'a [i32]> {
         return None;
     }
     // SAFETY: readable for n ints per the contract.
-    Some(unsafe { core::slice::from_raw_parts(p as *const i32, n as usize) })
+    Some(unsafe { core::slice::from_raw_parts(p, n as usize) })
 }
 
 /// The dimensions and window `rt` was opened with. 0, or -1 for a null
@@ -453,7 +453,7 @@ unsafe fn generate(
     let (Some(mut o), Some(p)) = (unsafe { open(rt) }, unsafe { ints(prompt, prompt_len) }) else { return 0 };
     let room = room(o.s, p.len(), max_tokens);
     // SAFETY: writable for max_tokens >= room ints per the contract.
-    let dst = unsafe { core::slice::from_raw_parts_mut(out as *mut i32, room) };
+    let dst = unsafe { core::slice::from_raw_parts_mut(out, room) };
     let n = o.run(|r, blob, dims| {
         let m = model_of(blob, dims)?;
         Some(match params {
