@@ -68,7 +68,7 @@ fn main() {
     let (d, s, kk, dh) = (get("ATOME_D_MODEL"), get("ATOME_MAX_SEQ"), get("ATOME_KERNEL_SIZE"), get("ATOME_D_HEAD"));
     // Matrix element counts must stay addressable by the reference's uint16 rows/cols
     // and by 32-bit size_t on microcontrollers.
-    if d.checked_mul(d).map_or(true, |n| n > u32::MAX as u64 / 2) {
+    if d.checked_mul(d).is_none_or(|n| n > u32::MAX as u64 / 2) {
         fail(format!("ATOME_D_MODEL={d} makes a D x D matrix too large"));
     }
     let v = get("ATOME_VOCAB_SIZE");

@@ -53,6 +53,19 @@
 #error "ATOME_N_PATHWAYS must be 3 (local, state, sparse)"
 #endif
 
+/* The runtime API's buffer (atome_rt_open), in bytes, for dimensions given
+ * as values: a constant expression, so firmware can declare a static buffer
+ * for the largest model it will open. CACHED is 0 (lean) or 1. Equals
+ * atome_rt_work_size() for the same values (tests/c/runtime_api.c). */
+#define ATOME_RT_Z_(x) ((size_t)(x))
+#define ATOME_RT_WORK_SIZE(V, D, L, DH, K, TOPK, S, CACHED) (4 * ((CACHED) \
+    ? 4 + ATOME_RT_Z_(S) + ATOME_RT_Z_(V) + ATOME_RT_Z_(S) * (D) + ATOME_RT_Z_(L) * (S) * (DH) \
+      + ATOME_RT_Z_(L) * (S) * (D) + ATOME_RT_Z_(L) * ((K) - 1) * (D) + 2 * ATOME_RT_Z_(L) * (D) \
+      + ATOME_RT_Z_(S) * (L) + ATOME_RT_Z_(L) + (ATOME_RT_Z_(K) + 7) * (D) \
+      + ATOME_WORK_MAX_(8 * ATOME_RT_Z_(DH), 8 * ATOME_RT_Z_(K)) + 24 + 16 * ATOME_RT_Z_(TOPK) \
+    : ATOME_RT_Z_(V) + 2 * ATOME_RT_Z_(S) * (D) + ATOME_RT_Z_(S) * (DH) + (ATOME_RT_Z_(K) + 5) * (D) \
+      + ATOME_RT_Z_(L) + ATOME_WORK_MAX_(4 * ATOME_RT_Z_(DH), 8 * ATOME_RT_Z_(K)) + 12 + 8 * ATOME_RT_Z_(TOPK)))
+
 /* Floats in the state's private work area (the same formula as build.rs). */
 #define ATOME_WORK_MAX_(a, b) ((a) > (b) ? (a) : (b))
 #if defined(ATOME_STATE_CACHED)
@@ -403,6 +416,87 @@ typedef struct {
   uint32_t valid;
 } atome_classifier_t;
 
+/*
+ Model dimensions at run time (the build knobs, as values).
+ */
+typedef struct {
+  /*
+   V, vocabulary size.
+   */
+  int32_t vocab_size;
+  /*
+   D, residual width.
+   */
+  int32_t d_model;
+  /*
+   L, blocks.
+   */
+  int32_t n_layers;
+  /*
+   DH, attention head width.
+   */
+  int32_t d_head;
+  /*
+   K, conv taps.
+   */
+  int32_t kernel_size;
+  /*
+   Keys kept per query.
+   */
+  int32_t top_k;
+  /*
+   S, the context window.
+   */
+  int32_t max_seq;
+  /*
+   Classes of a classifier (0 for a language model).
+   */
+  int32_t n_classes;
+} atome_dims_t;
+
+/*
+ An open model or classifier over a caller's blob and buffer. Its fields
+ are the library's; C code only declares one and passes its address.
+ */
+typedef struct {
+  /*
+   The model's dimensions and window, as opened.
+   */
+  atome_dims_t dims;
+  /*
+   The bare blob inside the caller's bytes.
+   */
+  const uint8_t *blob;
+  /*
+   Its length.
+   */
+  size_t blob_len;
+  /*
+   The caller's buffer.
+   */
+  uint32_t *work;
+  /*
+   Its length in 4-byte words.
+   */
+  size_t work_words;
+  /*
+   1 language model, 2 classifier.
+   */
+  int32_t kind;
+  /*
+   1 for the cached plan.
+   */
+  int32_t cached;
+  /*
+   Hash of the blob taken at open (keys the cache).
+   */
+  uint32_t salt;
+  /*
+   RT_VALID after a successful open.
+   */
+  uint32_t valid;
+} atome_rt_t;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -524,7 +618,9 @@ void atome_init(atome_state_t *state);
  Loads an ATOME01, ATOME02 or ATOMEP3 blob in place. Returns 0; -1 for a
  null argument, len < 7 or an unknown magic; -2 when the blob is shorter
  than this configuration needs; -3 when more than 15 bytes trail it; -4 for
- an ATOME02 byte above 242. On failure the model is marked unusable.
+ an ATOME02 byte above 242. An ATOMEF container (docs/CONTAINER.md) is
+ accepted too: -5 when its dimensions are not this build's, -6 when a CRC
+ does not match (corrupted). On failure the model is marked unusable.
 
  # Safety
  `model` is null or writable; `data` is null or readable for `len` bytes
@@ -593,6 +689,112 @@ int atome_classify(const atome_classifier_t *clf,
                    const int *tokens,
                    int n_tokens,
                    float *class_logits);
+
+/*
+ Bytes of buffer `atome_rt_open` needs for these dimensions (max_seq is
+ the window) and plan (`cached` nonzero: the cached plan); 0 for a null
+ pointer or a dimension outside 1..=65535. The same value as the
+ header's `ATOME_RT_WORK_SIZE` macro.
+
+ # Safety
+ `dims` null or readable.
+ */
+size_t atome_rt_work_size(const atome_dims_t *dims, int cached);
+
+/*
+ Opens `data` (an ATOMEF container, or a bare blob with `dims` given) in
+ the caller's `work` buffer (4-byte aligned, `atome_rt_work_size` bytes
+ or more) with the cached plan when `cached` is nonzero. For a container
+ `dims` may be null; when given, its max_seq (if above 0) chooses the
+ window, and its other fields must be 0 or equal the header's. Returns 0,
+ or: -1 null pointer, unknown magic or bad dimensions; -2 truncated; -3
+ more than 15 trailing bytes; -4 invalid ATOME02 byte; -5 dims that
+ disagree with the container; -6 a CRC mismatch (corrupted); -7 a buffer
+ too small or not 4-byte aligned. On failure `rt` is marked unusable.
+
+ # Safety
+ Pointers null or valid: `data` readable for `len` bytes and `work`
+ writable for `work_len` bytes, both kept alive and unmoved (and `data`
+ unchanged) while `rt` is used; `rt` writable.
+ */
+int atome_rt_open(atome_rt_t *rt,
+                  const uint8_t *data,
+                  size_t len,
+                  const atome_dims_t *dims,
+                  int cached,
+                  void *work,
+                  size_t work_len);
+
+/*
+ The dimensions and window `rt` was opened with. 0, or -1 for a null
+ pointer or a handle that did not open.
+
+ # Safety
+ Pointers null or valid.
+ */
+int atome_rt_dims(const atome_rt_t *rt, atome_dims_t *out);
+
+/*
+ predict_next on an open language model: the id, or -1 for a null
+ pointer, n < 1, a classifier or a handle that did not open. The logits
+ are then at `atome_rt_logits`.
+
+ # Safety
+ `rt` null or valid; `tokens` null or readable for n ints.
+ */
+int atome_rt_predict_next(atome_rt_t *rt, const int *tokens, int n);
+
+/*
+ The V logits of the last predict_next on `rt` (unspecified before the
+ first); null for null or a handle that did not open.
+
+ # Safety
+ `rt` null or valid.
+ */
+const float *atome_rt_logits(const atome_rt_t *rt);
+
+/*
+ Greedy generation on an open language model, as atome_generate: the
+ count; 0 for null pointers, prompt_len < 1, max_tokens < 1, a classifier
+ or a prompt that fills the window.
+
+ # Safety
+ Pointers null or valid; `out` writable for max_tokens ints.
+ */
+int atome_rt_generate(atome_rt_t *rt, const int *prompt, int prompt_len, int *out, int max_tokens);
+
+/*
+ Sampled generation on an open language model, as atome_generate_sampled.
+
+ # Safety
+ As atome_rt_generate; `params` null or readable.
+ */
+int atome_rt_generate_sampled(atome_rt_t *rt,
+                              const int *prompt,
+                              int prompt_len,
+                              int *out,
+                              int max_tokens,
+                              const atome_sampling_t *params);
+
+/*
+ Classifies on an open classifier, as atome_classify: the class, or -1
+ for a null pointer, n < 1, a language model or a handle that did not
+ open. Writes n_classes logits when `class_logits` is not null.
+
+ # Safety
+ Pointers null or valid; `class_logits` writable for n_classes floats.
+ */
+int atome_rt_classify(atome_rt_t *rt, const int *tokens, int n, float *class_logits);
+
+/*
+ Router entropy (nats) of each layer at the last position of the last
+ predict_next or classify on `rt`: writes L floats, returns L; -1 for a
+ null pointer or a handle that did not open.
+
+ # Safety
+ `rt` null or valid; `out` null or writable for L floats.
+ */
+int atome_rt_router_entropy(atome_rt_t *rt, float *out);
 
 #ifdef __cplusplus
 }  // extern "C"

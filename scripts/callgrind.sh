@@ -136,6 +136,30 @@ for f in "$OUT"/S*_*.stdout; do [ -e "$f" ] && head -1 "$f"; done
 echo '```'
 echo
 echo "($(($(date +%s) - T0)) s; callgrind out files in target/callgrind/)"
+# The runtime-dimension API (one library built with no knobs) on S1 and S3,
+# lean: within 5% of the compile-time build's lean count.
+if case ",$STATES," in *",lean,"*) true ;; *) false ;; esac; then
+    RT_DIR=$ROOT/target/cfg/runtime_default
+    env $(env | grep -o '^ATOME_[A-Z_]*' | sed 's/^/-u /') CARGO_TARGET_DIR=$RT_DIR cargo build --release --quiet --lib
+    cc -std=c99 -O2 -g -Wall -Wextra -Werror -I include -I c_examples benches/scenarios_rt.c \
+        "$RT_DIR/release/libatome.a" -lm -o "$OUT/scenarios_rt"
+    echo "## Runtime-dimension API (lean, library built with no knobs)"
+    echo
+    echo "| scenario | compile-time lean | runtime API | ratio | target | |"
+    echo "|---|---:|---:|---:|---:|---|"
+    for sc in S1 S3; do
+        case ",$ONLY," in *",$sc,"*) ;; *) continue ;; esac
+        f=$OUT/${sc}_lean
+        valgrind --tool=callgrind --toggle-collect=atome_rt_predict_next --callgrind-out-file="$f.rt.cg" \
+            "$OUT/scenarios_rt" "$sc" "$MODELS" > "$f.rt.stdout" 2> "$f.rt.valgrind"
+        rt=$(awk '/^totals:/ {print $2; exit}' "$f.rt.cg")
+        ct=$(cat "$f.count" 2>/dev/null || echo 0)
+        verdict=$(awk -v a="$rt" -v b="$ct" 'BEGIN { print (b > 0 && a <= 1.05 * b) ? "PASS" : "FAIL" }')
+        [ "$verdict" = PASS ] || FAIL=1
+        echo "| $sc | $(fmt "$ct") | $(fmt "$rt") | $(awk -v a="$rt" -v b="$ct" 'BEGIN { if (b > 0) printf "%.3f", a / b; else print "-" }') | <= 1.05 | $verdict |"
+    done
+    echo
+fi
 if [ "$CHECK" = 1 ] && [ "$FAIL" = 1 ]; then
     echo "callgrind.sh --check: some targets FAIL" >&2
     exit 1

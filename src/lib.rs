@@ -11,6 +11,7 @@
 extern crate std;
 
 pub mod config;
+pub mod container;
 pub mod ffi;
 pub mod format;
 pub mod forward;

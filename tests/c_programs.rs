@@ -335,3 +335,26 @@ int main(void) {
     // The lean state of the default configuration: at most 24,000 bytes.
     assert!(v[0] <= 24_000, "sizeof(atome_state_t) = {}", v[0]);
 }
+
+#[test]
+fn any_model_runs_every_kind_of_model_from_one_default_build() {
+    let Some(sh) = shared() else { return };
+    // Built once, against the library with no knobs.
+    let exe = build(&["c_examples/any_model.c"], &DEFAULT, "any_model");
+    let m = |f: &str| sh.join("models").join(f).to_str().unwrap().to_string();
+    let (ok, out, err) = run(&exe, &["--dims", "256,256,8,64,5,4,64", &m("atome_944k.bin"), "Once upon a time, there was a little girl", "16"], None);
+    assert!(ok, "944K: {err}");
+    assert!(out.contains("girl| named Lily"), "{out}");
+    // The same continuation as the compile-time example above.
+    let (ok, out, err) = run(&exe, &["--dims", "256,64,4,16,5,4,32", &m("default.atome"), "Hello", "8"], None);
+    assert!(ok && out.contains("8 tokens"), "default.atome: {out}{err}");
+    let (ok, out, err) = run(&exe, &["--dims", "256,32,2,8,5,4,32", &m("agri.atomecl"), "t a"], None);
+    assert!(ok, "classifier: {err}");
+    let cls = build(&["c_examples/classify.c"], &CLS, "classify_cls");
+    let (_, want, _) = run(&cls, &[&m("agri.atomecl"), "t a"], None);
+    // The class line and every logit, exactly as the compile-time build prints them.
+    assert_eq!(out.lines().skip(1).collect::<Vec<_>>(), want.lines().collect::<Vec<_>>(), "{out}");
+    // A buffer too small for the model is refused, not overrun (-7).
+    let (ok, out, _) = run(&exe, &["--dims", "256,256,8,64,5,4,128", &m("atome_944k.bin"), "x", "1"], None);
+    assert!(!ok && out.is_empty(), "{out}");
+}

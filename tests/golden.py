@@ -8,6 +8,10 @@ the same -D flags, runs every case and compares:
   system-libm: every logit bit pattern, id, class and token equal;
   default math: ids, classes and tokens equal, logits within 5e-5.
 Needs ../shared (skips with a message where it is absent; CI has it).
+Runtime API: tests/c/golden_rt.c, built once against a library built with no
+knobs, runs the same calls through atome_rt_* with each configuration's
+dimensions; its output must equal the compile-time build's (default math)
+byte for byte, so every logit bit pattern, id, class and token is the same.
 Usage: tests/golden.py [--states lean,cached] [--math default,system] [--configs a,b]
 """
 import argparse, json, os, struct, subprocess, sys
@@ -40,11 +44,24 @@ def build(cfg, state, math, runner="golden_runner"):
     return exe
 
 
+def build_rt():
+    """The library with no knobs and tests/c/golden_rt.c against it."""
+    tdir = os.path.join(ROOT, "target", "cfg", "runtime_default")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ATOME_")}
+    env["CARGO_TARGET_DIR"] = tdir
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--lib"], cwd=ROOT, env=env, check=True)
+    exe = os.path.join(tdir, "golden_rt")
+    subprocess.run(["cc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-I", os.path.join(ROOT, "include"),
+                    "-I", os.path.join(ROOT, "c_examples"), os.path.join(ROOT, "tests", "c", "golden_rt.c"),
+                    os.path.join(tdir, "release", "libatome.a"), "-lm", "-o", exe], check=True)
+    return exe
+
+
 def f32(h):
     return struct.unpack(">f", bytes.fromhex(h))[0]
 
 
-def run(exe, entry, math):
+def run(exe, entry, math, rt=None, state="lean"):
     lines, checks = [], []
     models = os.path.join(SHARED, "models")
     for c in entry["cases"]:
@@ -60,8 +77,19 @@ def run(exe, entry, math):
         blob = os.path.join(models, g["blob"])
         lines.append(f"G {blob} {g['max_tokens']} {len(g['prompt'])} {' '.join(map(str, g['prompt']))}")
         checks.append(("G", g["expected_count"], g["expected_tokens"]))
-    out = subprocess.run([exe], input="\n".join(lines) + "\n", capture_output=True, text=True, check=True).stdout.split("\n")
+    stdin = "\n".join(lines) + "\n"
+    raw = subprocess.run([exe], input=stdin, capture_output=True, text=True, check=True).stdout
+    out = raw.split("\n")
     fails = 0
+    if rt is not None:
+        cfg = entry["config"]
+        dims = ",".join(str(cfg[k]) for k in ("V", "D", "L", "DH", "K", "TOPK", "S"))
+        got = subprocess.run([rt, dims, "1" if state == "cached" else "0"], input=stdin, capture_output=True,
+                             text=True, check=True).stdout
+        if got != raw:
+            diff = next(i for i, (a, b) in enumerate(zip(got.split("\n"), out)) if a != b) if got else 0
+            print(f"  runtime API differs from the compile-time build (first at line {diff})")
+            fails += 1
     worst = 0.0
     for i, (kind, exp, data) in enumerate(checks):
         got = out[i].split()
@@ -105,14 +133,15 @@ def main():
     golden = json.load(open(path))
     names = a.configs.split(",") if a.configs else list(golden)
     passed = failed = 0
+    rt = build_rt()
     for name in names:
         entry = golden[name]
         for state in a.states.split(","):
             for math in a.math.split(","):
                 exe = build(entry["config"], state, math)
-                n, f, worst = run(exe, entry, math)
+                n, f, worst = run(exe, entry, math, rt if math == "default" else None, state)
                 tag = f"{name:10s} {state:6s} {math:7s}"
-                print(f"{tag} {n - f}/{n} cases ok" + (f", max |logit diff| {worst:.3g}" if math == "default" else ", bit-exact"))
+                print(f"{tag} {n - f}/{n} cases ok" + (f", max |logit diff| {worst:.3g}, runtime API identical" if math == "default" else ", bit-exact"))
                 passed += n - f
                 failed += f
     print(f"golden: {passed} passed, {failed} failed")

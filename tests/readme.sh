@@ -4,7 +4,11 @@
 # Needs ../shared (the examples use its models); skips with a message without it.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-[ -d ../shared/models ] || { echo "SKIP README examples: ../shared absent"; exit 0; }
+if [ ! -d ../shared/models ]; then
+  # In CI ../shared is always beside the checkout: its absence is a failure.
+  case "${CI:-}" in ""|false|0) echo "SKIP README examples: ../shared absent"; exit 0 ;; esac
+  echo "FAIL README examples: ../shared absent in CI"; exit 1
+fi
 python3 - <<'PY'
 import re, subprocess, sys
 text = open("README.md").read()

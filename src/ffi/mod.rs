@@ -7,6 +7,7 @@ pub mod extra;
 pub mod kernels;
 pub mod model;
 pub mod run;
+pub mod runtime;
 pub mod types;
 
 pub use types::*;

@@ -2,6 +2,7 @@
 //! other entry points run on.
 use super::types::*;
 use crate::config::*;
+use crate::container::{self, ContainerError, Kind};
 use crate::format::{self, Classifier, LoadError, Model, Norm, Tensor};
 use core::ffi::c_int;
 use core::ptr;
@@ -58,7 +59,7 @@ fn fill(m: &Model, out: &mut atome_model_t, blob: &[u8]) {
 }
 
 /// FNV-1a over the blob, four bytes at a time (once per load).
-fn blob_hash(blob: &[u8]) -> u32 {
+pub(crate) fn blob_hash(blob: &[u8]) -> u32 {
     let mut h: u32 = 0x811c_9dc5;
     let mut words = blob.chunks_exact(4);
     for w in &mut words {
@@ -146,7 +147,9 @@ pub unsafe extern "C" fn atome_init(state: *mut atome_state_t) {
 /// Loads an ATOME01, ATOME02 or ATOMEP3 blob in place. Returns 0; -1 for a
 /// null argument, len < 7 or an unknown magic; -2 when the blob is shorter
 /// than this configuration needs; -3 when more than 15 bytes trail it; -4 for
-/// an ATOME02 byte above 242. On failure the model is marked unusable.
+/// an ATOME02 byte above 242. An ATOMEF container (docs/CONTAINER.md) is
+/// accepted too: -5 when its dimensions are not this build's, -6 when a CRC
+/// does not match (corrupted). On failure the model is marked unusable.
 ///
 /// # Safety
 /// `model` is null or writable; `data` is null or readable for `len` bytes
@@ -163,7 +166,10 @@ pub unsafe extern "C" fn atome_load(model: *mut atome_model_t, data: *const u8, 
         return -1;
     }
     // SAFETY: readable for len bytes per the contract.
-    let blob = unsafe { core::slice::from_raw_parts(data, len) };
+    let blob = match unwrap(unsafe { core::slice::from_raw_parts(data, len) }, Kind::Model) {
+        Ok(b) => b,
+        Err(code) => return code,
+    };
     match format::parse_model(blob, &DIMS) {
         Ok(m) => {
             fill(&m, out, blob);
@@ -171,6 +177,28 @@ pub unsafe extern "C" fn atome_load(model: *mut atome_model_t, data: *const u8, 
         }
         Err(e) => load_code(e),
     }
+}
+
+/// The bare blob of an ATOMEF container (checked: CRCs, the kind, and the
+/// dimensions against this build's, -5 when they differ), or `data` itself
+/// when it is not a container.
+fn unwrap(data: &[u8], kind: Kind) -> Result<&[u8], c_int> {
+    if !container::is_container(data) {
+        return Ok(data);
+    }
+    let c = container::parse(data).map_err(|e| match e {
+        ContainerError::BadHeader => -1,
+        ContainerError::Truncated => -2,
+        ContainerError::Trailing => -3,
+        ContainerError::Corrupted => -6,
+    })?;
+    if c.info.kind != kind {
+        return Err(-1);
+    }
+    if c.info.dims != DIMS {
+        return Err(-5);
+    }
+    Ok(c.payload)
 }
 
 fn load_code(e: LoadError) -> c_int {
@@ -199,7 +227,10 @@ pub unsafe extern "C" fn atome_classifier_load(clf: *mut atome_classifier_t, dat
         return -1;
     }
     // SAFETY: readable for len bytes per the contract.
-    let blob = unsafe { core::slice::from_raw_parts(data, len) };
+    let blob = match unwrap(unsafe { core::slice::from_raw_parts(data, len) }, Kind::Classifier) {
+        Ok(b) => b,
+        Err(code) => return code,
+    };
     match format::parse_classifier(blob, &DIMS, ATOME_MAX_CLASSES) {
         Ok(c) => {
             fill(&c.base, &mut out.base, blob);

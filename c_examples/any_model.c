@@ -1,0 +1,87 @@
+/* any_model: one build of the library runs any model, through the runtime
+ * API (atome_rt_*). The memory is one static buffer sized at compile time
+ * with ATOME_RT_WORK_SIZE for the largest model this program accepts (the
+ * 944K TinyStories model at a 64-token window, lean plan).
+ *   any_model <model> [text] [max_tokens]
+ * <model> is an ATOMEF container (dimensions in its header; the CLI's
+ * `convert` writes one) or a bare blob followed by its dimensions:
+ *   any_model --dims V,D,L,DH,K,TOPK,S <blob> [text] [max_tokens]
+ * A language model continues the text; a classifier prints its class. */
+#include <string.h>
+#include "atome.h"
+#include "common.h"
+
+/* Largest: V=256, D=256, L=8, DH=64, K=5, TOP_K=4, S=64, lean. */
+#define WORK_BYTES ATOME_RT_WORK_SIZE(256, 256, 8, 64, 5, 4, 64, 0)
+static uint32_t work[(WORK_BYTES + 3) / 4];
+static int ids[4096];
+static int out[4096];
+
+int main(int argc, char **argv) {
+    atome_rt_t rt;
+    atome_dims_t dims, *given = NULL;
+    const char *path, *text = "Once upon a time";
+    unsigned char *blob;
+    size_t len = 0;
+    int a = 1, n, i, rc, max_tokens = 32;
+    memset(&dims, 0, sizeof dims);
+    if (argc > 2 && strcmp(argv[1], "--dims") == 0) {
+        if (sscanf(argv[2], "%d,%d,%d,%d,%d,%d,%d", &dims.vocab_size, &dims.d_model, &dims.n_layers,
+                   &dims.d_head, &dims.kernel_size, &dims.top_k, &dims.max_seq) != 7) {
+            fprintf(stderr, "--dims wants V,D,L,DH,K,TOPK,S\n");
+            return 2;
+        }
+        given = &dims;
+        a = 3;
+    }
+    if (argc <= a) {
+        fprintf(stderr, "usage: any_model [--dims V,D,L,DH,K,TOPK,S] <model> [text] [max_tokens]\n");
+        return 2;
+    }
+    path = argv[a];
+    if (argc > a + 1) text = argv[a + 1];
+    if (argc > a + 2) max_tokens = atoi(argv[a + 2]);
+    blob = read_file(path, &len);
+    if (!blob) {
+        fprintf(stderr, "cannot read %s\n", path);
+        return 1;
+    }
+    rc = atome_rt_open(&rt, blob, len, given, 0, work, sizeof work);
+    if (rc != 0) {
+        fprintf(stderr, "atome_rt_open: %d (needs %lu bytes, have %lu)\n", rc,
+                (unsigned long)atome_rt_work_size(given ? given : &dims, 0), (unsigned long)sizeof work);
+        free(blob);
+        return 1;
+    }
+    atome_rt_dims(&rt, &dims);
+    printf("model: V=%d D=%d L=%d DH=%d K=%d TOPK=%d S=%d classes=%d, buffer %lu of %lu bytes\n",
+           dims.vocab_size, dims.d_model, dims.n_layers, dims.d_head, dims.kernel_size, dims.top_k,
+           dims.max_seq, dims.n_classes, (unsigned long)atome_rt_work_size(&dims, 0), (unsigned long)sizeof work);
+    n = (int)strlen(text);
+    if (n > 4096) n = 4096;
+    for (i = 0; i < n; i++) ids[i] = (unsigned char)text[i];
+    if (dims.n_classes > 0) {
+        float logits[256];
+        int k;
+        if (dims.n_classes > 256) {
+            free(blob);
+            return 1;
+        }
+        k = atome_rt_classify(&rt, ids, n, logits);
+        if (k < 0) {
+            fprintf(stderr, "atome_rt_classify: %d\n", k);
+            free(blob);
+            return 1;
+        }
+        printf("class %d of %d\n", k, dims.n_classes);
+        for (i = 0; i < dims.n_classes; i++) printf("%d %.9g\n", i, (double)logits[i]);
+    } else {
+        int start = n > dims.max_seq - 1 ? n - (dims.max_seq - 1) : 0; /* leave room to generate */
+        int got = atome_rt_generate(&rt, ids + start, n - start, out, max_tokens);
+        printf("%s|", text);
+        for (i = 0; i < got; i++) putchar(out[i] >= 32 && out[i] < 127 ? out[i] : '?');
+        printf("|\n%d tokens\n", got);
+    }
+    free(blob);
+    return 0;
+}

@@ -1,0 +1,85 @@
+//! The ATOMEF container parser and the runtime-dimension API on arbitrary
+//! bytes: the input is opened as it is, wrapped in a container with
+//! dimensions taken from its first bytes (so the CRCs match and the
+//! parser goes deeper), and with those dimensions as a bare blob. An open
+//! that succeeds must run; one that fails must leave the handle refused.
+#![no_main]
+use atome::container::{self, Info, Kind};
+use atome::ffi::runtime::*;
+use atome::format::{Dims, Packing};
+use libfuzzer_sys::fuzz_target;
+use std::ptr;
+
+/// Small dimensions from a few bytes (a buffer of a few KB suffices).
+fn dims_from(b: &[u8]) -> atome_dims_t {
+    let g = |i: usize, m: i32| b.get(i).map_or(1, |&v| 1 + v as i32 % m);
+    atome_dims_t {
+        vocab_size: g(0, 40),
+        d_model: g(1, 24),
+        n_layers: g(2, 3),
+        d_head: g(3, 8),
+        kernel_size: g(4, 6),
+        top_k: g(5, 4),
+        max_seq: g(6, 16),
+        n_classes: 0,
+    }
+}
+
+fn exercise(data: &[u8], dims: Option<&atome_dims_t>, cached: i32) {
+    let mut rt: atome_rt_t = unsafe { std::mem::zeroed() };
+    let mut work = vec![0u32; 1 << 14];
+    let toks = [1i32, 2, 300, -4, 5];
+    let mut out = [0i32; 8];
+    let mut cls = [0f32; 64];
+    let dp = dims.map_or(ptr::null(), |d| d as *const _);
+    // SAFETY: every pointer is valid for the length given and outlives the calls.
+    unsafe {
+        let rc = atome_rt_open(&mut rt, data.as_ptr(), data.len(), dp, cached, work.as_mut_ptr().cast(), work.len() * 4);
+        assert!((-7..=0).contains(&rc), "open returned {rc}");
+        let p = atome_rt_predict_next(&mut rt, toks.as_ptr(), toks.len() as i32);
+        let g = atome_rt_generate(&mut rt, toks.as_ptr(), 2, out.as_mut_ptr(), out.len() as i32);
+        let c = atome_rt_classify(&mut rt, toks.as_ptr(), toks.len() as i32, cls.as_mut_ptr());
+        if rc != 0 {
+            assert_eq!((p, g, c), (-1, 0, -1), "a handle whose open failed ran");
+            return;
+        }
+        let mut d = atome_dims_t::default();
+        assert_eq!(atome_rt_dims(&rt, &mut d), 0);
+        if d.n_classes > 0 {
+            assert!(p == -1 && g == 0 && (0..d.n_classes).contains(&c));
+        } else {
+            assert!((0..d.vocab_size).contains(&p) && c == -1 && g >= 0);
+            // Purity: the same call again gives the same id.
+            assert_eq!(atome_rt_predict_next(&mut rt, toks.as_ptr(), toks.len() as i32), p);
+        }
+    }
+}
+
+fuzz_target!(|data: &[u8]| {
+    let _ = container::parse(data);
+    exercise(data, None, 0);
+    let d = dims_from(data);
+    let body = data.get(7..).unwrap_or(&[]);
+    exercise(data, Some(&d), (data.len() & 1) as i32);
+    // A well-formed container around the input, if it starts like a model.
+    let info = Info {
+        kind: Kind::Model,
+        packing: Packing::Trit2,
+        dims: Dims {
+            vocab: d.vocab_size as usize,
+            d_model: d.d_model as usize,
+            n_layers: d.n_layers as usize,
+            d_head: d.d_head as usize,
+            kernel_size: d.kernel_size as usize,
+            top_k: d.top_k as usize,
+        },
+        max_seq: d.max_seq as usize,
+        n_classes: 0,
+    };
+    let mut payload = b"ATOME01".to_vec();
+    payload.extend_from_slice(body);
+    let mut buf = vec![0u8; container::container_len(0, payload.len())];
+    if container::write(&mut buf, &info, b"", &payload).is_some() {
+        exercise(&buf, None, 1);
+    }
+});
