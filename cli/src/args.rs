@@ -103,9 +103,23 @@ pub struct ConvertArgs {
     pub input: PathBuf,
     /// Where to write the converted blob.
     pub output: PathBuf,
-    /// Target packing (default: ATOME01 <-> ATOME02, ATOMEP3 -> ATOME01).
+    /// Target packing (default: ATOME01 <-> ATOME02, ATOMEP3 -> ATOME01;
+    /// with --container or --bare alone: the input's packing).
     #[arg(long, value_enum, ignore_case = true)]
     pub to: Option<Target>,
+    /// Write an ATOMEF container (dimensions, packing, CRC-32s; docs/CONTAINER.md).
+    /// A container input gives a container output unless --bare.
+    #[arg(long, conflicts_with = "bare")]
+    pub container: bool,
+    /// Write the bare blob (unwrap an ATOMEF container).
+    #[arg(long)]
+    pub bare: bool,
+    /// The window S recorded in the container (default: the input container's, else 0: not given).
+    #[arg(long, value_parser = clap::value_parser!(usize))]
+    pub seq: Option<usize>,
+    /// UTF-8 metadata recorded in the container (name, tokenizer, licence...).
+    #[arg(long, value_name = "TEXT")]
+    pub metadata: Option<String>,
     #[command(flatten)]
     pub config: ConfigArg,
 }

@@ -9,6 +9,7 @@ mod clock;
 mod engine;
 
 use args::{BenchArgs, Cli, Cmd, ConvertArgs, InspectArgs, ModelArgs, RunArgs, State};
+use atome::container;
 use atome::format::{self, Dims, Packing};
 use atome::forward::sample::{pick, Sampling, SplitMix64};
 use blob::{Format, Kind};
@@ -61,6 +62,30 @@ fn read_blob(path: &Path) -> Result<(String, Vec<u8>), String> {
     Ok((name, b))
 }
 
+/// An ATOMEF container's header, kept beside the bare blob it held.
+struct Boxed {
+    info: container::Info,
+    metadata: String,
+    file_len: usize,
+}
+
+/// A file's bare blob, and its container header when it was an ATOMEF
+/// container (checked: both CRCs; a damaged file is an error).
+fn read_model(path: &Path) -> Result<(String, Vec<u8>, Option<Boxed>), String> {
+    let (name, b) = read_blob(path)?;
+    if !container::is_container(&b) {
+        return Ok((name, b, None));
+    }
+    let c = container::parse(&b).map_err(|e| format!("{name}: ATOMEF container refused: {e:?}"))?;
+    let boxed = Boxed { info: c.info, metadata: String::from_utf8_lossy(c.metadata).into_owned(), file_len: b.len() };
+    Ok((name, c.payload.to_vec(), Some(boxed)))
+}
+
+/// The dimensions to use: --config when given, else the container's.
+fn config_or(given: Option<Dims>, boxed: &Option<Boxed>) -> Option<Dims> {
+    given.or(boxed.as_ref().map(|x| x.info.dims))
+}
+
 fn sha256_hex(data: &[u8]) -> String {
     Sha256::digest(data).iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -96,13 +121,30 @@ fn sep(n: usize) -> String {
 // ---------------------------------------------------------------- inspect
 
 fn cmd_inspect(a: &InspectArgs) -> Result<(), String> {
-    let (path, b) = read_blob(&a.blob)?;
+    let (path, b, boxed) = read_model(&a.blob)?;
     let f = Format::detect(&b)?;
     println!("file:     {path}");
+    if let Some(x) = &boxed {
+        let i = &x.info;
+        println!(
+            "ATOMEF:   version {}, {} bytes, CRCs ok; V={} D={} L={} DH={} K={} TOPK={} S={} classes={}; metadata {:?}",
+            container::VERSION,
+            sep(x.file_len),
+            i.dims.vocab,
+            i.dims.d_model,
+            i.dims.n_layers,
+            i.dims.d_head,
+            i.dims.kernel_size,
+            i.dims.top_k,
+            i.max_seq,
+            i.n_classes,
+            x.metadata
+        );
+    }
     println!("format:   {} ({}; {})", f.magic(), kind_desc(f.kind), packing_desc(f.packing));
     println!("size:     {} bytes", sep(b.len()));
     println!("sha256:   {}", sha256_hex(&b));
-    let given = a.config.config;
+    let given = config_or(a.config.config, &boxed);
     let t0 = Instant::now();
     let cands = blob::candidates(&b, &f);
     let took = t0.elapsed();
@@ -234,34 +276,63 @@ fn cmd_inspect(a: &InspectArgs) -> Result<(), String> {
 // ---------------------------------------------------------------- convert
 
 fn cmd_convert(a: &ConvertArgs) -> Result<(), String> {
-    let (inp, b) = read_blob(&a.input)?;
+    let (inp, b, boxed) = read_model(&a.input)?;
     let out_path = a.output.display().to_string();
     let f = Format::detect(&b)?;
     let to = match a.to {
         Some(t) => t.packing(),
+        // Wrapping or unwrapping alone keeps the packing.
+        None if a.container || a.bare => f.packing,
         None => match f.packing {
             Packing::Trit2 => Packing::Base3,
             Packing::Base3 | Packing::P3 => Packing::Trit2,
         },
     };
     let out_magic = blob::magic(f.kind, to).ok_or("ATOMEP3 has no classifier format")?;
-    let (mut dims, how) = blob::resolve(&b, &f, a.config.config)?;
+    let (mut dims, how) = blob::resolve(&b, &f, config_or(a.config.config, &boxed))?;
     dims.top_k = dims.top_k.max(1);
     let t0 = Instant::now();
-    let (out, rep) = blob::convert(&b, &f, &dims, to)?;
+    let (out, rep) = if to == f.packing { (b.clone(), blob::ConvertReport::default()) } else { blob::convert(&b, &f, &dims, to)? };
     // Check: the library reads the same weights, scales and floats from both.
     let n = blob::same_weights(&b, &out, f.kind, &dims).map_err(|e| format!("verification failed: {e}"))?;
     let (back, _) = blob::convert(&out, &Format { kind: f.kind, packing: to }, &dims, f.packing)?;
     let took = t0.elapsed();
-    std::fs::write(&a.output, &out).map_err(|e| format!("{out_path}: {e}"))?;
+    // A container in, a container out, unless --bare; --container wraps.
+    let wrap = a.container || (boxed.is_some() && !a.bare);
+    let file = if wrap {
+        let info = container::Info {
+            kind: if matches!(f.kind, Kind::Lm) { container::Kind::Model } else { container::Kind::Classifier },
+            packing: to,
+            dims,
+            max_seq: a.seq.or(boxed.as_ref().map(|x| x.info.max_seq)).unwrap_or(0),
+            n_classes: match f.kind {
+                Kind::Lm => 0,
+                Kind::Classifier(n) => n,
+            },
+        };
+        let meta = a.metadata.clone().or(boxed.as_ref().map(|x| x.metadata.clone())).unwrap_or_default();
+        let mut buf = vec![0u8; container::container_len(meta.len(), out.len())];
+        container::write(&mut buf, &info, meta.as_bytes(), &out).ok_or("container: a field does not fit 32 bits")?;
+        buf
+    } else {
+        out.clone()
+    };
+    std::fs::write(&a.output, &file).map_err(|e| format!("{out_path}: {e}"))?;
     println!("{inp}: {} {} bytes, config {} ({how})", f.magic(), sep(b.len()), blob::dims_str(&dims));
-    println!(
-        "{out_path}: {out_magic} {} bytes ({:+.1}%), {} tensors, {} weights",
-        sep(out.len()),
-        100.0 * (out.len() as f64 - b.len() as f64) / b.len() as f64,
-        rep.tensors,
-        sep(rep.weights)
-    );
+    if wrap {
+        println!("{out_path}: ATOMEF container, {} bytes (60-byte header, CRC-32 of payload and header)", sep(file.len()));
+    }
+    if to == f.packing {
+        println!("{out_path}: {out_magic} {} bytes, payload unchanged", sep(out.len()));
+    } else {
+        println!(
+            "{out_path}: {out_magic} {} bytes ({:+.1}%), {} tensors, {} weights",
+            sep(out.len()),
+            100.0 * (out.len() as f64 - b.len() as f64) / b.len() as f64,
+            rep.tensors,
+            sep(rep.weights)
+        );
+    }
     if rep.code10 > 0 {
         println!("note: {} trits had code 10, which ATOME01 reads as 0: written as 0 (not reversible to the same bytes)", rep.code10);
     }
@@ -293,9 +364,9 @@ enum Loaded<'a> {
     Clf(format::Classifier<'a>),
 }
 
-fn load<'a>(b: &'a [u8], a: &ModelArgs) -> Result<(Format, Dims, String, Loaded<'a>), String> {
+fn load<'a>(b: &'a [u8], a: &ModelArgs, given: Option<Dims>) -> Result<(Format, Dims, String, Loaded<'a>), String> {
     let f = Format::detect(b)?;
-    let (mut dims, how) = blob::resolve(b, &f, a.config.config)?;
+    let (mut dims, how) = blob::resolve(b, &f, given)?;
     if let Some(k) = a.attn_top_k {
         dims.top_k = k;
     }
@@ -307,8 +378,8 @@ fn load<'a>(b: &'a [u8], a: &ModelArgs) -> Result<(Format, Dims, String, Loaded<
 }
 
 fn cmd_run(a: &RunArgs) -> Result<(), String> {
-    let (path, b) = read_blob(&a.model.blob)?;
-    let (f, dims, how, loaded) = load(&b, &a.model)?;
+    let (path, b, boxed) = read_model(&a.model.blob)?;
+    let (f, dims, how, loaded) = load(&b, &a.model, config_or(a.model.config.config, &boxed))?;
     // clap requires exactly one of the two.
     let prompt: Vec<i32> = match (&a.prompt, &a.ids) {
         (Some(p), _) => p.bytes().map(|x| x as i32).collect(),
@@ -318,7 +389,11 @@ fn cmd_run(a: &RunArgs) -> Result<(), String> {
     if prompt.is_empty() {
         return Err("empty prompt".into());
     }
-    let default_s = if matches!(f.kind, Kind::Lm) { 64 } else { 32 };
+    let default_s = match &boxed {
+        Some(x) if x.info.max_seq > 0 => x.info.max_seq,
+        _ if matches!(f.kind, Kind::Lm) => 64,
+        _ => 32,
+    };
     let s = a.seq.unwrap_or(default_s);
     let plan = match a.state {
         State::Cached => Plan::Cached,
@@ -402,8 +477,8 @@ fn cmd_run(a: &RunArgs) -> Result<(), String> {
 const TEXT: &str = "Once upon a time, there was a little girl named Lily. She loved to play outside in the sunshine. One day, she saw a big red ball in the park. She ran to get it, but a dog took it first.";
 
 fn cmd_bench(a: &BenchArgs) -> Result<(), String> {
-    let (path, b) = read_blob(&a.model.blob)?;
-    let (f, dims, how, loaded) = load(&b, &a.model)?;
+    let (path, b, boxed) = read_model(&a.model.blob)?;
+    let (f, dims, how, loaded) = load(&b, &a.model, config_or(a.model.config.config, &boxed))?;
     let n = a.tokens.unwrap_or(if matches!(f.kind, Kind::Lm) { 64 } else { 32 });
     let s = a.seq.unwrap_or(n);
     let max_reps = a.reps;
