@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every cargo-fuzz target (fuzz/fuzz_targets: load, run, kernels,
-# loaders) for a short time in each library configuration and exits non-zero
+# loaders, runtime) for a short time in each library configuration and exits non-zero
 # on any crash, failed check, leak or timeout.
 #
 #   scripts/fuzz_smoke.sh                  # ~60 s: 4 targets x 2 configurations x 6 s, plus builds
@@ -14,7 +14,7 @@
 #                  the library's default configuration (default.atome), odd is
 #                  D=22 L=3 V=40 DH=6 K=3 TOP_K=2 S=16 (odd.atome, cls_odd.atomecl),
 #                  cached is the default one with ATOME_STATE=cached
-#   FUZZ_TARGETS   subset of "load run kernels loaders"
+#   FUZZ_TARGETS   subset of "load run kernels loaders runtime"
 #   FUZZ_SANITIZER address (default) or none
 #   FUZZ_OUT       where logs, grown corpora and crash artifacts go (default: a temp dir)
 # The seed corpora in fuzz/corpus are copied, never written to; one fuzzing
@@ -25,7 +25,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 fuzz="$root/fuzz"
 time_per=${FUZZ_TIME:-6}
 configs=${FUZZ_CONFIGS:-default odd}
-targets=${FUZZ_TARGETS:-load run kernels loaders}
+targets=${FUZZ_TARGETS:-load run kernels loaders runtime}
 san=${FUZZ_SANITIZER:-address}
 out=${FUZZ_OUT:-$(mktemp -d /tmp/atome-fuzz.XXXXXX)}
 mkdir -p "$out"
