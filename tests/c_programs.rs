@@ -350,7 +350,7 @@ fn any_model_runs_every_kind_of_model_from_one_default_build() {
     assert!(ok && out.contains("8 tokens"), "default.atome: {out}{err}");
     let (ok, out, err) = run(&exe, &["--dims", "256,32,2,8,5,4,32", &m("agri.atomecl"), "t a"], None);
     assert!(ok, "classifier: {err}");
-    let cls = build(&["c_examples/classify.c"], &CLS, "classify_cls");
+    let cls = build(&["c_examples/classify.c"], &CLS, "classify_cls_for_any_model");
     let (_, want, _) = run(&cls, &[&m("agri.atomecl"), "t a"], None);
     // The class line and every logit, exactly as the compile-time build prints them.
     assert_eq!(out.lines().skip(1).collect::<Vec<_>>(), want.lines().collect::<Vec<_>>(), "{out}");
