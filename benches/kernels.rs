@@ -6,6 +6,8 @@
 //! - layer_norm over D = 64 and 256;
 //! - softmax over 3 (router), 4 (top-k slots) and 256 values;
 //! - score_topk: a DH = 64 query against 64 keys, keeping 4.
+// criterion's macros generate undocumented functions.
+#![allow(missing_docs)]
 use atome::forward::sample::SplitMix64;
 use atome::format::{Floats, Norm, Packing, Tensor};
 use atome::kernels::attention::score_topk;

@@ -18,6 +18,8 @@
 //! After criterion, a summary measures ratios in the same run, with
 //! interleaved timings: lean/cached for S2 and S4, ATOME02/ATOME01 for S1.
 //! Models: $ATOME_MODELS, default ../shared/models (skipped when absent).
+// criterion's macros generate undocumented functions.
+#![allow(missing_docs)]
 use atome::format::{parse_classifier, parse_model, Classifier, Dims, Model, Packing};
 use atome::runner::{Plan, Runner, State};
 use criterion::{BenchmarkId, Criterion, SamplingMode};

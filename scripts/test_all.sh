@@ -36,6 +36,11 @@ stage "rust-version: cargo +<rust-version> check (lib)" bash -c '
   v=$(sed -n "s/^rust-version = \"\(.*\)\"/\1/p" Cargo.toml); [ -n "$v" ] || exit 1
   export CARGO_TARGET_DIR=target/msrv
   cargo "+$v" check --lib && cargo "+$v" check --lib --features portable'
+stage "clippy -D warnings: library (both code paths, all targets), CLI, fuzz crate" bash -c '
+  cargo clippy --release --all-targets -- -D warnings &&
+  CARGO_TARGET_DIR=target/portable cargo clippy --release --features portable --all-targets -- -D warnings &&
+  (cd cli && cargo clippy --release --all-targets -- -D warnings) &&
+  (cd fuzz && cargo clippy --all-targets -- -D warnings)'
 stage "C API, examples, link-time config check, symbols, sizeof" tests/c_api.sh
 stage "golden parity, every configuration, both states, both maths" python3 tests/golden.py
 stage "python package" python3 -m pytest python/tests -q

@@ -5,11 +5,11 @@
 //! `system-libm` feature, expf and tanhf come from the platform C library.
 
 #[cfg_attr(feature = "system-libm", allow(dead_code))]
-const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-01; // low bits zero: k*LN2_HI exact
+const LN2_HI: f64 = 0.693_147_180_369_123_8; // low bits zero: k*LN2_HI exact
 #[cfg_attr(feature = "system-libm", allow(dead_code))]
-const LN2_LO: f64 = 1.908_214_929_270_587_700_02e-10;
+const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
 #[cfg_attr(feature = "system-libm", allow(dead_code))]
-const INV_LN2: f64 = 1.442_695_040_888_963_387_00;
+const INV_LN2: f64 = core::f64::consts::LOG2_E;
 
 /// 2^k as f64 for -1022 <= k <= 1023.
 #[cfg_attr(feature = "system-libm", allow(dead_code))]

@@ -20,12 +20,14 @@ fn zeroed<T>() -> Box<T> {
 
 fn load(blob: &[u8]) -> (Box<atome_model_t>, i32) {
     let mut m = zeroed::<atome_model_t>();
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     let rc = unsafe { atome_load(&mut *m, blob.as_ptr(), blob.len()) };
     (m, rc)
 }
 
 fn predict(m: &atome_model_t, toks: &[i32]) -> (i32, Vec<f32>) {
     let mut s = zeroed::<atome_state_t>();
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     let id = unsafe { atome_predict_next(m, &mut *s, toks.as_ptr(), toks.len() as i32) };
     (id, s.logits.to_vec())
 }
@@ -40,7 +42,9 @@ fn load_codes() {
     assert_eq!(load(&b).1, 0);
     // Null arguments.
     let mut m = zeroed::<atome_model_t>();
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     assert_eq!(unsafe { atome_load(null_mut(), b.as_ptr(), b.len()) }, -1);
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     assert_eq!(unsafe { atome_load(&mut *m, null(), b.len()) }, -1);
     // Shorter than the magic, wrong magic.
     for n in 0..7 {
@@ -56,7 +60,7 @@ fn load_codes() {
     // Up to 15 bytes of padding accepted, more refused with -3.
     for extra in 1..=40usize {
         let mut p = b.clone();
-        p.extend(std::iter::repeat(0xffu8).take(extra));
+        p.extend(std::iter::repeat_n(0xffu8, extra));
         assert_eq!(load(&p).1, if extra <= 15 { 0 } else { -3 }, "extra {extra}");
     }
     // ATOME02 and ATOMEP3 dispatch on the magic; an ATOME02 byte above 242 is -4.
@@ -74,14 +78,18 @@ fn failed_load_is_refused_later() {
     let (mut m, rc) = load(&b);
     assert_eq!(rc, 0);
     assert!(predict(&m, &[1, 2]).0 >= 0);
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     assert_eq!(unsafe { atome_load(&mut *m, b.as_ptr(), 100) }, -2);
     let mut s = zeroed::<atome_state_t>();
     let toks = [1, 2, 3];
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     assert_eq!(unsafe { atome_predict_next(&*m, &mut *s, toks.as_ptr(), 3) }, -1);
     let mut out = [0i32; 4];
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     assert_eq!(unsafe { atome_generate(&*m, &mut *s, toks.as_ptr(), 3, out.as_mut_ptr(), 4) }, 0);
     // Never loaded (zeroed) is refused too.
     let never = zeroed::<atome_model_t>();
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     assert_eq!(unsafe { atome_predict_next(&*never, &mut *s, toks.as_ptr(), 3) }, -1);
 }
 
@@ -91,6 +99,7 @@ fn predict_next_edges() {
     let (m, _) = load(&b);
     let mut s = zeroed::<atome_state_t>();
     let toks = [1, 2, 3];
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     unsafe {
         assert_eq!(atome_predict_next(null(), &mut *s, toks.as_ptr(), 3), -1);
         assert_eq!(atome_predict_next(&*m, null_mut(), toks.as_ptr(), 3), -1);
@@ -126,6 +135,7 @@ fn generate_edges_and_greedy_equivalence() {
     let mut s = zeroed::<atome_state_t>();
     let p = [10, 20, 30];
     let mut out = [-7i32; 64];
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     unsafe {
         assert_eq!(atome_generate(null(), &mut *s, p.as_ptr(), 3, out.as_mut_ptr(), 4), 0);
         assert_eq!(atome_generate(&*m, null_mut(), p.as_ptr(), 3, out.as_mut_ptr(), 4), 0);
@@ -159,10 +169,12 @@ fn sampling_contract() {
     let run = |s: &mut atome_state_t, t: f32, k: i32, pp: f32, seed: u64| {
         let prm = atome_sampling_t { temperature: t, top_k: k, top_p: pp, reserved: 0, seed };
         let mut out = [0i32; 12];
+        // SAFETY: every pointer is valid (or null on purpose) for the length passed.
         let n = unsafe { atome_generate_sampled(&*m, s, p.as_ptr(), 3, out.as_mut_ptr(), 12, &prm) };
         out[..n as usize].to_vec()
     };
     let mut greedy = [0i32; 12];
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     let n = unsafe { atome_generate(&*m, &mut *s, p.as_ptr(), 3, greedy.as_mut_ptr(), 12) };
     assert_eq!(run(&mut s, 0.0, 0, 0.0, 1), greedy[..n as usize].to_vec());
     assert_eq!(run(&mut s, 1.0, 1, 0.0, 5), greedy[..n as usize].to_vec(), "top_k 1 is greedy");
@@ -172,6 +184,7 @@ fn sampling_contract() {
     assert!(distinct.len() > 1, "seeds change the draw");
     let prm = atome_sampling_t { temperature: 1.0, top_k: 0, top_p: 1.0, reserved: 0, seed: 0 };
     let mut out = [0i32; 4];
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     unsafe {
         assert_eq!(atome_generate_sampled(&*m, &mut *s, p.as_ptr(), 3, out.as_mut_ptr(), 4, null()), 0);
         assert_eq!(atome_generate_sampled(null(), &mut *s, p.as_ptr(), 3, out.as_mut_ptr(), 4, &prm), 0);
@@ -189,6 +202,7 @@ fn classifier_edges() {
     let b = random_model(cfg(), Packing::Trit2, Some(5), 9).blob(Packing::Trit2);
     let mut c = zeroed::<atome_classifier_t>();
     let mut s = zeroed::<atome_state_t>();
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     unsafe {
         assert_eq!(atome_classifier_load(&mut *c, b.as_ptr(), b.len()), 0);
         assert_eq!(c.n_classes, 5);
@@ -246,6 +260,7 @@ fn misaligned_blob_gives_the_same_bits() {
 #[test]
 fn build_config_and_entropy_api() {
     let mut c = atome_build_config_t::default();
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     unsafe {
         assert_eq!(atome_get_build_config(null_mut()), -1);
         assert_eq!(atome_get_build_config(&mut c), 0);
@@ -259,6 +274,7 @@ fn build_config_and_entropy_api() {
     let l = ATOME_N_LAYERS;
     let mut all = vec![f32::NAN; toks.len() * l];
     let mut last = vec![f32::NAN; l];
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     unsafe {
         assert_eq!(atome_router_entropy_all(&*m, &mut *s, toks.as_ptr(), 5, all.as_mut_ptr(), all.len() as i32), 5);
         assert_eq!(atome_router_entropy(&*s, last.as_mut_ptr()), l as i32);

@@ -38,6 +38,7 @@ fn rt_dims(d: &Dims, s: i32) -> atome_dims_t {
 /// atome_rt_open on `data` (a container: no dims given); the code, and the
 /// predicted id when it opened.
 fn rt_open_predict(data: &[u8], cached: i32) -> (i32, i32) {
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     let mut rt: atome_rt_t = unsafe { std::mem::zeroed() };
     let mut work = vec![0u32; 1 << 13];
     let toks = [3i32, 1, 4, 1, 5];
@@ -86,7 +87,9 @@ fn atome_load_takes_containers_checks_them_and_their_configuration() {
     let good = boxed(&blob, cfg.dims(), Kind::Model, Packing::Trit2, 0);
     let toks = [1i32, 2, 3, 4];
     let load = |data: &[u8]| {
+        // SAFETY: every pointer is valid (or null on purpose) for the length passed.
         let mut m: atome_model_t = unsafe { std::mem::zeroed() };
+        // SAFETY: every pointer is valid (or null on purpose) for the length passed.
         let mut st: Box<atome_state_t> = unsafe { Box::new(std::mem::zeroed()) };
         // SAFETY: valid pointers and lengths.
         unsafe {
@@ -124,8 +127,11 @@ fn runtime_api_matches_the_compile_time_build() {
         let blob = random_model(cfg, p, None, seed).blob(p);
         let d = rt_dims(&cfg.dims(), ATOME_MAX_SEQ as i32);
         for cached in [0, 1] {
+            // SAFETY: every pointer is valid (or null on purpose) for the length passed.
             let mut m: atome_model_t = unsafe { std::mem::zeroed() };
+            // SAFETY: every pointer is valid (or null on purpose) for the length passed.
             let mut st: Box<atome_state_t> = unsafe { Box::new(std::mem::zeroed()) };
+            // SAFETY: every pointer is valid (or null on purpose) for the length passed.
             let mut rt: atome_rt_t = unsafe { std::mem::zeroed() };
             // SAFETY: valid pointers and lengths.
             let size = unsafe { atome_rt_work_size(&d, cached) };
@@ -166,6 +172,7 @@ fn runtime_api_matches_the_compile_time_build() {
 fn runtime_api_null_and_bad_arguments() {
     let d = rt_dims(&Dims { vocab: 12, d_model: 6, n_layers: 1, d_head: 3, kernel_size: 2, top_k: 2 }, 8);
     let mut work = vec![0u32; 4096];
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     let mut rt: atome_rt_t = unsafe { std::mem::zeroed() };
     let toks = [1i32];
     // SAFETY: every pointer is null or valid for the length given.

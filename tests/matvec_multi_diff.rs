@@ -152,7 +152,7 @@ fn rng_case(rng: &mut SplitMix64, packing: Packing, cols: usize, n: usize, rows:
 #[test]
 fn model_shapes_match_naive() {
     let Some(cpu) = avx2_or_skip("model_shapes_match_naive") else { return };
-    let mut rng = SplitMix64(0x5eed_0f_a70e);
+    let mut rng = SplitMix64(0x005e_ed0f_a70e);
     for packing in [Packing::Trit2, Packing::Base3, Packing::P3] {
         for (cols, rows, n) in [
             (64usize, &[64usize, 64, 64][..], 32usize),

@@ -7,6 +7,8 @@
 //! every packing, inputs from every float class: ordinary, short mantissas
 //! (many exact ties), wide exponent spreads (cancellation, subnormals),
 //! values near the overflow threshold, and infinities and NaN.
+// The naive sums are written as the contract states them: `acc = acc + x`.
+#![allow(clippy::assign_op_pattern)]
 use atome::forward::sample::SplitMix64;
 use atome::format::{Packing, Tensor};
 use atome::kernels::device::soft::matvec_soft;

@@ -44,6 +44,7 @@ fn fixture() -> Fixture {
     let blob2 = random_model(cfg(), Packing::Trit2, None, 4).blob(Packing::Trit2);
     let mut m = zeroed::<atome_model_t>();
     let mut m2 = zeroed::<atome_model_t>();
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     unsafe {
         assert_eq!(atome_load(&mut *m, blob.as_ptr(), blob.len()), 0);
         assert_eq!(atome_load(&mut *m2, blob2.as_ptr(), blob2.len()), 0);
@@ -52,6 +53,7 @@ fn fixture() -> Fixture {
 }
 
 fn call(m: &atome_model_t, s: &mut atome_state_t, t: &[i32]) -> (i32, Vec<u32>) {
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     let id = unsafe { atome_predict_next(m, s, t.as_ptr(), t.len() as i32) };
     (id, s.logits.iter().map(|f| f.to_bits()).collect())
 }
@@ -98,10 +100,12 @@ proptest! {
 fn classify_is_pure() {
     let b = random_model(cfg(), Packing::Trit2, Some(4), 8).blob(Packing::Trit2);
     let mut c = zeroed::<atome_classifier_t>();
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     unsafe { assert_eq!(atome_classifier_load(&mut *c, b.as_ptr(), b.len()), 0) };
     let t = [7, 7, 1, 200, 3];
     let run = |s: &mut atome_state_t| {
         let mut lg = [0.0f32; 4];
+        // SAFETY: every pointer is valid (or null on purpose) for the length passed.
         let k = unsafe { atome_classify(&*c, s, t.as_ptr(), 5, lg.as_mut_ptr()) };
         (k, lg.map(f32::to_bits))
     };

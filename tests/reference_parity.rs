@@ -110,7 +110,7 @@ fn cached_call_sequences_equal_fresh_results() {
         let mut toks = random_tokens(&mut r, 3, cfg.v);
         for step in 0..40 {
             match r.below(6) {
-                0 | 1 | 2 => { let k = 1 + r.below(3) as usize; toks.extend(random_tokens(&mut r, k, cfg.v)) },
+                0..=2 => { let k = 1 + r.below(3) as usize; toks.extend(random_tokens(&mut r, k, cfg.v)) },
                 3 => toks.truncate(1 + r.below(toks.len() as u64) as usize),
                 4 => {
                     let i = r.below(toks.len() as u64) as usize;

@@ -67,7 +67,7 @@ fn matvec_op(s: &mut Src) {
     let scale = s.f32();
     let x = rows_floats(s, cols);
     let mut out = vec![SENT; rows + 4];
-    let w = atome_ternary_t { packed: if s.u8() % 32 == 0 { ptr::null() } else { p.as_ptr() }, scale, rows: rows as u16, cols: cols as u16, packing: pk };
+    let w = atome_ternary_t { packed: if s.u8().is_multiple_of(32) { ptr::null() } else { p.as_ptr() }, scale, rows: rows as u16, cols: cols as u16, packing: pk };
     // SAFETY: buffers sized from the shape.
     unsafe {
         atome_ternary_matvec(ptr::null(), x.as_ptr(), out.as_mut_ptr());

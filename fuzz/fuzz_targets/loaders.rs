@@ -77,8 +77,8 @@ fn diff_mode(s: &mut Src) {
             b.set_f32(off, v);
         }
     }
-    let n = if s.u8() % 4 == 0 { 1 + s.u8() as usize % (2 * atome_fuzz::S) } else { 1 + s.u8() as usize % 8 };
-    let toks: Vec<i32> = (0..n).map(|_| if s.u8() % 8 == 0 { s.i32() } else { (s.u8() as usize % V) as i32 }).collect();
+    let n = if s.u8().is_multiple_of(4) { 1 + s.u8() as usize % (2 * atome_fuzz::S) } else { 1 + s.u8() as usize % 8 };
+    let toks: Vec<i32> = (0..n).map(|_| if s.u8().is_multiple_of(8) { s.i32() } else { (s.u8() as usize % V) as i32 }).collect();
     let mut st = zeroed::<atome_state_t>();
     let mut logits: Vec<(Format, i32, Vec<f32>)> = Vec::new();
     for (k, f) in [Format::Atome01, Format::Atome02, Format::AtomeP3].into_iter().enumerate() {

@@ -59,7 +59,7 @@ fn n_for(len: usize, s: &mut Src) -> i32 {
 }
 
 fn tok_ptr(t: &[i32], s: &mut Src) -> *const i32 {
-    if s.u8() % 16 == 0 {
+    if s.u8().is_multiple_of(16) {
         ptr::null()
     } else if t.is_empty() {
         // A valid (dangling, never read) pointer for an empty list.
@@ -88,7 +88,7 @@ unsafe fn predict(c: &mut Ctx, m: *const atome_model_t, loaded: bool, t: &[i32],
     assert!(id >= 0 && (id as usize) < V, "predict_next id {id}");
     let lg = unsafe { core::slice::from_raw_parts(atome_get_logits(&mut *c.st), V) };
     assert_eq!(argmax(lg), id as usize, "id is not the first argmax of the logits");
-    if s.u8() % 4 == 0 {
+    if s.u8().is_multiple_of(4) {
         // Purity: a garbage state gives the same bits.
         let keep: Vec<f32> = lg.to_vec();
         scribble(&mut *c.st2, s);
@@ -120,7 +120,7 @@ unsafe fn generate_op(c: &mut Ctx, m: *const atome_model_t, loaded: bool, t: &[i
     };
     let cap = max.max(0) as usize;
     let mut out = vec![SENT; cap + GUARD];
-    let op = if s.u8() % 16 == 0 { ptr::null_mut() } else { out.as_mut_ptr() };
+    let op = if s.u8().is_multiple_of(16) { ptr::null_mut() } else { out.as_mut_ptr() };
     let params = atome_sampling_t {
         temperature: s.f32(),
         top_k: match s.u8() % 4 {
@@ -132,7 +132,7 @@ unsafe fn generate_op(c: &mut Ctx, m: *const atome_model_t, loaded: bool, t: &[i
         reserved: s.u32(),
         seed: s.u64(),
     };
-    let pp: *const atome_sampling_t = if s.u8() % 16 == 0 { ptr::null() } else { &params };
+    let pp: *const atome_sampling_t = if s.u8().is_multiple_of(16) { ptr::null() } else { &params };
     let cnt = unsafe {
         if sampled {
             atome_generate_sampled(m, &mut *c.st, tp, n, op, max, pp)
@@ -157,6 +157,8 @@ unsafe fn generate_op(c: &mut Ctx, m: *const atome_model_t, loaded: bool, t: &[i
         assert_eq!(g, SENT, "generate wrote past its count");
     }
     // The first token is predict_next of the prompt (greedy, or temperature <= 0 / NaN).
+    // `!(t > 0)` is meant: NaN temperatures are greedy too.
+    #[allow(clippy::neg_cmp_op_on_partial_ord)]
     let greedy = !sampled || !(params.temperature > 0.0);
     if cnt > 0 && greedy {
         let id = unsafe { atome_predict_next(m, &mut *c.st2, tp, n) };
@@ -169,7 +171,7 @@ unsafe fn classify_op(c: &mut Ctx, t: &[i32], s: &mut Src) {
     let n = n_for(t.len(), s);
     let nc = if c.cl_ok { c.clf.n_classes.max(0) as usize } else { 0 };
     let mut out = vec![f32::from_bits(0x7fc0_dead); nc + GUARD];
-    let op = if s.u8() % 4 == 0 { ptr::null_mut() } else { out.as_mut_ptr() };
+    let op = if s.u8().is_multiple_of(4) { ptr::null_mut() } else { out.as_mut_ptr() };
     let k = unsafe { atome_classify(&*c.clf, &mut *c.st, tp, n, op) };
     for &g in &out[nc..] {
         assert_eq!(g.to_bits(), 0x7fc0_dead, "classify wrote past n_classes");
@@ -189,10 +191,10 @@ unsafe fn classify_op(c: &mut Ctx, t: &[i32], s: &mut Src) {
 }
 
 unsafe fn entropy_op(c: &mut Ctx, m: *const atome_model_t, loaded: bool, t: &[i32], s: &mut Src) {
-    if s.u8() % 2 == 0 {
+    if s.u8().is_multiple_of(2) {
         let mut out = vec![-7.0f32; L + GUARD];
-        let sp: *const atome_state_t = if s.u8() % 8 == 0 { ptr::null() } else { &*c.st };
-        let op = if s.u8() % 8 == 0 { ptr::null_mut() } else { out.as_mut_ptr() };
+        let sp: *const atome_state_t = if s.u8().is_multiple_of(8) { ptr::null() } else { &*c.st };
+        let op = if s.u8().is_multiple_of(8) { ptr::null_mut() } else { out.as_mut_ptr() };
         let r = unsafe { atome_router_entropy(sp, op) };
         assert!(r == -1 || r == L as i32, "router_entropy {r}");
         if sp.is_null() || op.is_null() {
@@ -206,9 +208,9 @@ unsafe fn entropy_op(c: &mut Ctx, m: *const atome_model_t, loaded: bool, t: &[i3
             0 => s.u8() as usize,
             _ => S * L,
         };
-        let out_len = if s.u8() % 8 == 0 { -(s.u8() as i32) - 1 } else { (cap as i32) - (s.u8() % 3) as i32 };
+        let out_len = if s.u8().is_multiple_of(8) { -(s.u8() as i32) - 1 } else { (cap as i32) - (s.u8() % 3) as i32 };
         let mut out = vec![-7.0f32; cap + GUARD];
-        let op = if s.u8() % 16 == 0 { ptr::null_mut() } else { out.as_mut_ptr() };
+        let op = if s.u8().is_multiple_of(16) { ptr::null_mut() } else { out.as_mut_ptr() };
         let r = unsafe { atome_router_entropy_all(m, &mut *c.st, tp, n, op, out_len) };
         assert!(out[cap..].iter().all(|&x| x == -7.0), "router_entropy_all wrote past its buffer");
         let win = (n.max(0) as usize).min(S);
@@ -218,7 +220,7 @@ unsafe fn entropy_op(c: &mut Ctx, m: *const atome_model_t, loaded: bool, t: &[i3
             let written = win * L;
             assert!(out[written..cap].iter().all(|&x| x == -7.0), "router_entropy_all wrote past n*L");
             for &e in &out[..written] {
-                assert!(e.is_nan() || (e >= -1e-6 && e <= 1.0987), "entropy {e} out of [0, ln 3]");
+                assert!(e.is_nan() || (-1e-6..=1.0987).contains(&e), "entropy {e} out of [0, ln 3]");
             }
             let mut last = vec![0.0f32; L];
             assert_eq!(unsafe { atome_router_entropy(&*c.st, last.as_mut_ptr()) }, L as i32);
@@ -282,14 +284,14 @@ fuzz_target!(|data: &[u8]| {
         lm_ok: false,
         cl_ok: false,
     };
-    if s.u8() % 4 == 0 {
+    if s.u8().is_multiple_of(4) {
         scribble(&mut *c.st, &mut s);
     }
     // SAFETY: all pointers below are valid for the lengths passed (or null);
     // the blob outlives the models.
     unsafe {
-        let want_lm = fmt.map_or(true, |f| !f.is_classifier());
-        let want_cl = fmt.map_or(true, |f| f.is_classifier());
+        let want_lm = fmt.is_none_or(|f| !f.is_classifier());
+        let want_cl = fmt.is_none_or(|f| f.is_classifier());
         if want_lm {
             let r = atome_load(&mut *c.model, bl.as_ptr(), bl.len());
             assert!((-4..=0).contains(&r), "atome_load {r}");
@@ -319,7 +321,7 @@ fuzz_target!(|data: &[u8]| {
                 0 | 1 => {
                     let tp = tok_ptr(&t, &mut s);
                     let n = n_for(t.len(), &mut s);
-                    let sp = if s.u8() % 32 == 0 { ptr::null_mut() } else { &mut *c.st as *mut atome_state_t };
+                    let sp = if s.u8().is_multiple_of(32) { ptr::null_mut() } else { &mut *c.st as *mut atome_state_t };
                     if sp.is_null() {
                         assert_eq!(atome_predict_next(m, sp, tp, n), -1);
                     } else {

@@ -1,6 +1,8 @@
 //! Sampled decoding (docs/CONTRACT.md): temperature, top-k, top-p, splitmix64.
 //! Works on the logits in place order without any buffer: the descending
 //! order (value, then lower index first) is walked by repeated scans.
+// `!(a > b)` is meant: it is true when either side is NaN.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
 use crate::kernels::argmax;
 use crate::math::expf;
 

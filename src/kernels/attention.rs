@@ -4,6 +4,8 @@
 //! key number's bits (`f32::from_bits(j)`, read back with [`slot_key`]) so
 //! slots live in the float scratch without a float-integer conversion per
 //! use; copies keep bits, and no arithmetic ever touches them.
+// `!(a > b)` is meant: it is true when either side is NaN.
+#![allow(clippy::neg_cmp_op_on_partial_ord)]
 use super::keys::{score_keys, KeyLayout, Rows};
 use super::lanes::Scalar;
 use super::softmax;

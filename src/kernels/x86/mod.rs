@@ -94,7 +94,7 @@ pub fn matvec_batch_with(cpu: Avx2, w: &Tensor, xs: &[f32], xstride: usize, n: u
     // preconditions documented on `run`.
     unsafe {
         match w.packing {
-            Packing::Trit2 if cols % 4 == 0 => run::<Trit2Aligned>(core::slice::from_mut(&mut cx), n),
+            Packing::Trit2 if cols.is_multiple_of(4) => run::<Trit2Aligned>(core::slice::from_mut(&mut cx), n),
             Packing::Trit2 => run::<Trit2Any>(core::slice::from_mut(&mut cx), n),
             Packing::Base3 => run::<Base3>(core::slice::from_mut(&mut cx), n),
             Packing::P3 => run::<P3>(core::slice::from_mut(&mut cx), n),
@@ -136,7 +136,7 @@ pub fn matvec_multi_with(cpu: Avx2, jobs: &mut [MvJob], xs: &[f32], xstride: usi
             ($cxs:expr) => {{
                 let cxs = &mut $cxs;
                 match packing {
-                    Packing::Trit2 if cols % 4 == 0 => run::<Trit2Aligned>(cxs, n),
+                    Packing::Trit2 if cols.is_multiple_of(4) => run::<Trit2Aligned>(cxs, n),
                     Packing::Trit2 => run::<Trit2Any>(cxs, n),
                     Packing::Base3 => run::<Base3>(cxs, n),
                     Packing::P3 => run::<P3>(cxs, n),
