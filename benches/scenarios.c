@@ -1,4 +1,4 @@
-/* Scenario driver for SPEC section 7 (S1-S5), run under callgrind by
+/* Scenario driver for BENCHMARKS.md#reference-scenarios (S1-S5), run under callgrind by
  * scripts/callgrind.sh.
  *
  *   scenarios <S1|S2|S3|S4|S5> <models-dir> [--time N]
@@ -14,7 +14,7 @@
  * atome_init outside the timed region) with CLOCK_MONOTONIC and prints the
  * median and minimum.
  *
- * Input text T (bytes), as in SPEC section 7:
+ * Input text T (bytes), as in BENCHMARKS.md#reference-scenarios:
  *   S1 944K model  (D=256 L=8 DH=64 S=64) predict_next(T[0:64))
  *   S2 944K model  (D=256 L=8 DH=64 S=64) generate(T[64:80), max_tokens 64)
  *   S3 default.atome (default configuration) predict_next(T[10:42))

@@ -1,4 +1,4 @@
-//! Criterion benchmarks of the SPEC section 7 scenarios through the Rust API
+//! Criterion benchmarks of the BENCHMARKS.md#reference-scenarios scenarios through the Rust API
 //! (atome::format::parse_model / parse_classifier + atome::runner::Runner,
 //! lean or cached, over Vecs), which take the model dimensions at run time,
 //! so one build runs all five configurations.

@@ -19,7 +19,7 @@
 # Cache variables:
 #   ATOME_D_MODEL ATOME_MAX_SEQ ATOME_N_LAYERS ATOME_N_PATHWAYS ATOME_VOCAB_SIZE
 #   ATOME_D_HEAD ATOME_KERNEL_SIZE ATOME_TOP_K ATOME_MAX_CLASSES
-#                       the model configuration (SPEC section 1)
+#                       the model configuration (docs/API.md#build-configuration)
 #   ATOME_STATE         lean (default) or cached
 #   ATOME_FEATURES      cargo features, e.g. "system-libm" (platform expf/tanhf)
 #   ATOME_SIZE_FIRST    ON: the smallest engine code on microcontrollers (cargo

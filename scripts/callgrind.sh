@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instruction counts of the SPEC section 7 scenarios S1-S5 under callgrind.
+# Instruction counts of the BENCHMARKS.md#reference-scenarios scenarios S1-S5 under callgrind.
 #
 #   scripts/callgrind.sh [--check] [--only S1,S3,...] [--states lean,cached]
 #
@@ -11,7 +11,7 @@
 # so only the instructions inside the one measured call (atome_predict_next,
 # atome_generate or atome_classify, on a freshly atome_init'ed state; blob read
 # and load happen before it) are counted: the "totals:" line of the out file.
-# Prints the machine and a markdown table (reference = SPEC section 7,
+# Prints the machine and a markdown table (reference = BENCHMARKS.md#reference-scenarios,
 # ref/x = how many times fewer instructions than the reference, target =
 # project issue 3). With --check, exits non-zero when any target fails.
 # Models come from $ATOME_MODELS (default ../shared/models).

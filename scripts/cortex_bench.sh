@@ -3,13 +3,13 @@
 #
 #   scripts/cortex_bench.sh [--report-only]
 #
-# SPEC section 7 scenario S3: atome_predict_next on bytes [10,42) of the text
+# BENCHMARKS.md#reference-scenarios scenario S3: atome_predict_next on bytes [10,42) of the text
 # T with default.atome. Each firmware (firmware/src/bench_main.c) runs under
 # `qemu-system-arm -icount shift=0` (one instruction per virtual nanosecond)
 # and reads the CMSDK APB timer at 0x40000000 (25 MHz: 1 tick = 40
 # instructions) on the MPS2 boards (AN505/M33: 20 MHz, 50 instructions), or
 # the nRF51 TIMER0 (16 MHz: 62.5 instructions) on the micro:bit, around the
-# call: the same method as the reference figures in SPEC section 7.
+# call: the same method as the reference figures in BENCHMARKS.md#reference-scenarios.
 # Also per target: flash taken by libatome's objects in the linked firmware
 # (engine = the Rust object, builtins = compiler_builtins; from the linker
 # map, firmware/tools/mapsize.py), and peak stack of predict_next and

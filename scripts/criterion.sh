@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Criterion benchmarks: kernels (benches/kernels.rs) and the SPEC section 7
+# Criterion benchmarks: kernels (benches/kernels.rs) and the BENCHMARKS.md#reference-scenarios
 # scenarios through the Rust API (benches/scenarios.rs), then a markdown
 # summary of the median times.
 #

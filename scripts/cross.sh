@@ -8,8 +8,8 @@
 #    at the default configuration, with default math and with
 #    --features system-libm.
 # 2. Symbol audit of every archive (firmware/tools/symaudit.py, llvm-nm from
-#    rustup's llvm-tools, which reads ARM and RISC-V alike): all SPEC section
-#    4 functions defined; undefined symbols only memcpy/memset/memmove/memcmp,
+#    rustup's llvm-tools, which reads ARM and RISC-V alike): all docs/API.md#kernels
+#    functions defined; undefined symbols only memcpy/memset/memmove/memcmp,
 #    compiler builtins, and expf/tanhf with system-libm; no heap, stdio,
 #    socket or OS symbol.
 #    2b. The same archives with arm-none-eabi-nm and GNU nm

@@ -12,7 +12,7 @@
 # Reference size = the reference engine's struct: floats x, normed,
 # path_local, path_ssm, path_attn (5*S*D), ssm_h L*D, logits V, router_w 3*S,
 # q DH, k_cache S*DH, v_cache S*D, attn_scores S; times 4 bytes. The script
-# checks that this reproduces every figure SPEC section 7 gives.
+# checks that this reproduces every figure BENCHMARKS.md#reference-scenarios gives.
 # --check: also builds and runs benches/sizeof_check.c (lean 944K at S=64
 # <= 160000 bytes, lean default configuration <= 24000) and exits non-zero on
 # any failure.
@@ -35,7 +35,7 @@ for name, e in d.items():
     print(name, *(c[k] for k in ("V", "D", "L", "DH", "K", "TOPK", "S")))
 ' "$GOLDEN")
 else
-    echo "warning: $GOLDEN not found; using the SPEC configurations only" >&2
+    echo "warning: $GOLDEN not found; using the contract (docs/) configurations only" >&2
     CONFIGS="default 256 64 4 16 5 4 32
 toy 256 64 4 16 5 4 64
 m944k 256 256 8 64 5 4 64
@@ -49,12 +49,12 @@ m944k_s128 256 256 8 64 5 4 128"
 ref_size() { # V D L DH S
     echo $(( (5 * $5 * $2 + $3 * $2 + $1 + 3 * $5 + $4 + $5 * $4 + $5 * $2 + $5) * 4 ))
 }
-# The reference's own figures (SPEC section 7) must come out of the formula.
+# The reference's own figures (BENCHMARKS.md#reference-scenarios) must come out of the formula.
 for fig in "256 256 8 64 64 420096" "256 256 8 64 24 163456" "256 256 8 64 128 830720" \
            "256 64 4 16 32 53824" "256 32 2 8 32 27424"; do
     set -- $fig
     got=$(ref_size "$1" "$2" "$3" "$4" "$5")
-    [ "$got" = "$6" ] || { echo "error: reference formula gives $got for V=$1 D=$2 L=$3 DH=$4 S=$5, SPEC says $6" >&2; exit 1; }
+    [ "$got" = "$6" ] || { echo "error: reference formula gives $got for V=$1 D=$2 L=$3 DH=$4 S=$5, contract says $6" >&2; exit 1; }
 done
 
 lib_for() { # state V D L DH K TOPK S -> target dir (library built)
@@ -94,7 +94,7 @@ while read -r name v d l dh k tk s; do
     echo "| $name | $v | $d | $l | $dh | $k | $tk | $s | $(fmt "$ref") | $(fmt "$lean") | $(pct "$lean" "$ref") | $(fmt "$cached") | $(pct "$cached" "$ref") |"
 done <<< "$CONFIGS"
 echo
-echo "Reference = (5*S*D + L*D + V + 3*S + DH + S*DH + S*D + S) * 4 bytes; it reproduces SPEC section 7's"
+echo "Reference = (5*S*D + L*D + V + 3*S + DH + S*DH + S*D + S) * 4 bytes; it reproduces BENCHMARKS.md#reference-scenarios's"
 echo "420,096 (944K, S=64), 163,456 (S=24), 830,720 (S=128), 53,824 (default) and 27,424 (classifier heads)."
 
 if [ "$CHECK" = 1 ]; then

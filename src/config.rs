@@ -1,4 +1,4 @@
-//! The build-time configuration (SPEC section 1), from build.rs.
+//! The build-time configuration (docs/API.md#build-configuration), from build.rs.
 #![allow(non_upper_case_globals)]
 
 include!(concat!(env!("OUT_DIR"), "/config.rs"));

@@ -1,4 +1,4 @@
-//! Pure-Rust binary32 math with the same bits on every target (SPEC section 5).
+//! Pure-Rust binary32 math with the same bits on every target (docs/ARITHMETIC.md#math-functions).
 //!
 //! expf/tanhf evaluate in binary64 (IEEE-exact on every target, soft-float
 //! included) and round once to binary32; sqrtf is correctly rounded. With the

@@ -1,4 +1,4 @@
-//! Every error path of SPEC sections 3 and 4 through the C API (this build's
+//! Every error path of docs/API.md#loading and docs/ARITHMETIC.md through the C API (this build's
 //! configuration; cargo test builds the default one unless ATOME_* are set).
 mod common;
 use atome::config::*;

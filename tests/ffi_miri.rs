@@ -246,7 +246,7 @@ fn kernels_on_misaligned_params() {
     }
 }
 
-/// SPEC section 4: "the state's contents before a call never change its
+/// docs/ARITHMETIC.md: "the state's contents before a call never change its
 /// result" — also when the state was last used with another blob that sat at
 /// the same address (a model region rewritten in place, then loaded again).
 /// This was a bug in ATOME_STATE=cached builds (the cache fingerprint covered
@@ -280,7 +280,7 @@ fn state_reused_after_reloading_a_blob_in_place() {
 }
 
 /// atome_generate / atome_generate_sampled never write more than
-/// min(max_tokens, S - prompt_len) tokens (SPEC section 4), so a C caller of
+/// min(max_tokens, S - prompt_len) tokens (docs/ARITHMETIC.md), so a C caller of
 /// the reference could pass a buffer of that size with a larger max_tokens
 /// ("as many as fit"). This was undefined behaviour that Miri reported: the
 /// library formed a Rust slice of max_tokens ints over that buffer; fixed:

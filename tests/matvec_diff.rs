@@ -1,8 +1,8 @@
 //! Differential test of the batched matvec (the x86-64 fast path when the
 //! CPU has AVX2, else the portable path) against the naive implementation
-//! in tests/naive_matvec, written from the SPEC / CONTRACT text, bit for bit (NaN == NaN).
+//! in tests/naive_matvec, written from the contract (docs/) / CONTRACT text, bit for bit (NaN == NaN).
 //!
-//! SPEC section 4: row j: acc = +0.0; for i = 0..cols-1: +1: acc = acc + x[i];
+//! docs/ARITHMETIC.md: row j: acc = +0.0; for i = 0..cols-1: +1: acc = acc + x[i];
 //! -1: acc = acc - x[i]; 0: nothing; y[j] = acc * scale.
 //! ATOMEP3 (docs/CONTRACT.md): w != 0: acc = acc + ((float)w * x[i]).
 use atome::forward::sample::SplitMix64;

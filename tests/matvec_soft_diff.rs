@@ -1,6 +1,6 @@
 //! Differential test of the soft-float matvec (src/kernels/device/soft.rs,
 //! the matvec of cores without an FPU) against a plain f32 matvec written
-//! here (SPEC section 4: row j: acc = +0.0; nonzero weight w at column i:
+//! here (docs/ARITHMETIC.md: row j: acc = +0.0; nonzero weight w at column i:
 //! acc = acc + x[i] (w = 1), acc - x[i] (w = -1), acc + (float)w * x[i]
 //! (P3's +-3, +-9); y[j] = acc * scale), bit for bit (NaN == NaN), and
 //! against the library's own matvec_batch. Random tensors of odd shapes,

@@ -1,9 +1,9 @@
 //! NaN and infinity in the weights (scales, LayerNorm gamma/beta, SSM a/b/c)
 //! and in the activations: behaviour must stay defined. Loads succeed (floats
 //! are not validated), every call returns an in-range id / class / count,
-//! the id is the SPEC argmax of the logits (first index, strict `>` from 0,
+//! the id is the contract (docs/) argmax of the logits (first index, strict `>` from 0,
 //! so NaN logits give 0), nothing hangs, nothing is written out of bounds.
-//! And SPEC section 4: a top-k slot left without an index (NaN scores)
+//! And docs/ARITHMETIC.md: a top-k slot left without an index (NaN scores)
 //! contributes nothing.
 #[path = "../fuzz/src/blobgen.rs"]
 mod blobgen;
@@ -71,7 +71,7 @@ fn run_lm(blob: &Blob, what: &str) {
             let id = atome_predict_next(&*m, &mut *st, t.as_ptr(), n);
             assert!(id >= 0 && (id as usize) < V, "{what}: id {id}");
             let lg = std::slice::from_raw_parts(atome_get_logits(&mut *st), V);
-            assert_eq!(id as usize, argmax(lg), "{what}: id is not the SPEC argmax");
+            assert_eq!(id as usize, argmax(lg), "{what}: id is not the contract (docs/) argmax");
             let mut ent = [-5.0f32; 64];
             assert_eq!(atome_router_entropy(&*st, ent.as_mut_ptr()), L as i32);
             for &e in &ent[..L.min(64)] {
@@ -106,7 +106,7 @@ fn run_clf(blob: &Blob, nc: i32, what: &str) {
             let mut out = vec![-2.5f32; nc as usize + 1];
             let k = atome_classify(&*c, &mut *st, t.as_ptr(), t.len() as i32, out.as_mut_ptr());
             assert!(k >= 0 && k < nc, "{what}: class {k}");
-            assert_eq!(k as usize, argmax(&out[..nc as usize]), "{what}: class is not the SPEC argmax");
+            assert_eq!(k as usize, argmax(&out[..nc as usize]), "{what}: class is not the contract (docs/) argmax");
             assert_eq!(out[nc as usize], -2.5, "{what}: wrote past n_classes");
         }
     }
@@ -154,7 +154,7 @@ fn single_nonfinite_floats() {
     }
 }
 
-/// SPEC section 4: with NaN attention scores no slot gets an index, and such
+/// docs/ARITHMETIC.md: with NaN attention scores no slot gets an index, and such
 /// a slot contributes nothing: the sparse pathway's output is +0.0, exactly
 /// as when every value vector is zero (Wv scale 0).
 #[test]

@@ -1,5 +1,5 @@
 //! The engine's Rust core against the independent reference of
-//! tests/common (SPEC section 4, position by position): bit for bit, for odd
+//! tests/common (docs/ARITHMETIC.md, position by position): bit for bit, for odd
 //! shapes, every packing, both memory plans, and random call sequences on a
 //! cached state. Needs nothing outside the repository.
 mod common;

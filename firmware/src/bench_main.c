@@ -1,5 +1,5 @@
 /*
- * Benchmark firmware (scripts/cortex_bench.sh): SPEC section 7 scenario S3,
+ * Benchmark firmware (scripts/cortex_bench.sh): BENCHMARKS.md#reference-scenarios scenario S3,
  * default configuration, atome_predict_next on bytes [10,42) of the text T,
  * timed with the board timer under `qemu -icount shift=0`, peak stack by
  * stack painting. Prints '#'-free result lines:

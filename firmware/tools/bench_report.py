@@ -81,7 +81,7 @@ def main(out):
         print("| engine | instructions | reference / engine | engine .text | peak stack |")
         print("|---|---:|---:|---:|---:|")
         ref = pc.get("ref")
-        print("| reference C engine (SPEC section 7) | %s | %s | | |" % ("{:,}".format(ref) if ref else "not given", "1.00x" if ref else ""))
+        print("| reference C engine (BENCHMARKS.md#reference-scenarios) | %s | %s | | |" % ("{:,}".format(ref) if ref else "not given", "1.00x" if ref else ""))
         for build in ("size-first", "default"):
             if build in pc:
                 n_ins, text, stack = pc[build]

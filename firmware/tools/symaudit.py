@@ -4,7 +4,7 @@
     symaudit.py NM LIBATOME.A [--system-libm]
 
 Checks, over all members of the archive:
-  * every SPEC section 4 function is a defined global function;
+  * every docs/ARITHMETIC.md function is a defined global function;
   * the symbols left undefined once the archive's own definitions are
     subtracted (what the final firmware link must supply) are only
     memcpy/memset/memmove/memcmp/bcmp, compiler builtins (__aeabi_*, the

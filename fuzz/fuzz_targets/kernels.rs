@@ -1,7 +1,7 @@
 //! The lower-level C kernels on arbitrary shapes and values, with buffers
 //! sized exactly from the shapes (so ASan sees any read or write past them)
 //! and guard sentinels after every output. Each result is compared bit for
-//! bit (NaN matching NaN) with a naive reference written from SPEC section 4.
+//! bit (NaN matching NaN) with a naive reference written from docs/ARITHMETIC.md.
 #![no_main]
 use atome_fuzz::api::*;
 use atome::format::Packing;

@@ -1,5 +1,5 @@
 //! atome_load and atome_classifier_load on arbitrary bytes (at a misaligned
-//! address too). The return code must be exactly the one SPEC section 3
+//! address too). The return code must be exactly the one docs/API.md#loading
 //! (plus the library's -3/-4) gives for these bytes; a failed load must leave
 //! the model refused by every later call; a successful one must run.
 #![no_main]

@@ -2,12 +2,12 @@
 //! magic), in two modes chosen by the first byte:
 //!  * 0 mod 4 .. 2 mod 4: a blob. Selector 0 keeps the input's own magic; 1
 //!    and 2 overwrite it with one of the five magics, so every mutation lands
-//!    in a body parser. The return code must be exactly the SPEC one (bytes
+//!    in a body parser. The return code must be exactly the contract (docs/) one (bytes
 //!    above 242 in a base-3 payload: -4), and a blob that loads must run.
 //!  * 3 mod 4: differential. One generated model is serialized as ATOME01,
 //!    ATOME02 and ATOMEP3 (weights in {0, +-1}, where P3's arithmetic is
 //!    ATOME01's) and as ATOMECL01 / ATOMECL02; predict_next and classify on
-//!    fuzzed tokens must give the same bits in every packing (SPEC section 2).
+//!    fuzzed tokens must give the same bits in every packing (docs/FORMATS.md).
 #![no_main]
 use atome::config::*;
 use atome_fuzz::api::*;

@@ -5,7 +5,7 @@
 //! negative or huge, n not matching, null pointers), arbitrary sampling
 //! parameters and garbage states. Checks: no crash/hang/OOB (ASan), results
 //! in range, outputs never written past their length, logits consistent
-//! with the returned id, counts exactly as SPEC section 4 says, and results
+//! with the returned id, counts exactly as docs/ARITHMETIC.md says, and results
 //! independent of the state's previous contents (purity).
 #![no_main]
 use atome::config::*;

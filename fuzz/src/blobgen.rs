@@ -267,8 +267,8 @@ pub fn generate(dims: &Dims, fmt: Format, n_classes: i32, seed: u64) -> Blob {
 }
 
 /// The code atome_load (classifier == false) or atome_classifier_load
-/// (classifier == true) must return for these bytes, derived from SPEC
-/// sections 2-3 and the library's documented extras: -1 null/short/unknown
+/// (classifier == true) must return for these bytes, derived from docs/API.md#loading and
+/// docs/FORMATS.md and the library's documented extras: -1 null/short/unknown
 /// magic or bad n_classes, -2 truncated, -3 more than 15 trailing bytes,
 /// -4 an ATOME02/ATOMECL02 payload byte above 242 (checked tensor by tensor
 /// in file order, so a bad byte before the point of truncation wins).

@@ -1,6 +1,6 @@
 //! Helpers shared by the fuzz targets: an input reader, allocation of the C
 //! structs, the blob generator, and naive reference kernels written straight
-//! from SPEC section 4 (the kernels target compares the library against them
+//! from docs/ARITHMETIC.md (the kernels target compares the library against them
 //! bit for bit).
 #![allow(clippy::missing_safety_doc)]
 
@@ -141,7 +141,7 @@ impl Shifted {
     }
 }
 
-/// First index of the maximum, strict `>` from index 0 (SPEC "Head").
+/// First index of the maximum, strict `>` from index 0 (docs/ARITHMETIC.md#head).
 pub fn argmax(v: &[f32]) -> usize {
     let mut best = 0;
     for i in 1..v.len() {
@@ -165,7 +165,7 @@ pub fn assert_same(what: &str, got: &[f32], want: &[f32]) {
     }
 }
 
-/// Reference kernels from SPEC section 4 and docs/CONTRACT.md (P3), written
+/// Reference kernels from docs/ARITHMETIC.md and docs/CONTRACT.md (P3), written
 /// independently of the library (only its expf/tanhf are shared, since
 /// their bits are the library's own definition).
 // Reference kernels written as the contract states each value (`acc = acc +
@@ -270,7 +270,7 @@ pub mod refk {
         }
     }
 
-    /// Softmax (SPEC section 4).
+    /// Softmax (docs/ARITHMETIC.md).
     pub fn softmax(v: &mut [f32]) {
         if v.is_empty() {
             return;

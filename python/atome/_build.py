@@ -31,7 +31,7 @@ class BuildError(RuntimeError):
 def normalize_config(config: Optional[Mapping] = None) -> Dict[str, int]:
     """Full knob dict (build-config names: vocab_size, d_model, ...) from a dict
     using golden-style keys (V, D, L, DH, K, TOPK, S), build-config names or
-    ATOME_* names; missing knobs take the SPEC defaults."""
+    ATOME_* names; missing knobs take the contract (docs/) defaults."""
     config = dict(config or {})
     out = {}
     for name, (_env, default, spellings) in KNOBS.items():

@@ -1,11 +1,11 @@
-"""Independent numpy reference of the Atome engine (SPEC.md section 4).
+"""Independent numpy reference of the Atome engine (docs/ARITHMETIC.md).
 
 Written from /work/shared/SPEC.md and docs/CONTRACT.md only (not from the
 Rust sources), so it can check the library.  Arithmetic is binary32 in the
-SPEC's order: sequential sums are ``np.add.accumulate`` on float32 (a single
+the contract's order: sequential sums are ``np.add.accumulate`` on float32 (a single
 left-to-right accumulator), there is no FMA.  expf/tanhf are evaluated in
 float64 and rounded to float32 (the correctly rounded value, almost always),
-so results are bit-exact with the SPEC arithmetic except where a libm's
+so results are bit-exact with the contract (docs/) arithmetic except where a libm's
 expf/tanhf is off by an ulp.
 
 Contents:
@@ -409,7 +409,7 @@ def random_blob(cfg, fmt: str = "ATOME01", seed: int = 0, n_classes: int = 4) ->
 
 
 # --------------------------------------------------------------------------
-# float32 kernels in the SPEC's order
+# float32 kernels in the contract (docs/)'s order
 
 
 _MATH = {"mode": "f64"}
@@ -468,7 +468,7 @@ def seqsum(a: np.ndarray) -> np.ndarray:
 
 def matvec(t: Ternary, x: np.ndarray) -> np.ndarray:
     """y = W x for x of shape (..., cols): acc += w*x in column order (for
-    ternary weights w*x is exact, i.e. the SPEC's add/subtract; for P3 it is
+    ternary weights w*x is exact, i.e. the contract (docs/)'s add/subtract; for P3 it is
     CONTRACT.md's one rounded product then the add), then acc * scale."""
     x = np.asarray(x, dtype=F32)
     terms = t.wf * x[..., None, :]
@@ -486,7 +486,7 @@ def layer_norm(x: np.ndarray, g: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 
 def softmax_rows(v: np.ndarray) -> np.ndarray:
-    """SPEC softmax along the last axis."""
+    """contract softmax along the last axis."""
     v = np.asarray(v, dtype=F32)
     mx = v[..., 0].copy()
     for i in range(1, v.shape[-1]):
@@ -509,7 +509,7 @@ def argmax_first(v) -> int:
 
 
 def top_slots(scores: np.ndarray, k_eff: int) -> Tuple[np.ndarray, List[int]]:
-    """SPEC top-k: (slot scores, slot indices; -1 for an empty slot)."""
+    """contract top-k: (slot scores, slot indices; -1 for an empty slot)."""
     if np.all(scores > F32(-1e30)):  # finite, no NaN: the stable sort order
         idx = np.argsort(-scores, kind="stable")[:k_eff]
         return scores[idx].astype(F32), [int(i) for i in idx]
@@ -535,7 +535,7 @@ class Forward:
     """Forward pass over a growing token sequence (at most S positions).
 
     extend(ids) appends positions; causality makes this equal to a fresh
-    computation over the whole sequence (SPEC: the pathways read only h)."""
+    computation over the whole sequence (docs/ARITHMETIC.md: the pathways read only h)."""
 
     def __init__(self, w: Weights):
         self.w = w

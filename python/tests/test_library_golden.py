@@ -69,7 +69,7 @@ _glibc_x86 = platform.machine() in ("x86_64", "AMD64") and platform.libc_ver()[0
 @requires_shared
 @pytest.mark.skipif(not _glibc_x86, reason="the goldens come from x86-64 glibc")
 def test_system_libm_bit_exact(lib, golden):
-    """The system-libm build reproduces the reference bit for bit (SPEC section 5)."""
+    """The system-libm build reproduces the reference bit for bit (docs/ARITHMETIC.md#math-functions)."""
     eng = lib("tiny", system_libm=True)
     m = atome.Model.load(model_bytes("tiny.atome"), engine=eng)
     for c in golden["tiny"]["cases"]:
@@ -154,7 +154,7 @@ def test_load_errors(lib):
 
 @requires_shared
 def test_refused_model_stays_refused(lib):
-    """Raw C calls on a model whose load failed must all fail (SPEC section 3)."""
+    """Raw C calls on a model whose load failed must all fail (docs/API.md#loading)."""
     eng = lib("default")
     L = eng.lib
     good = model_bytes("default.atome")
@@ -190,7 +190,7 @@ def test_refused_model_stays_refused(lib):
 
 @requires_shared
 def test_misaligned_blob(lib):
-    """A blob at any address gives the same bits (SPEC section 2)."""
+    """A blob at any address gives the same bits (docs/FORMATS.md)."""
     eng = lib("wide")
     b = model_bytes("wide.atome")
     ref = atome.Model.load(b, engine=eng)

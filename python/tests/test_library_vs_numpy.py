@@ -246,7 +246,7 @@ _glibc_x86 = __import__("platform").machine() in ("x86_64", "AMD64") and \
 def test_system_libm_bit_exact_random(lib, fmt):
     """The system-libm build and numpy_ref with the same expf/tanhf agree bit
     for bit on random blobs, ATOMEP3 included (two independent implementations
-    of the SPEC order and of CONTRACT.md's P3 arithmetic)."""
+    of the contract (docs/) order and of CONTRACT.md's P3 arithmetic)."""
     eng = lib("tiny", system_libm=True)
     cfg = R.Config.of(CONFIGS["tiny"])
     cls = fmt.startswith("ATOMECL")

@@ -58,7 +58,7 @@ _glibc_x86 = platform.machine() in ("x86_64", "AMD64") and platform.libc_ver()[0
 @pytest.mark.parametrize("name", ["tiny", "odd", "wide", "cls_odd", "default"])
 def test_golden_bit_exact_with_glibc_math(golden, name):
     """With glibc's expf/tanhf, numpy_ref reproduces every golden bit: its
-    operation order is the SPEC's."""
+    operation order is the contract (docs/)'s."""
     R.set_math("libm")
     try:
         for c in golden[name]["cases"][:6]:
@@ -127,7 +127,7 @@ def test_writer_round_trip(fmt, name):
 
 
 def test_encodings_bit_level():
-    """Hand-checked bytes of each encoding (SPEC section 2)."""
+    """Hand-checked bytes of each encoding (docs/FORMATS.md)."""
     t = R.Ternary(np.array([[1, -1, 0, 1, -1]], np.int8), np.float32(0.5))
     for enc, payload in [("01", bytes([0b01_00_11_01, 0b11])),
                          ("02", bytes([2 + 3 * 0 + 9 * 1 + 27 * 2 + 81 * 0]))]:

@@ -1,4 +1,4 @@
-//! The one decoder and the one encoder of each packing (SPEC section 2).
+//! The one decoder and the one encoder of each packing (docs/FORMATS.md).
 //!
 //! A payload is a run of units (see [`Packing::unit`]): Trit2 one byte of
 //! four 2-bit codes, Base3 one byte of five base-3 digits, P3 three bytes
@@ -251,7 +251,7 @@ mod tests {
         }
     }
 
-    /// The layouts of SPEC section 2, byte for byte.
+    /// The layouts of docs/FORMATS.md, byte for byte.
     #[test]
     fn known_bytes() {
         let mut b = [0u8; 3];

@@ -1,4 +1,4 @@
-//! The order and shape of every part of a blob (SPEC section 2):
+//! The order and shape of every part of a blob (docs/FORMATS.md):
 //!
 //! ```text
 //! magic | n_classes (classifiers, i32) | embed V x D

@@ -1,4 +1,4 @@
-//! The blob formats, described once (SPEC section 2).
+//! The blob formats, described once (docs/FORMATS.md).
 //!
 //! - this file: the five formats and their magic strings, the packings, and
 //!   the borrowed views a parsed blob is made of;

@@ -1,4 +1,4 @@
-//! Parsing a blob in place (SPEC section 2), at any alignment, on any host
+//! Parsing a blob in place (docs/FORMATS.md), at any alignment, on any host
 //! byte order. The order of the reads below is the one [`super::layout`]
 //! describes (a test checks that the two agree).
 use super::{Block, Classifier, Dims, Floats, Format, Model, Norm, Packing, Ssm, Tensor, BASE3_MAX_BYTE, CL_MAGIC_LEN, LM_MAGIC_LEN};

@@ -275,7 +275,7 @@ fn attend<K: KeyLayout, S: Lanes<N>, const N: usize>(sc: &mut Scratch, mem: &Lay
 
 /// Mixes the three pathways into x at the mixed positions and advances the
 /// SSM state over all of them, N channels at a time: fixed-size lanes let
-/// the compiler use vector instructions; every lane keeps its own SPEC
+/// the compiler use vector instructions; every lane keeps its own contract
 /// expression. Conv rows are decoded once per channel block and chunk.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]

@@ -4,7 +4,7 @@
 //! Layer-major, in chunks of positions: for each layer, each chunk of up to
 //! `chunk` positions is normalized, projected by batched matvecs (each weight
 //! decoded once per chunk), then conv, state and sparse pathways are mixed into
-//! the residual stream. Every value keeps its own SPEC expression, so the
+//! the residual stream. Every value keeps its own contract expression, so the
 //! result is the same bits as the reference's position-by-position order.
 //!
 //! Two memory plans share this code: `lean` (one layer's caches, recomputed each

@@ -1,7 +1,7 @@
 //! Ternary (and P3) matrix-vector products.
 //!
 //! Row j of W x is `acc = +0.0; for i in order: acc = acc +/- x[i]; acc * scale`
-//! (SPEC section 4). Positions are batched so that each weight is decoded once
+//! (docs/ARITHMETIC.md). Positions are batched so that each weight is decoded once
 //! and applied to several input vectors; every (row, vector) pair still adds
 //! its terms one at a time in column order, so results are bit-exact.
 //! Zero weights are skipped, never added: `acc + 0.0` would equal `acc` too

@@ -1,4 +1,4 @@
-//! Kernels: the float arithmetic of SPEC section 4, each in its exact order.
+//! Kernels: the float arithmetic of docs/ARITHMETIC.md, each in its exact order.
 //!
 //! All of them are safe Rust on slices and work for any dimensions; they
 //! never panic (short inputs are read as far as they go).

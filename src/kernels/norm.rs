@@ -2,7 +2,7 @@
 use crate::format::Norm;
 use crate::math::sqrtf;
 
-/// (mean, 1/sqrt(var + 1e-5)) of x, sequential sums (SPEC section 4).
+/// (mean, 1/sqrt(var + 1e-5)) of x, sequential sums (docs/ARITHMETIC.md).
 fn stats(x: &[f32]) -> (f32, f32) {
     let d = x.len() as f32;
     let mut mean = 0.0f32;

@@ -1,7 +1,7 @@
 //! Softmax in the reference's order.
 use crate::math::expf;
 
-/// In-place softmax (SPEC section 4): max by strict `>`, expf, sequential sum,
+/// In-place softmax (docs/ARITHMETIC.md): max by strict `>`, expf, sequential sum,
 /// one reciprocal of (sum + 1e-10).
 // Inlined into the vectorized forward pass (fewer instructions); one copy
 // on microcontrollers.

@@ -10,7 +10,7 @@
  * misalignment, so any read past it is reported. Calls: random pointers
  * (null or valid), lengths (negative, zero, > S), ids (negative, huge),
  * garbage states, every output buffer exactly as large as the API says it
- * may be written. Results are checked against SPEC sections 3-4. */
+ * may be written. Results are checked against docs/API.md. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 //! Test support: the shared blob generator (fuzz/src/blobgen.rs, on the
 //! library's encoder) and an independent, slow reference engine written
-//! straight from SPEC.md section 4 (position by position, full arrays, on
+//! straight from docs/ARITHMETIC.md (position by position, full arrays, on
 //! the generator's unpacked weights). Only the scalar math functions are
 //! shared with the library.
 // The reference engine is written as the contract states each value
@@ -39,7 +39,7 @@ pub fn random_model(cfg: Cfg, p: Packing, n_classes: Option<usize>, seed: u64) -
 }
 
 // ---------------------------------------------------------------------------
-// The reference engine, from the SPEC text.
+// The reference engine, from the contract (docs/) text.
 
 /// (scale, weights) of a tensor.
 type W<'a> = (f32, &'a [i8]);

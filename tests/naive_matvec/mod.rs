@@ -1,5 +1,5 @@
 //! The naive matvec the differential tests compare the kernels against,
-//! written from the format and arithmetic text (SPEC section 4, ATOMEP3 in
+//! written from the format and arithmetic text (docs/ARITHMETIC.md, ATOMEP3 in
 //! docs/CONTRACT.md), and the float strategies they draw inputs from.
 // Written as the contract states it: `acc = acc + x`.
 #![allow(clippy::assign_op_pattern)]

@@ -8,7 +8,7 @@
 //! each weight byte is decoded once for four accumulators held in FPU
 //! registers along a row; a single position goes four rows at a time. Every (row, vector) pair still adds its nonzero
 //! terms one at a time, in column order, from +0.0, then multiplies by the
-//! scale: the bits of SPEC section 4. Rows that do not start on a byte, and
+//! scale: the bits of docs/ARITHMETIC.md. Rows that do not start on a byte, and
 //! base-3 payloads, are repacked into 2-bit bytes first; P3 goes to the
 //! portable loop (the caller's fallback).
 use crate::format::{Packing, Tensor};
@@ -52,7 +52,7 @@ const PATTERN_IN_RANGE: () = {
     }
 };
 
-/// A base-3 byte's five trits (digit k of the byte, SPEC: 0 -> -1, 1 -> 0,
+/// A base-3 byte's five trits (digit k of the byte, docs/FORMATS.md: 0 -> -1, 1 -> 0,
 /// 2 -> +1) as five 2-bit codes, trit k at bits 2k. Bytes above 242 decode
 /// with the same arithmetic as the portable decoder.
 const BASE3: [u16; 256] = {
