@@ -43,6 +43,7 @@ stage "clippy -D warnings: library (both code paths, all targets), CLI, fuzz cra
   (cd fuzz && cargo clippy --all-targets -- -D warnings)'
 stage "C API, examples, link-time config check, symbols, sizeof" tests/c_api.sh
 stage "golden parity, every configuration, both states, both maths" python3 tests/golden.py
+stage "pip install ./python in a fresh venv, then no cargo on PATH" scripts/python_install.sh
 stage "python package" python3 -m pytest python/tests -q
 stage "cross builds and symbol audit" scripts/cross.sh
 stage "QEMU Cortex-M parity" scripts/qemu_parity.sh
