@@ -4,7 +4,8 @@
 Reads OUT/rows.txt (build|core|target|board|status|reference ticks), the
 firmware outputs and linker maps, and OUT/gen.txt (the S4-like generation
 runs); prints markdown tables and writes the problems found to OUT/bad.json
-("TARGET: ..." for a missed target, anything else for a failed run)."""
+("TARGET: ..." for a missed instruction target; anything else, "LIMIT: ..." for
+a broken .text or stack limit among them, fails the run even with --report-only)."""
 import json
 import os
 import re
@@ -62,7 +63,7 @@ def main(out):
             refs = "{:,} ({:,} ticks); {:.2f}x".format(r * 40, r, r * 40 / n_ins) if r else ""
             sp, sg = int(m.group(5)), int(g.group(3))
             if max(sp, sg) > STACK_MAX:
-                bad.append("TARGET: peak stack %d bytes on %s (%s build; > 2 KiB)" % (max(sp, sg), target, build))
+                bad.append("LIMIT: peak stack %d bytes on %s (%s build; > 2 KiB)" % (max(sp, sg), target, build))
             if build == "default" and label in S3_MAX and n_ins > S3_MAX[label]:
                 bad.append("TARGET: S3 on %s: {:,} instructions (> %.1fM)".format(n_ins) % (label, S3_MAX[label] / 1e6))
             pc = per_core.setdefault((label, target, board), {})
@@ -72,7 +73,7 @@ def main(out):
             print("| %s | %s | %s | {:,} | {:,} | %s | {:,} ({:,}) | {:,} | {:,} | %d / %d |".format(
                 t, n_ins, e["text"], core_text, e["rodata"], b["text"]) % (label, target, board, refs, sp, sg))
             if target == "thumbv7em-none-eabihf" and board == "mps2-an386" and e["text"] > TEXT_MAX[build]:
-                bad.append("TARGET: engine .text %d bytes on thumbv7em-none-eabihf (%s build; > %d)" % (e["text"], build, TEXT_MAX[build]))
+                bad.append("LIMIT: engine .text %d bytes on thumbv7em-none-eabihf (%s build; > %d)" % (e["text"], build, TEXT_MAX[build]))
     # One table per core: the reference, the size-first and the default build.
     for (label, target, board), pc in per_core.items():
         print()
@@ -119,7 +120,7 @@ def main(out):
         print("| atome, %s build | %s | {:,} | {:,} | %d | %d | {:.1f}x |".format(n_ins, n_ins // max(cnt, 1), GEN_REF / n_ins)
               % (build, state, cnt, st))
         if st > STACK_MAX:
-            bad.append("TARGET: peak stack %d bytes in the S4-like generation (%s build, %s; > 2 KiB)" % (st, build, state))
+            bad.append("LIMIT: peak stack %d bytes in the S4-like generation (%s build, %s; > 2 KiB)" % (st, build, state))
         if build == "default" and state == "cached" and n_ins > GEN_CACHED_MAX:
             bad.append("TARGET: S4-like cached generation on M4F: {:,} instructions (> 15M)".format(n_ins))
     same = len(set(toks.values())) == 1
