@@ -3,7 +3,7 @@ use super::types::*;
 use crate::config::*;
 use crate::format::{Floats, Norm, Packing, Tensor};
 use crate::kernels::attention::{attend_channel, score_topk, slot_probs};
-use crate::kernels::matvec::{decode, matvec};
+use crate::kernels::matvec::{decode, matvec, term};
 use crate::kernels::layer_norm_in_place;
 use crate::math::{sqrtf, tanhf};
 use core::ffi::c_int;
@@ -119,12 +119,7 @@ pub unsafe extern "C" fn atome_causal_conv(
                 decode(&w, c * kk + k0, &mut codes[..len]);
                 for (j, &wt) in codes[..len].iter().enumerate() {
                     let hv = xs.get((t - (k0 + j)) * d + c).copied().unwrap_or(0.0);
-                    acc = match wt {
-                        0 => acc,
-                        1 => acc + hv,
-                        -1 => acc - hv,
-                        wt => acc + (wt as f32) * hv,
-                    };
+                    acc = term(acc, wt, hv);
                 }
                 k0 += len;
             }

@@ -179,6 +179,16 @@ pub unsafe extern "C" fn atome_load(model: *mut atome_model_t, data: *const u8, 
     }
 }
 
+/// The C code of a refused container (docs/API.md#loading).
+pub(crate) fn container_code(e: ContainerError) -> c_int {
+    match e {
+        ContainerError::BadHeader => -1,
+        ContainerError::Truncated => -2,
+        ContainerError::Trailing => -3,
+        ContainerError::Corrupted => -6,
+    }
+}
+
 /// The bare blob of an ATOMEF container (checked: CRCs, the kind, and the
 /// dimensions against this build's, -5 when they differ), or `data` itself
 /// when it is not a container.
@@ -186,12 +196,7 @@ fn unwrap(data: &[u8], kind: Kind) -> Result<&[u8], c_int> {
     if !container::is_container(data) {
         return Ok(data);
     }
-    let c = container::parse(data).map_err(|e| match e {
-        ContainerError::BadHeader => -1,
-        ContainerError::Truncated => -2,
-        ContainerError::Trailing => -3,
-        ContainerError::Corrupted => -6,
-    })?;
+    let c = container::parse(data).map_err(container_code)?;
     if c.info.kind != kind {
         return Err(-1);
     }

@@ -7,8 +7,8 @@
 //! words: magic, model key, cached length, reserved) and S token ids; then
 //! V logits; then the runner's work area (`Runner::work_floats`).
 use super::types::atome_sampling_t;
-use super::model::blob_hash;
-use crate::container::{self, ContainerError, Kind};
+use super::model::{blob_hash, container_code};
+use crate::container::{self, Kind};
 use crate::format::{self, Classifier, Dims, LoadError, Model};
 use crate::forward::cached::CacheHeader;
 use crate::forward::sample::Sampling;
@@ -197,12 +197,7 @@ pub unsafe extern "C" fn atome_rt_open(
 /// The bare blob of `bytes`, parsed and checked, and its dimensions.
 fn opened(bytes: &[u8], given: Option<atome_dims_t>) -> Result<(&[u8], atome_dims_t), c_int> {
     let (payload, mut d) = if container::is_container(bytes) {
-        let c = container::parse(bytes).map_err(|e| match e {
-            ContainerError::BadHeader => -1,
-            ContainerError::Truncated => -2,
-            ContainerError::Trailing => -3,
-            ContainerError::Corrupted => -6,
-        })?;
+        let c = container::parse(bytes).map_err(container_code)?;
         let i = c.info;
         let num = |v: usize| i32::try_from(v).unwrap_or(-1);
         let d = atome_dims_t {

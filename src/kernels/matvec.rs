@@ -81,6 +81,19 @@ pub fn decode(w: &Tensor, start: usize, out: &mut [i8]) {
     w.decode(start, out)
 }
 
+/// One term of a row's sequential sum (docs/ARITHMETIC.md#ternary-matvec):
+/// a zero weight adds nothing, +-1 adds or subtracts the input, a P3 weight
+/// w adds the rounded product w * x.
+#[inline(always)]
+pub fn term(acc: f32, w: i8, x: f32) -> f32 {
+    match w {
+        0 => acc,
+        1 => acc + x,
+        -1 => acc - x,
+        w => acc + (w as f32) * x,
+    }
+}
+
 /// Rows row0..row0+nrows for vectors b0..b0+nb; row j of vector b goes to
 /// out[b * ostride + j - row0].
 #[allow(clippy::too_many_arguments)]
@@ -101,12 +114,7 @@ fn portable_batch(w: &Tensor, row0: usize, nrows: usize, xs: &[f32], xstride: us
                 let Some(x) = xs.get(base..base + len) else { continue };
                 let mut s = *a;
                 for (&c, &v) in codes.iter().zip(x) {
-                    s = match c {
-                        0 => s,
-                        1 => s + v,
-                        -1 => s - v,
-                        c => s + (c as f32) * v,
-                    };
+                    s = term(s, c, v);
                 }
                 *a = s;
             }

@@ -21,7 +21,7 @@
 //! NaN payloads differ between architectures.
 
 use crate::format::{Packing, Tensor};
-use crate::kernels::matvec::decode;
+use crate::kernels::matvec::{decode, term};
 
 /// An unpacked finite float: value = m * 2^(e - 150), |m| < 2^24, m carries
 /// the sign. Normal numbers have |m| >= 2^23 and e = the biased exponent;
@@ -217,12 +217,7 @@ fn float_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out:
 /// The float loop's terms of one block.
 fn float_block(mut s: f32, codes: &[i8], x: &[f32]) -> f32 {
     for (&c, &v) in codes.iter().zip(x) {
-        s = match c {
-            0 => s,
-            1 => s + v,
-            -1 => s - v,
-            c => s + (c as f32) * v,
-        };
+        s = term(s, c, v);
     }
     s
 }
