@@ -1,0 +1,31 @@
+//! ATOMEF containers in the CLI: every command reads the bare blob inside
+//! one (after checking its CRCs) and takes its dimensions from the header.
+use crate::read_blob;
+use atome::container;
+use atome::format::Dims;
+use std::path::Path;
+
+/// An ATOMEF container's header, kept beside the bare blob it held.
+pub struct Boxed {
+    pub info: container::Info,
+    pub metadata: String,
+    pub file_len: usize,
+}
+
+/// A file's bare blob, and its container header when it was an ATOMEF
+/// container (checked: both CRCs; a damaged file is an error).
+pub fn read_model(path: &Path) -> Result<(String, Vec<u8>, Option<Boxed>), String> {
+    let (name, b) = read_blob(path)?;
+    if !container::is_container(&b) {
+        return Ok((name, b, None));
+    }
+    let c = container::parse(&b).map_err(|e| format!("{name}: ATOMEF container refused: {e:?}"))?;
+    let boxed = Boxed { info: c.info, metadata: String::from_utf8_lossy(c.metadata).into_owned(), file_len: b.len() };
+    Ok((name, c.payload.to_vec(), Some(boxed)))
+}
+
+/// The dimensions to use: --config when given, else the container's.
+pub fn config_or(given: Option<Dims>, boxed: &Option<Boxed>) -> Option<Dims> {
+    given.or(boxed.as_ref().map(|x| x.info.dims))
+}
+

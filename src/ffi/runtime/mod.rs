@@ -1,0 +1,245 @@
+//! The runtime-dimension API: one build of the library runs any model. The
+//! dimensions come from an ATOMEF container's header (or, for a bare blob,
+//! from the caller); the memory is one caller buffer sized by
+//! `atome_rt_work_size` or the header's `ATOME_RT_WORK_SIZE` macro.
+//!
+//! Buffer layout, in 4-byte words: for the cached plan a cache header (4
+//! words: magic, model key, cached length, reserved) and S token ids; then
+//! V logits; then the runner's work area (`Runner::work_floats`).
+use super::model::{blob_hash, container_code};
+use crate::container::{self, Kind};
+use crate::format::{self, Dims, LoadError};
+use crate::runner::{Plan, Runner};
+use core::ffi::c_int;
+
+mod calls;
+pub use calls::*;
+
+/// Model dimensions at run time (the build knobs, as values).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct atome_dims_t {
+    /// V, vocabulary size.
+    pub vocab_size: i32,
+    /// D, residual width.
+    pub d_model: i32,
+    /// L, blocks.
+    pub n_layers: i32,
+    /// DH, attention head width.
+    pub d_head: i32,
+    /// K, conv taps.
+    pub kernel_size: i32,
+    /// Keys kept per query.
+    pub top_k: i32,
+    /// S, the context window.
+    pub max_seq: i32,
+    /// Classes of a classifier (0 for a language model).
+    pub n_classes: i32,
+}
+
+/// An open model or classifier over a caller's blob and buffer. Its fields
+/// are the library's; C code only declares one and passes its address.
+#[repr(C)]
+pub struct atome_rt_t {
+    /// The model's dimensions and window, as opened.
+    pub dims: atome_dims_t,
+    /// The bare blob inside the caller's bytes.
+    pub blob: *const u8,
+    /// Its length.
+    pub blob_len: usize,
+    /// The caller's buffer.
+    pub work: *mut u32,
+    /// Its length in 4-byte words.
+    pub work_words: usize,
+    /// 1 language model, 2 classifier.
+    pub kind: i32,
+    /// 1 for the cached plan.
+    pub cached: i32,
+    /// Hash of the blob taken at open (keys the cache).
+    pub salt: u32,
+    /// RT_VALID after a successful open.
+    pub valid: u32,
+}
+
+pub(crate) const RT_VALID: u32 = 0x4154_5254;
+/// Cache header words in a cached buffer.
+pub(crate) const HEADER_WORDS: usize = 4;
+
+/// The built-in bound on every dimension (the C structs' u16 fields).
+pub(crate) const DIM_MAX: i32 = 65535;
+
+pub(crate) fn dims_of(d: &atome_dims_t) -> Option<(Dims, usize)> {
+    let ok = |v: i32| (1..=DIM_MAX).contains(&v);
+    if !(ok(d.vocab_size) && ok(d.d_model) && ok(d.n_layers) && ok(d.d_head) && ok(d.kernel_size) && ok(d.top_k) && ok(d.max_seq)) {
+        return None;
+    }
+    let dims = Dims {
+        vocab: d.vocab_size as usize,
+        d_model: d.d_model as usize,
+        n_layers: d.n_layers as usize,
+        d_head: d.d_head as usize,
+        kernel_size: d.kernel_size as usize,
+        top_k: d.top_k as usize,
+    };
+    Some((dims, d.max_seq as usize))
+}
+
+/// Words of buffer for these dimensions, window and plan.
+fn words(dims: &Dims, s: usize, plan: Plan) -> usize {
+    let head = match plan {
+        Plan::Lean => 0,
+        Plan::Cached => HEADER_WORDS + s,
+    };
+    head + dims.vocab + Runner::work_floats(dims, s, plan)
+}
+
+pub(crate) fn plan_of(cached: c_int) -> Plan {
+    if cached != 0 {
+        Plan::Cached
+    } else {
+        Plan::Lean
+    }
+}
+
+/// Bytes of buffer `atome_rt_open` needs for these dimensions (max_seq is
+/// the window) and plan (`cached` nonzero: the cached plan); 0 for a null
+/// pointer or a dimension outside 1..=65535. The same value as the
+/// header's `ATOME_RT_WORK_SIZE` macro.
+///
+/// # Safety
+/// `dims` null or readable.
+#[no_mangle]
+pub unsafe extern "C" fn atome_rt_work_size(dims: *const atome_dims_t, cached: c_int) -> usize {
+    if dims.is_null() {
+        return 0;
+    }
+    // SAFETY: non-null and readable per the contract.
+    let d = unsafe { *dims };
+    match dims_of(&d) {
+        Some((dims, s)) => 4 * words(&dims, s, plan_of(cached)),
+        None => 0,
+    }
+}
+
+fn load_code(e: LoadError) -> c_int {
+    match e {
+        LoadError::BadClasses => -1,
+        e => e as c_int,
+    }
+}
+
+/// Opens `data` (an ATOMEF container, or a bare blob with `dims` given) in
+/// the caller's `work` buffer (4-byte aligned, `atome_rt_work_size` bytes
+/// or more) with the cached plan when `cached` is nonzero. For a container
+/// `dims` may be null; when given, its max_seq (if above 0) chooses the
+/// window, and its other fields must be 0 or equal the header's. Returns 0,
+/// or: -1 null pointer, unknown magic or bad dimensions; -2 truncated; -3
+/// more than 15 trailing bytes; -4 invalid ATOME02 byte; -5 dims that
+/// disagree with the container; -6 a CRC mismatch (corrupted); -7 a buffer
+/// too small or not 4-byte aligned. On failure `rt` is marked unusable.
+///
+/// # Safety
+/// Pointers null or valid: `data` readable for `len` bytes and `work`
+/// writable for `work_len` bytes, both kept alive and unmoved (and `data`
+/// unchanged) while `rt` is used; `rt` writable.
+#[no_mangle]
+pub unsafe extern "C" fn atome_rt_open(
+    rt: *mut atome_rt_t,
+    data: *const u8,
+    len: usize,
+    dims: *const atome_dims_t,
+    cached: c_int,
+    work: *mut core::ffi::c_void,
+    work_len: usize,
+) -> c_int {
+    if rt.is_null() {
+        return -1;
+    }
+    // SAFETY: non-null and writable per the contract; the handle is plain data.
+    let rt = unsafe { &mut *rt };
+    rt.valid = 0;
+    if data.is_null() || work.is_null() {
+        return -1;
+    }
+    // SAFETY: readable for len bytes per the contract.
+    let bytes = unsafe { core::slice::from_raw_parts(data, len) };
+    // SAFETY: null or readable per the contract.
+    let given = if dims.is_null() { None } else { Some(unsafe { *dims }) };
+    let (payload, d) = match opened(bytes, given) {
+        Ok(v) => v,
+        Err(code) => return code,
+    };
+    let Some((dm, s)) = dims_of(&d) else { return -1 };
+    let plan = plan_of(cached);
+    let need = words(&dm, s, plan);
+    if !(work as usize).is_multiple_of(4) || work_len / 4 < need {
+        return -7;
+    }
+    *rt = atome_rt_t {
+        dims: d,
+        blob: payload.as_ptr(),
+        blob_len: payload.len(),
+        work: work as *mut u32,
+        work_words: work_len / 4,
+        kind: if d.n_classes > 0 { 2 } else { 1 },
+        cached: (plan == Plan::Cached) as i32,
+        salt: blob_hash(payload),
+        valid: RT_VALID,
+    };
+    // The cache header starts invalid (a caller's buffer holds anything).
+    if plan == Plan::Cached {
+        // SAFETY: the buffer was checked above to hold `need` words.
+        unsafe { rt.work.write(0) };
+    }
+    0
+}
+
+/// The bare blob of `bytes`, parsed and checked, and its dimensions.
+fn opened(bytes: &[u8], given: Option<atome_dims_t>) -> Result<(&[u8], atome_dims_t), c_int> {
+    let (payload, mut d) = if container::is_container(bytes) {
+        let c = container::parse(bytes).map_err(container_code)?;
+        let i = c.info;
+        let num = |v: usize| i32::try_from(v).unwrap_or(-1);
+        let d = atome_dims_t {
+            vocab_size: num(i.dims.vocab),
+            d_model: num(i.dims.d_model),
+            n_layers: num(i.dims.n_layers),
+            d_head: num(i.dims.d_head),
+            kernel_size: num(i.dims.kernel_size),
+            top_k: num(i.dims.top_k),
+            max_seq: num(i.max_seq),
+            n_classes: if i.kind == Kind::Classifier { num(i.n_classes) } else { 0 },
+        };
+        if let Some(g) = given {
+            let pairs = [
+                (g.vocab_size, d.vocab_size),
+                (g.d_model, d.d_model),
+                (g.n_layers, d.n_layers),
+                (g.d_head, d.d_head),
+                (g.kernel_size, d.kernel_size),
+                (g.top_k, d.top_k),
+                (g.n_classes, d.n_classes),
+            ];
+            if pairs.iter().any(|&(a, b)| a != 0 && a != b) {
+                return Err(-5);
+            }
+        }
+        (c.payload, d)
+    } else {
+        (bytes, given.ok_or(-1)?)
+    };
+    if let Some(g) = given {
+        if g.max_seq > 0 {
+            d.max_seq = g.max_seq;
+        }
+    }
+    let (dm, _) = dims_of(&d).ok_or(-1)?;
+    if format::lm_packing(payload).is_some() {
+        format::parse_model(payload, &dm).map_err(load_code)?;
+        d.n_classes = 0;
+    } else {
+        let c = format::parse_classifier(payload, &dm, DIM_MAX as usize).map_err(load_code)?;
+        d.n_classes = c.head.rows as i32;
+    }
+    Ok((payload, d))
+}
