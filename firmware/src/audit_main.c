@@ -23,6 +23,10 @@ static float hs[ATOME_D_MODEL];
 static float ent[ATOME_MAX_SEQ * ATOME_N_LAYERS];
 static int gen_out[ATOME_MAX_SEQ];
 static int fails;
+/* The runtime API's buffer for this configuration, cached plan. */
+#define RT_BYTES ATOME_RT_WORK_SIZE(ATOME_VOCAB_SIZE, ATOME_D_MODEL, ATOME_N_LAYERS, ATOME_D_HEAD, \
+                                    ATOME_KERNEL_SIZE, ATOME_TOP_K, ATOME_MAX_SEQ, 1)
+static uint32_t rt_work[(RT_BYTES + 3) / 4];
 
 static void check(const char *name, int ok, int32_t value)
 {
@@ -88,6 +92,30 @@ int main(void)
     check("atome_ssm_forward", finite_bits(ys[7][1]), 0);
     atome_sparse_attn((const float (*)[ATOME_D_MODEL])xs, 8, &model.blocks[0].attn, &st, ys);
     check("atome_sparse_attn", finite_bits(ys[7][2]), 0);
+
+    /* The runtime-dimension API on the same blob: the same results. */
+    atome_dims_t dims = { ATOME_VOCAB_SIZE, ATOME_D_MODEL, ATOME_N_LAYERS, ATOME_D_HEAD,
+                          ATOME_KERNEL_SIZE, ATOME_TOP_K, ATOME_MAX_SEQ, 0 };
+    atome_dims_t got;
+    atome_rt_t rt;
+    size_t need = atome_rt_work_size(&dims, 1);
+    check("atome_rt_work_size", need == RT_BYTES, (int32_t)need);
+    rc = atome_rt_open(&rt, audit_blob, (size_t)(audit_blob_end - audit_blob), &dims, 1, rt_work, sizeof rt_work);
+    check("atome_rt_open", rc == 0, rc);
+    rc = atome_rt_dims(&rt, &got);
+    check("atome_rt_dims", rc == 0 && got.d_model == ATOME_D_MODEL && got.n_classes == 0, rc);
+    int id2 = atome_rt_predict_next(&rt, toks, 12);
+    check("atome_rt_predict_next", id2 == id, id2);
+    const float *lg2 = atome_rt_logits(&rt);
+    check("atome_rt_logits", lg2 != 0 && finite_bits(lg2[id2]), 0);
+    rc = atome_rt_router_entropy(&rt, ent);
+    check("atome_rt_router_entropy", rc == ATOME_N_LAYERS, rc);
+    rc = atome_rt_generate(&rt, toks, 12, gen_out, 3);
+    check("atome_rt_generate", rc == 3 && gen_out[0] == id, rc);
+    rc = atome_rt_generate_sampled(&rt, toks, 12, gen_out, 3, &sp);
+    check("atome_rt_generate_sampled", rc == 3, rc);
+    rc = atome_rt_classify(&rt, toks, 12, vec);
+    check("atome_rt_classify", rc == -1, rc);
 
     fw_puts(fails ? "AUDIT FAILED\n" : "AUDIT OK\n");
     return fails ? 1 : 0;

@@ -66,9 +66,9 @@ impl Open<'_> {
                 (h, &mut *self.words)
             }
             Plan::Cached => {
-                let (h, rest) = self.words.split_at_mut_checked(HEADER_WORDS + s)?;
-                let (hw, toks) = h.split_at_mut(HEADER_WORDS);
-                let [magic, fp, len, _] = hw else { return None };
+                // Checked splits only: no panic path for any handle contents.
+                let (h, rest) = self.words.split_at_mut_checked(HEADER_WORDS.checked_add(s)?)?;
+                let ([magic, fp, len, _], toks) = h.split_first_chunk_mut::<HEADER_WORDS>()?;
                 (CacheHeader { magic, fingerprint: fp, len, tokens: as_i32(toks) }, rest)
             }
         };
