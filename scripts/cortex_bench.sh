@@ -131,7 +131,7 @@ out = sys.argv[1]
 bad = json.load(open(os.path.join(out, "bad.json")))
 for name, lim in (("M0-thumbv6m-none-eabi-mps2-an385", 45100000), ("M3-thumbv7m-none-eabi-mps2-an385", 27500000),
                   ("RV32IMC-riscv32imc-unknown-none-elf-riscv-virt", 24100000)):
-    p = os.path.join(out, name + ".out")
+    p = os.path.join(out, "default-" + name + ".out")  # the default build runs the soft-float kernel
     m = re.search(r"BENCH load 0 id -?\d+ ticks (\d+) insns_x10_per_tick (\d+)", open(p).read()) if os.path.exists(p) else None
     if not m:
         bad.append("TARGET: no S3 figure for %s" % name)
