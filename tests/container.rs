@@ -23,16 +23,7 @@ fn boxed(blob: &[u8], dims: Dims, kind: Kind, packing: Packing, n_classes: usize
 }
 
 fn rt_dims(d: &Dims, s: i32) -> atome_dims_t {
-    atome_dims_t {
-        vocab_size: d.vocab as i32,
-        d_model: d.d_model as i32,
-        n_layers: d.n_layers as i32,
-        d_head: d.d_head as i32,
-        kernel_size: d.kernel_size as i32,
-        top_k: d.top_k as i32,
-        max_seq: s,
-        n_classes: 0,
-    }
+    atome_dims_t::new(d, s as usize)
 }
 
 /// atome_rt_open on `data` (a container: no dims given); the code, and the

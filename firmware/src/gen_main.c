@@ -9,6 +9,7 @@
  */
 #include "atome.h"
 #include "fw.h"
+#include "bench_text.h"
 
 extern const uint8_t bench_blob[];
 extern const uint8_t bench_blob_end[];
@@ -17,10 +18,6 @@ static atome_state_t st;
 static atome_model_t model;
 static int gen_out[ATOME_MAX_SEQ];
 
-static const char T[] =
-    "Once upon a time, there was a little girl named Lily. She loved to play "
-    "outside in the sunshine. One day, she saw a big red ball in the park. She "
-    "ran to get it, but a dog took it first.";
 
 int main(void)
 {

@@ -65,14 +65,7 @@ fuzz_target!(|data: &[u8]| {
     let info = Info {
         kind: Kind::Model,
         packing: Packing::Trit2,
-        dims: Dims {
-            vocab: d.vocab_size as usize,
-            d_model: d.d_model as usize,
-            n_layers: d.n_layers as usize,
-            d_head: d.d_head as usize,
-            kernel_size: d.kernel_size as usize,
-            top_k: d.top_k as usize,
-        },
+        dims: d.dims().map(|(dm, _)| dm).unwrap_or(Dims { vocab: 1, d_model: 1, n_layers: 1, d_head: 1, kernel_size: 1, top_k: 1 }),
         max_seq: d.max_seq as usize,
         n_classes: 0,
     };

@@ -68,6 +68,29 @@ pub(crate) const HEADER_WORDS: usize = 4;
 /// The built-in bound on every dimension (the C structs' u16 fields).
 pub(crate) const DIM_MAX: i32 = 65535;
 
+impl atome_dims_t {
+    /// The C struct for these dimensions and window (n_classes 0; values
+    /// above i32::MAX read as -1, which every call refuses).
+    pub fn new(d: &Dims, max_seq: usize) -> atome_dims_t {
+        let num = |v: usize| i32::try_from(v).unwrap_or(-1);
+        atome_dims_t {
+            vocab_size: num(d.vocab),
+            d_model: num(d.d_model),
+            n_layers: num(d.n_layers),
+            d_head: num(d.d_head),
+            kernel_size: num(d.kernel_size),
+            top_k: num(d.top_k),
+            max_seq: num(max_seq),
+            n_classes: 0,
+        }
+    }
+
+    /// The dimensions and window, or None when one is outside 1..=65535.
+    pub fn dims(&self) -> Option<(Dims, usize)> {
+        dims_of(self)
+    }
+}
+
 pub(crate) fn dims_of(d: &atome_dims_t) -> Option<(Dims, usize)> {
     let ok = |v: i32| (1..=DIM_MAX).contains(&v);
     if !(ok(d.vocab_size) && ok(d.d_model) && ok(d.n_layers) && ok(d.d_head) && ok(d.kernel_size) && ok(d.top_k) && ok(d.max_seq)) {
@@ -199,17 +222,10 @@ fn opened(bytes: &[u8], given: Option<atome_dims_t>) -> Result<(&[u8], atome_dim
     let (payload, mut d) = if container::is_container(bytes) {
         let c = container::parse(bytes).map_err(container_code)?;
         let i = c.info;
-        let num = |v: usize| i32::try_from(v).unwrap_or(-1);
-        let d = atome_dims_t {
-            vocab_size: num(i.dims.vocab),
-            d_model: num(i.dims.d_model),
-            n_layers: num(i.dims.n_layers),
-            d_head: num(i.dims.d_head),
-            kernel_size: num(i.dims.kernel_size),
-            top_k: num(i.dims.top_k),
-            max_seq: num(i.max_seq),
-            n_classes: if i.kind == Kind::Classifier { num(i.n_classes) } else { 0 },
-        };
+        let mut d = atome_dims_t::new(&i.dims, i.max_seq);
+        if i.kind == Kind::Classifier {
+            d.n_classes = i32::try_from(i.n_classes).unwrap_or(-1);
+        }
         if let Some(g) = given {
             let pairs = [
                 (g.vocab_size, d.vocab_size),
