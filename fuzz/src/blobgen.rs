@@ -273,6 +273,29 @@ pub fn generate(dims: &Dims, fmt: Format, n_classes: i32, seed: u64) -> Blob {
 /// -4 an ATOME02/ATOMECL02 payload byte above 242 (checked tensor by tensor
 /// in file order, so a bad byte before the point of truncation wins).
 pub fn expected_load_code(dims: &Dims, max_classes: usize, b: &[u8], classifier: bool) -> i32 {
+    // An ATOMEF container: its header's own checks (tested bit by bit in
+    // tests/container.rs), then the payload's codes as for a bare blob.
+    // Shorter than any magic of the kind (the reference's rule) comes first.
+    if b.len() < if classifier { 9 } else { 7 } {
+        return -1;
+    }
+    if b.starts_with(&atome::container::MAGIC) {
+        use atome::container::{parse, ContainerError, Kind};
+        let c = match parse(b) {
+            Ok(c) => c,
+            Err(ContainerError::BadHeader) => return -1,
+            Err(ContainerError::Truncated) => return -2,
+            Err(ContainerError::Trailing) => return -3,
+            Err(ContainerError::Corrupted) => return -6,
+        };
+        if (c.info.kind == Kind::Classifier) != classifier {
+            return -1;
+        }
+        if c.info.dims != *dims {
+            return -5;
+        }
+        return expected_load_code(dims, max_classes, c.payload, classifier);
+    }
     let Some(fmt) = Format::detect(b).filter(|f| f.is_classifier() == classifier) else { return -1 };
     let mut nc = 0;
     if classifier {
