@@ -84,6 +84,7 @@ for cfg in ${SANITIZE_CONFIGS:-default odd}; do
             logits) args=("$tmp/lm.atome" 1 2 3 -4 99999 255) ;;
             generate) args=(--max 8 "Hello") ;;
             classify) args=("$tmp/cl.atomecl" "some text") ;;
+            any_model) args=(--dims 256,64,4,16,5,4,32 "$tmp/lm.atome" "Hello" 8) ;;
             *) args=() ;;
             esac
             t0=$(date +%s)
@@ -94,7 +95,7 @@ for cfg in ${SANITIZE_CONFIGS:-default odd}; do
                 tail -30 "$tmp/out"
             fi
             # A run with the bundled generate model too, and the example's error paths.
-            if [ "$p" = generate ] || [ "$p" = logits ] || [ "$p" = classify ]; then
+            if [ "$p" = generate ] || [ "$p" = logits ] || [ "$p" = classify ] || [ "$p" = any_model ]; then
                 for bad in "/nonexistent" "$tmp/out"; do
                     $pre "$exe" "$bad" 1 >/dev/null 2>"$tmp/err" || true
                     if grep -qE 'ERROR: AddressSanitizer|runtime error|Invalid (read|write)|uninitialised' "$tmp/err"; then
