@@ -29,7 +29,7 @@ if ! rustup +nightly component list --installed 2>/dev/null | grep -q '^miri'; t
 fi
 # cargo-miri must be the only rustc wrapper: the bitcode-stripping workspace
 # wrapper (.cargo/config.toml) has no archive to strip under Miri anyway.
-export RUSTC_WORKSPACE_WRAPPER=
+export CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER=
 cargo +nightly miri setup >/dev/null 2>&1 || cargo +nightly miri setup
 
 tests=${MIRI_TESTS:-ffi_miri}
