@@ -56,7 +56,7 @@
 /* The runtime API's buffer (atome_rt_open), in bytes, for dimensions given
  * as values: a constant expression, so firmware can declare a static buffer
  * for the largest model it will open. CACHED is 0 (lean) or 1. Equals
- * atome_rt_work_size() for the same values (tests/c/runtime_api.c). */
+ * atome_rt_work_size() for the same values (tests/c/rt_size.c). */
 #define ATOME_RT_Z_(x) ((size_t)(x))
 #define ATOME_RT_WORK_SIZE(V, D, L, DH, K, TOPK, S, CACHED) (4 * ((CACHED) \
     ? 4 + ATOME_RT_Z_(S) + ATOME_RT_Z_(V) + ATOME_RT_Z_(S) * (D) + ATOME_RT_Z_(L) * (S) * (DH) \

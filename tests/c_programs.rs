@@ -358,3 +358,11 @@ fn any_model_runs_every_kind_of_model_from_one_default_build() {
     let (ok, out, _) = run(&exe, &["--dims", "256,256,8,64,5,4,128", &m("atome_944k.bin"), "x", "1"], None);
     assert!(!ok && out.is_empty(), "{out}");
 }
+
+#[test]
+fn the_runtime_buffer_macro_equals_the_library_function() {
+    let exe = build(&["tests/c/rt_size.c"], &DEFAULT, "rt_size");
+    let (ok, out, err) = run(&exe, &[], None);
+    assert!(ok, "{out}{err}");
+    assert_eq!(out.trim(), "rt_size: 18432 ok");
+}
