@@ -1,6 +1,6 @@
 //! The runtime API's calls on an open handle: predict_next, logits,
 //! generate (greedy and sampled), classify, router entropy, dims.
-use super::{atome_dims_t, atome_rt_t, dims_of, plan_of, DIM_MAX, HEADER_WORDS, RT_VALID};
+use super::{atome_dims_t, atome_rt_t, dims_of, header_words, plan_of, DIM_MAX, HEADER_WORDS, RT_VALID};
 use crate::ffi::types::atome_sampling_t;
 use crate::format::{self, Classifier, Dims, Model};
 use crate::forward::cached::CacheHeader;
@@ -67,7 +67,7 @@ impl Open<'_> {
             }
             Plan::Cached => {
                 // Checked splits only: no panic path for any handle contents.
-                let (h, rest) = self.words.split_at_mut_checked(HEADER_WORDS.checked_add(s)?)?;
+                let (h, rest) = self.words.split_at_mut_checked(header_words(Plan::Cached, s))?;
                 let ([magic, fp, len, _], toks) = h.split_first_chunk_mut::<HEADER_WORDS>()?;
                 (CacheHeader { magic, fingerprint: fp, len, tokens: as_i32(toks) }, rest)
             }
@@ -143,11 +143,7 @@ pub unsafe extern "C" fn atome_rt_predict_next(rt: *mut atome_rt_t, tokens: *con
 pub unsafe extern "C" fn atome_rt_logits(rt: *const atome_rt_t) -> *const f32 {
     // SAFETY: per the contract.
     let Some(o) = (unsafe { open(rt) }) else { return core::ptr::null() };
-    let at = match o.plan {
-        Plan::Lean => 0,
-        Plan::Cached => HEADER_WORDS + o.s,
-    };
-    o.words.get(at..).map_or(core::ptr::null(), |w| w.as_ptr() as *const f32)
+    o.words.get(header_words(o.plan, o.s)..).map_or(core::ptr::null(), |w| w.as_ptr() as *const f32)
 }
 
 /// Output ints a generate call may write: max_tokens, never past the window.

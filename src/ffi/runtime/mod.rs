@@ -107,13 +107,18 @@ pub(crate) fn dims_of(d: &atome_dims_t) -> Option<(Dims, usize)> {
     Some((dims, d.max_seq as usize))
 }
 
+/// Words in front of the logits: for the cached plan the cache header and
+/// S token ids, nothing for the lean plan (saturating: no overflow path).
+pub(crate) fn header_words(plan: Plan, s: usize) -> usize {
+    match plan {
+        Plan::Lean => 0,
+        Plan::Cached => HEADER_WORDS.saturating_add(s),
+    }
+}
+
 /// Words of buffer for these dimensions, window and plan.
 fn words(dims: &Dims, s: usize, plan: Plan) -> usize {
-    let head = match plan {
-        Plan::Lean => 0,
-        Plan::Cached => HEADER_WORDS + s,
-    };
-    head + dims.vocab + Runner::work_floats(dims, s, plan)
+    header_words(plan, s) + dims.vocab + Runner::work_floats(dims, s, plan)
 }
 
 pub(crate) fn plan_of(cached: c_int) -> Plan {
