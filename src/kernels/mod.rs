@@ -15,6 +15,7 @@ pub mod keys;
 pub mod lanes;
 pub mod matvec;
 pub mod norm;
+pub mod q15;
 pub mod softmax;
 
 #[cfg(all(target_arch = "x86_64", not(atome_portable)))]

@@ -1,0 +1,7 @@
+//! Integer kernels of the q15 mode (docs/Q15.md). Integer sums are exact and
+//! associative, so these kernels may add in any order and at any width: the
+//! result is the same on every target by construction.
+
+pub mod matvec;
+
+pub use matvec::{matvec_q, matvec_q_naive};
