@@ -21,6 +21,8 @@
 #   ATOME_D_HEAD ATOME_KERNEL_SIZE ATOME_TOP_K ATOME_MAX_CLASSES
 #                       the model configuration (docs/API.md#build-configuration)
 #   ATOME_STATE         lean (default) or cached
+#   ATOME_DTYPE         f32 (default: the reference's bits) or q15 (integer
+#                       activations, docs/Q15.md); q15 defines ATOME_DTYPE_Q15=1
 #   ATOME_FEATURES      cargo features, e.g. "system-libm" (platform expf/tanhf)
 #   ATOME_SIZE_FIRST    ON: the smallest engine code on microcontrollers (cargo
 #                       feature size-first, about 8 KB of .text on Cortex-M4F)
@@ -78,6 +80,8 @@ foreach(_k _d IN ZIP_LISTS _atome_knobs _atome_defaults)
 endforeach()
 set(ATOME_STATE "lean" CACHE STRING "atome state layout: lean or cached")
 set_property(CACHE ATOME_STATE PROPERTY STRINGS lean cached)
+set(ATOME_DTYPE "f32" CACHE STRING "atome activation arithmetic: f32 (reference bits) or q15 (integer, docs/Q15.md)")
+set_property(CACHE ATOME_DTYPE PROPERTY STRINGS f32 q15)
 set(ATOME_FEATURES "" CACHE STRING "cargo features for atome (e.g. system-libm)")
 option(ATOME_SIZE_FIRST "atome: smallest code instead of the device kernels (cargo feature size-first)" OFF)
 set(ATOME_RUST_TARGET "" CACHE STRING "Rust target triple for atome (empty: derived from the toolchain)")
@@ -196,6 +200,13 @@ elseif(NOT ATOME_STATE STREQUAL "lean")
   message(FATAL_ERROR "ATOME_STATE must be lean or cached, not '${ATOME_STATE}'")
 endif()
 string(APPEND _atome_tag "${ATOME_STATE}")
+list(APPEND _atome_env "ATOME_DTYPE=${ATOME_DTYPE}")
+if(ATOME_DTYPE STREQUAL "q15")
+  list(APPEND _atome_defs "ATOME_DTYPE_Q15=1")
+  string(APPEND _atome_tag "_q15")
+elseif(NOT ATOME_DTYPE STREQUAL "f32")
+  message(FATAL_ERROR "ATOME_DTYPE must be f32 or q15, not '${ATOME_DTYPE}'")
+endif()
 set(_atome_feat_list ${ATOME_FEATURES})
 if(ATOME_SIZE_FIRST)
   list(APPEND _atome_feat_list size-first)
@@ -249,4 +260,4 @@ add_dependencies(atome::atome atome_cargo)
 
 set(ATOME_RUST_TARGET_RESOLVED "${_atome_target}")
 message(STATUS "atome: ${ATOME_LIBRARY} (target ${_atome_target}, profile ${_atome_profile}, "
-               "D=${ATOME_D_MODEL} L=${ATOME_N_LAYERS} S=${ATOME_MAX_SEQ} V=${ATOME_VOCAB_SIZE})")
+               "D=${ATOME_D_MODEL} L=${ATOME_N_LAYERS} S=${ATOME_MAX_SEQ} V=${ATOME_VOCAB_SIZE} ${ATOME_STATE} ${ATOME_DTYPE})")
