@@ -152,3 +152,54 @@ fn model_shapes() {
         }
     }
 }
+
+#[derive(Debug, Clone)]
+struct Multi {
+    cols: usize,
+    n: usize,
+    xs: Vec<i16>,
+    /// (packing, rows, cols, ostride, payload, out length)
+    jobs: Vec<(Packing, usize, usize, usize, Vec<u8>, usize)>,
+}
+
+fn multi() -> impl Strategy<Value = Multi> {
+    let cols = prop_oneof![(1usize..40).prop_map(|c| 4 * c), 1usize..90];
+    (cols, 1usize..20, 0usize..3).prop_flat_map(|(cols, n, xextra)| {
+        // Mostly Trit2 of the shared width; sometimes another packing or width.
+        let job = (0u8..8, 1usize..40, 0usize..4, 0u8..8, 0usize..3).prop_flat_map(move |(kind, rows, oextra, mode, cut)| {
+            let packing = if kind == 0 { Packing::Base3 } else if kind == 1 { Packing::P3 } else { Packing::Trit2 };
+            let c = if kind == 2 { cols + 4 } else { cols };
+            let ostride = if mode == 0 { rows / 2 + 1 } else { rows + oextra };
+            let out_len = (n - 1) * ostride + rows;
+            let out_len = if mode == 1 { out_len.saturating_sub(cut * 3 + 1) } else { out_len };
+            let full = packing.payload_len(rows * c);
+            let len = if mode == 2 { full / 2 } else { full };
+            prop::collection::vec(any::<u8>(), len).prop_map(move |d| (packing, rows, c, ostride, d, out_len))
+        });
+        (prop::collection::vec(job, 1..5), prop::collection::vec(value(), (n - 1) * (cols + xextra) + cols))
+            .prop_map(move |(jobs, xs)| Multi { cols: cols + xextra, n, xs, jobs })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+
+    /// matvec_q_multi equals one naive call per matrix.
+    #[test]
+    fn multi_equals_one_call_per_matrix(m in multi()) {
+        use atome::kernels::q15::matvec::{matvec_q_multi, MvJobQ};
+        let ts: Vec<Tensor> = m.jobs.iter().map(|(p, r, c, _, d, _)| Tensor { data: d, scale: 1.0, rows: *r, cols: *c, packing: *p }).collect();
+        let mut want: Vec<Vec<i32>> = m.jobs.iter().map(|j| vec![0x5A5A_5A5A; j.5]).collect();
+        for ((t, j), o) in ts.iter().zip(&m.jobs).zip(want.iter_mut()) {
+            matvec_q_naive(t, &m.xs, m.cols, m.n, o, j.3);
+        }
+        for acc in [Accel::default(), Accel::detect()] {
+            let mut got: Vec<Vec<i32>> = m.jobs.iter().map(|j| vec![0x5A5A_5A5A; j.5]).collect();
+            let mut jobs: Vec<MvJobQ> =
+                ts.iter().zip(&m.jobs).zip(got.iter_mut()).map(|((w, j), out)| MvJobQ { w, out, ostride: j.3 }).collect();
+            matvec_q_multi(acc, &mut jobs, &m.xs, m.cols, m.n);
+            drop(jobs);
+            prop_assert_eq!(&got, &want);
+        }
+    }
+}

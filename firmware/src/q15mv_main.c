@@ -15,10 +15,40 @@ void q15mv_run(uint32_t packing, const uint8_t *data, size_t dlen, size_t rows, 
                const int16_t *xs, size_t xlen, size_t n, int32_t *out, size_t olen);
 
 #define MAXW (256 * 64 * 3 / 8 + 8)
+static uint32_t rnd(void);
 static uint8_t wdata[MAXW];
 static int16_t xs[32 * 64];
 static int32_t out[32 * 256];
 static uint32_t seed = 12345u;
+void q15mv_multi4(const uint8_t *data, const size_t *r, size_t cols, const int16_t *xs, size_t n, int32_t *out);
+
+static void fill_trit2(size_t dlen)
+{
+    for (size_t i = 0; i < dlen; i++) {
+        uint32_t r = rnd();
+        uint8_t b = 0;
+        for (int k = 0; k < 4; k++) b |= (uint8_t)(((r >> (3 * k)) % 3 == 0 ? 0u : (r >> (3 * k)) % 3 == 1 ? 1u : 3u) << (2 * k));
+        wdata[i] = b;
+    }
+}
+
+/* One block's four projections in one call (Wq, Wk, Wv, router: 99 rows sharing the tables). */
+static void bench_multi(void)
+{
+    static const size_t r[4] = {16, 16, 64, 3};
+    size_t cols = 64, n = 32, tot = 99;
+    fill_trit2(tot * cols / 4);
+    for (size_t i = 0; i < n * cols; i++) xs[i] = (int16_t)((int32_t)(rnd() % 65535u) - 32767);
+    fw_timer_start();
+    uint32_t t0 = fw_timer_ticks();
+    q15mv_multi4(wdata, r, cols, xs, n, out);
+    uint32_t t1 = fw_timer_ticks();
+    fw_puts("Q15MV packing multi rows 99 cols 64 n 32 ticks ");
+    fw_put_uint(t1 - t0);
+    fw_puts(" insns_x10_per_tick ");
+    fw_put_uint(fw_tick_insns_x10);
+    fw_putc('\n');
+}
 
 static uint32_t rnd(void)
 {
@@ -76,6 +106,7 @@ int main(void)
     bench(0, 64, 64, 32);
     bench(0, 3, 64, 32);
     bench(0, 256, 64, 1);
+    bench_multi();
     bench(1, 64, 64, 32);
     bench(2, 64, 64, 32);
     return 0;
