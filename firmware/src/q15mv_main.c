@@ -43,10 +43,14 @@ static void bench_multi(void)
     uint32_t t0 = fw_timer_ticks();
     q15mv_multi4(wdata, r, cols, xs, n, out);
     uint32_t t1 = fw_timer_ticks();
+    uint32_t check = 0;
+    for (size_t i = 0; i < n * tot; i++) check = check * 31u + (uint32_t)out[i];
     fw_puts("Q15MV packing multi rows 99 cols 64 n 32 ticks ");
     fw_put_uint(t1 - t0);
     fw_puts(" insns_x10_per_tick ");
     fw_put_uint(fw_tick_insns_x10);
+    fw_puts(" check ");
+    fw_put_hex32(check);
     fw_putc('\n');
 }
 

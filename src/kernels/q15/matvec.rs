@@ -26,6 +26,8 @@ use crate::format::{Packing, Tensor};
 
 #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
 mod avx2;
+#[cfg(atome_dsp)]
+mod dsp;
 
 /// Columns decoded per step (the decode buffer lives on the stack).
 const BLOCK: usize = 32;
@@ -102,7 +104,8 @@ pub fn matvec_q_multi(acc: Accel, jobs: &mut [MvJobQ], xs: &[i16], xstride: usiz
         None => return,
     };
     let rows: usize = jobs.iter().map(|j| j.w.rows).fold(0, usize::saturating_add);
-    if shared && !acc.avx2() && rows >= TABLE_MIN_ROWS && n > 0 {
+    // (Armv7E-M: the SMLAD kernel needs no tables.)
+    if shared && !acc.avx2() && !cfg!(atome_dsp) && rows >= TABLE_MIN_ROWS && n > 0 {
         return trit2_tables(jobs, xs, xstride, n);
     }
     for j in jobs.iter_mut() {
@@ -118,6 +121,10 @@ pub fn matvec_q_portable(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: 
     }
     if n > 1 && ostride < w.rows {
         return matvec_q_naive(w, xs, xstride, n, out, ostride);
+    }
+    #[cfg(atome_dsp)]
+    if w.packing == Packing::Trit2 && w.cols.is_multiple_of(4) && dsp::trit2(w, xs, xstride, n, out, ostride) {
+        return;
     }
     if w.packing == Packing::Trit2 && w.cols.is_multiple_of(4) && w.rows >= TABLE_MIN_ROWS {
         trit2_tables(&mut [MvJobQ { w, out, ostride }], xs, xstride, n)
@@ -208,6 +215,8 @@ type Tables = [[i32; PAIRS]; 16];
 /// codes read past a row's last column add nothing).
 #[inline]
 fn build_tables(t: &mut Tables, x: &[i16], c0: usize) {
+    // p indexes both the columns of x and the tables.
+    #[allow(clippy::needless_range_loop)]
     for p in 0..PAIRS {
         let x0 = x.get(c0 + 2 * p).map_or(0, |&v| i32::from(v));
         let x1 = x.get(c0 + 2 * p + 1).map_or(0, |&v| i32::from(v));
