@@ -134,9 +134,22 @@ pub(super) unsafe fn matvec(w: &Tensor, xs: &[i16], xstride: usize, n: usize, ou
                         }
                     }
                 }
+                let sums = hsum8(&acc);
+                if r == R && 16 * nv == len {
+                    // The usual case: eight whole rows, no column tail.
+                    let o = &mut out[b * ostride + j0..b * ostride + j0 + R];
+                    // SAFETY: o holds 8 int32 (32 bytes); loadu/storeu need
+                    // no alignment.
+                    unsafe {
+                        let p = o.as_mut_ptr().cast::<__m256i>();
+                        let v = if c0 == 0 { sums } else { _mm256_add_epi32(_mm256_loadu_si256(p), sums) };
+                        _mm256_storeu_si256(p, v);
+                    }
+                    continue;
+                }
                 let mut s = [0i32; R];
                 // SAFETY: s is 32 bytes; storeu needs no alignment.
-                unsafe { _mm256_storeu_si256(s.as_mut_ptr().cast(), hsum8(&acc)) };
+                unsafe { _mm256_storeu_si256(s.as_mut_ptr().cast(), sums) };
                 for (i, &xv) in x.iter().enumerate().skip(16 * nv) {
                     for (sq, row) in s.iter_mut().zip(wb.iter()) {
                         *sq = sq.wrapping_add(weight(row, i) * i32::from(xv));
