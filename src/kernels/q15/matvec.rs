@@ -157,18 +157,39 @@ pub fn matvec_q_naive(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mu
     }
 }
 
-/// Position b's inputs, cut to `cols` (shorter when `xs` ends first).
+/// How many of the positions 0..n start inside a buffer of `len` values
+/// (`stride` apart): b * stride cannot overflow for those, so the loops
+/// below multiply without a checked (on ARMv6-M: library) multiply.
 #[inline]
-fn x_row(xs: &[i16], b: usize, xstride: usize, cols: usize) -> &[i16] {
-    let row = b.checked_mul(xstride).and_then(|s| xs.get(s..)).unwrap_or(&[]);
+fn inside(n: usize, stride: usize, len: usize) -> usize {
+    if len == 0 {
+        0
+    } else if stride == 0 {
+        n
+    } else {
+        n.min((len - 1) / stride + 1)
+    }
+}
+
+/// Position b's inputs, cut to `cols` (shorter when `xs` ends first); `xn`
+/// = [`inside`]`(n, xstride, xs.len())`.
+#[inline]
+fn x_row(xs: &[i16], b: usize, xstride: usize, cols: usize, xn: usize) -> &[i16] {
+    if b >= xn {
+        return &[];
+    }
+    let row = xs.get(b * xstride..).unwrap_or(&[]);
     &row[..row.len().min(cols)]
 }
 
 /// Position b's outputs: `out[b*ostride..]`, at most `rows` long (empty
-/// when `out` ends first).
+/// when `out` ends first); `on` = [`inside`]`(n, ostride, out.len())`.
 #[inline]
-fn out_row(out: &mut [i32], b: usize, ostride: usize, rows: usize) -> &mut [i32] {
-    let row = match b.checked_mul(ostride).and_then(|s| out.get_mut(s..)) {
+fn out_row(out: &mut [i32], b: usize, ostride: usize, rows: usize, on: usize) -> &mut [i32] {
+    if b >= on {
+        return &mut [];
+    }
+    let row = match out.get_mut(b * ostride..) {
         Some(r) => r,
         None => return &mut [],
     };
@@ -179,18 +200,19 @@ fn out_row(out: &mut [i32], b: usize, ostride: usize, rows: usize) -> &mut [i32]
 /// Decode-once kernel: any packing, any shape (outputs must not overlap).
 fn decode_once(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) {
     let cols = w.cols;
+    let (xn, on) = (inside(n, xstride, xs.len()), inside(n, ostride, out.len()));
     let mut codes = [0i8; BLOCK];
     for j in 0..w.rows {
         let mut c0 = 0;
         loop {
             let len = (cols - c0).min(BLOCK);
             w.decode(j * cols + c0, &mut codes[..len]);
-            for b in 0..n {
-                let o = match out_row(out, b, ostride, w.rows).get_mut(j) {
+            for b in 0..on {
+                let o = match out_row(out, b, ostride, w.rows, on).get_mut(j) {
                     Some(o) => o,
                     None => continue,
                 };
-                let x = x_row(xs, b, xstride, cols).get(c0..).unwrap_or(&[]);
+                let x = x_row(xs, b, xstride, cols, xn).get(c0..).unwrap_or(&[]);
                 let mut s = 0i32;
                 for (&c, &v) in codes[..len].iter().zip(x) {
                     s = s.wrapping_add(i32::from(c) * i32::from(v));
@@ -288,26 +310,44 @@ fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32]) {
     }
 }
 
+/// Jobs sharing one set of tables per pass (their output counts live on
+/// the stack).
+const MAX_JOBS: usize = 8;
+
 /// Table kernel: Trit2 matrices of one width, `cols % 4 == 0` (every row
 /// starts on a byte), outputs not overlapping.
 fn trit2_tables(jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize) {
+    for group in jobs.chunks_mut(MAX_JOBS) {
+        trit2_tables_group(group, xs, xstride, n);
+    }
+}
+
+/// [`trit2_tables`] for at most [`MAX_JOBS`] jobs.
+fn trit2_tables_group(jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize) {
     let cols = match jobs.first() {
         Some(j) => j.w.cols,
         None => return,
     };
     let mut t: Tables = [[0; PAIRS]; 16];
-    for b in 0..n {
-        let x = x_row(xs, b, xstride, cols);
-        for j in jobs.iter_mut() {
-            for o in out_row(j.out, b, j.ostride, j.w.rows) {
+    let xn = inside(n, xstride, xs.len());
+    let mut on = [0usize; MAX_JOBS];
+    for (o, j) in on.iter_mut().zip(jobs.iter()) {
+        *o = inside(n, j.ostride, j.out.len());
+    }
+    // Positions past every job's outputs write nothing.
+    let last = on.iter().copied().max().unwrap_or(0);
+    for b in 0..last {
+        let x = x_row(xs, b, xstride, cols, xn);
+        for (j, &jn) in jobs.iter_mut().zip(&on) {
+            for o in out_row(j.out, b, j.ostride, j.w.rows, jn) {
                 *o = 0;
             }
         }
         let mut c0 = 0;
         while c0 < cols {
             build_tables(&mut t, x, c0);
-            for j in jobs.iter_mut() {
-                let ob = out_row(j.out, b, j.ostride, j.w.rows);
+            for (j, &jn) in jobs.iter_mut().zip(&on) {
+                let ob = out_row(j.out, b, j.ostride, j.w.rows, jn);
                 add_rows(&t, j.w.data, c0 / 4, cols / 4, ob);
             }
             c0 += CHUNK;

@@ -73,9 +73,10 @@ pub(super) fn trit2(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut 
         (Some(nx), Some(nw)) if nx <= xs.len() && nw <= w.data.len() && bpr > 0 => {}
         _ => return false,
     }
-    for b in 0..n {
-        let ob = super::out_row(out, b, ostride, w.rows);
-        let x = super::x_row(xs, b, xstride, cols);
+    let on = super::inside(n, ostride, out.len());
+    for b in 0..on {
+        let ob = super::out_row(out, b, ostride, w.rows, on);
+        let x = super::x_row(xs, b, xstride, cols, n);
         for (o, row) in ob.iter_mut().zip(w.data.chunks_exact(bpr)) {
             *o = row_dot(row, x);
         }
