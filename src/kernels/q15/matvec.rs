@@ -5,18 +5,28 @@
 //! is cheapest and still give [`matvec_q_naive`]'s bits on every target:
 //!
 //! - **Tables** (Trit2 with whole bytes per row, at least [`TABLE_MIN_ROWS`]
-//!   rows; every target without AVX2): for each position and each chunk of
-//!   16 columns, eight 16-entry tables hold `w0*x0 + w1*x1` for every 4-bit
-//!   pair of 2-bit codes (code `10` reads as 0, as in the decoder). Every
-//!   row then reads one 32-bit word of codes and adds eight table entries:
-//!   two weights per load and add, no decode, no multiply. The tables
-//!   (512 bytes of stack) are built once per position and chunk and read by
-//!   every row.
+//!   rows; Cortex-M0/M3, M33, RISC-V, and x86-64 without AVX2): for each
+//!   position and each chunk of 16 columns, eight 16-entry tables hold
+//!   `w0*x0 + w1*x1` for every 4-bit pair of 2-bit codes (code `10` reads
+//!   as 0, as in the decoder). Every row then reads four bytes of codes and
+//!   adds eight table entries: two weights per load and add, no decode, no
+//!   multiply. The tables (512 bytes of stack) are built once per position
+//!   and chunk and read by every row, of every matrix of a
+//!   [`matvec_q_multi`] call.
+//! - **SMLAD** (Trit2, Armv7E-M: Cortex-M4/M7, cfg `atome_dsp`): a byte of
+//!   codes becomes four packed int16 weights by one table load, two `SMLAD`s
+//!   add their products with the activations (asm, `dsp.rs`).
 //! - **Decode once** (every other shape and packing): a row's codes are
 //!   decoded once per block of columns and used for all `n` positions.
-//! - **AVX2** (x86-64, detected at run time): four rows decoded to int16,
+//! - **AVX2** (x86-64, detected at run time): eight rows decoded to int16,
 //!   then `vpmaddwd` by each position's activations (16 terms per
-//!   instruction), int32 lanes.
+//!   instruction), int32 lanes (`avx2.rs`).
+//!
+//! Instructions per weight term (`scripts/q15_kernel_bench.sh`, S3's
+//! shapes; x86-64: `tests/q15_matvec_cost.rs` under callgrind) are in the
+//! commit messages and the issue 12 report; every kernel is checked against
+//! [`matvec_q_naive`] by tests/q15_matvec_diff.rs (host kernels) and by equal
+//! checksums on M0, M3 and M4F (the bench).
 //!
 //! When the output vectors overlap (`n > 1` and `ostride < rows`), the
 //! later writes of the naive loop order win: that case goes to
@@ -163,11 +173,11 @@ pub fn matvec_q_naive(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mu
 #[inline]
 fn inside(n: usize, stride: usize, len: usize) -> usize {
     if len == 0 {
-        0
-    } else if stride == 0 {
-        n
-    } else {
-        n.min((len - 1) / stride + 1)
+        return 0;
+    }
+    match (len - 1).checked_div(stride) {
+        Some(q) => n.min(q + 1),
+        None => n, // stride 0: every position starts at 0
     }
 }
 
