@@ -44,6 +44,12 @@ fn main() {
     if arch != "x86_64" || std::env::var_os("CARGO_FEATURE_PORTABLE").is_some() {
         println!("cargo:rustc-cfg=atome_portable");
     }
+    // atome_dsp: Armv7E-M (Cortex-M4/M7), whose DSP instruction SMLAD the
+    // q15 matvec uses through asm (stable Rust exposes no cfg for it).
+    println!("cargo::rustc-check-cfg=cfg(atome_dsp)");
+    if env::var("TARGET").unwrap_or_default().starts_with("thumbv7em") {
+        println!("cargo:rustc-cfg=atome_dsp");
+    }
     let mut vals = Vec::new();
     for k in KNOBS {
         println!("cargo:rerun-if-env-changed={}", k.name);

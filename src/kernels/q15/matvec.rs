@@ -1,9 +1,55 @@
 //! Exact integer matrix-vector products on int16 activation mantissas
 //! (docs/Q15.md#kernels-and-instructions).
-use crate::format::Tensor;
+//!
+//! Integer sums are associative, so the kernels below add in whatever order
+//! is cheapest and still give [`matvec_q_naive`]'s bits on every target:
+//!
+//! - **Tables** (Trit2 with whole bytes per row, at least [`TABLE_MIN_ROWS`]
+//!   rows; Cortex-M0/M3, M33, RISC-V, and x86-64 without AVX2): for each
+//!   position and each chunk of 16 columns, eight 16-entry tables hold
+//!   `w0*x0 + w1*x1` for every 4-bit pair of 2-bit codes (code `10` reads
+//!   as 0, as in the decoder). Every row then reads four bytes of codes and
+//!   adds eight table entries: two weights per load and add, no decode, no
+//!   multiply. The tables (512 bytes of stack) are built once per position
+//!   and chunk and read by every row, of every matrix of a
+//!   [`matvec_q_multi`] call.
+//! - **SMLAD** (Trit2, Armv7E-M: Cortex-M4/M7, cfg `atome_dsp`): a byte of
+//!   codes becomes four packed int16 weights by one table load, two `SMLAD`s
+//!   add their products with the activations (asm, `dsp.rs`).
+//! - **Decode once** (every other shape and packing): a row's codes are
+//!   decoded once per block of columns and used for all `n` positions.
+//! - **AVX2** (x86-64, detected at run time): eight rows decoded to int16,
+//!   then `vpmaddwd` by each position's activations (16 terms per
+//!   instruction), int32 lanes (`avx2.rs`).
+//!
+//! Instructions per weight term (`scripts/q15_kernel_bench.sh`, S3's
+//! shapes; x86-64: `tests/q15_matvec_cost.rs` under callgrind) are in the
+//! commit messages and the issue 12 report; every kernel is checked against
+//! [`matvec_q_naive`] by tests/q15_matvec_diff.rs (host kernels) and by equal
+//! checksums on M0, M3 and M4F (the bench).
+//!
+//! When the output vectors overlap (`n > 1` and `ostride < rows`), the
+//! later writes of the naive loop order win: that case goes to
+//! [`matvec_q_naive`] itself.
+use super::super::isa::Accel;
+use crate::format::{Packing, Tensor};
+
+#[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+mod avx2;
+#[cfg(atome_dsp)]
+mod dsp;
 
 /// Columns decoded per step (the decode buffer lives on the stack).
 const BLOCK: usize = 32;
+
+/// Columns per table chunk: one 32-bit word of Trit2 codes per row.
+const CHUNK: usize = 16;
+/// 2-column tables per chunk.
+const PAIRS: usize = CHUNK / 2;
+
+/// Fewest rows for which the tables pay for their building (about 180
+/// instructions per chunk and position against about 2 per weight saved).
+pub const TABLE_MIN_ROWS: usize = 8;
 
 /// For b < n and j < W.rows: `out[b*ostride + j] = sum_i W[j][i] * xs[b*xstride + i]`,
 /// the exact integer sum (any order gives the same value). Inputs past the end
@@ -12,8 +58,89 @@ const BLOCK: usize = 32;
 /// Precondition for the i32 result (docs/Q15.md#integer-widths): every
 /// |x| <= 32767 and `cols * max|w| * 32767 < 2^31` (ternary: cols <= 65537;
 /// P3: cols <= 7281). The sum wraps (never panics) when it is broken.
+///
+/// Asks the CPU for AVX2 on x86-64 (cpuid); a caller that keeps an
+/// [`Accel`] calls [`matvec_q_accel`] instead.
 pub fn matvec_q(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) {
-    matvec_q_naive(w, xs, xstride, n, out, ostride)
+    if n == 0 || w.rows == 0 {
+        return;
+    }
+    matvec_q_accel(Accel::detect(), w, xs, xstride, n, out, ostride)
+}
+
+/// [`matvec_q`] with the instruction set already chosen.
+pub fn matvec_q_accel(acc: Accel, w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) {
+    if n == 0 || w.rows == 0 {
+        return;
+    }
+    if n > 1 && ostride < w.rows {
+        return matvec_q_naive(w, xs, xstride, n, out, ostride);
+    }
+    #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+    if acc.avx2() {
+        // SAFETY: `Accel::avx2` is true only when cpuid and xgetbv showed
+        // AVX2 with the YMM state enabled by the OS.
+        unsafe { avx2::matvec(w, xs, xstride, n, out, ostride) };
+        return;
+    }
+    let _ = acc;
+    matvec_q_portable(w, xs, xstride, n, out, ostride)
+}
+
+/// One matrix of a [`matvec_q_multi`] call: `out[b*ostride + j] = (W x_b)[j]`.
+pub struct MvJobQ<'a> {
+    /// The matrix.
+    pub w: &'a Tensor<'a>,
+    /// Where its results go.
+    pub out: &'a mut [i32],
+    /// Distance between the results of consecutive vectors.
+    pub ostride: usize,
+}
+
+/// Several matrices over the same inputs: for each job, exactly
+/// [`matvec_q_accel`]`(acc, job.w, xs, xstride, n, job.out, job.ostride)`.
+/// Trit2 matrices of the same width (whole bytes per row, outputs not
+/// overlapping) share one set of tables per position and chunk, so the
+/// tables are built once for all their rows (Wq, Wk, Wv and the router of
+/// a block: 99 rows in the default configuration instead of 16 or 3).
+pub fn matvec_q_multi(acc: Accel, jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize) {
+    let shared = match jobs.first() {
+        Some(j0) => jobs.iter().all(|j| {
+            j.w.packing == Packing::Trit2
+                && j.w.cols == j0.w.cols
+                && j.w.cols.is_multiple_of(4)
+                && (n <= 1 || j.ostride >= j.w.rows)
+        }),
+        None => return,
+    };
+    let rows: usize = jobs.iter().map(|j| j.w.rows).fold(0, usize::saturating_add);
+    // (Armv7E-M: the SMLAD kernel needs no tables.)
+    if shared && !acc.avx2() && !cfg!(atome_dsp) && rows >= TABLE_MIN_ROWS && n > 0 {
+        return trit2_tables(jobs, xs, xstride, n);
+    }
+    for j in jobs.iter_mut() {
+        matvec_q_accel(acc, j.w, xs, xstride, n, j.out, j.ostride);
+    }
+}
+
+/// The kernels every target has (the tables, else decode-once), without
+/// the AVX2 path: what microcontrollers run, callable on any host.
+pub fn matvec_q_portable(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) {
+    if n == 0 || w.rows == 0 {
+        return;
+    }
+    if n > 1 && ostride < w.rows {
+        return matvec_q_naive(w, xs, xstride, n, out, ostride);
+    }
+    #[cfg(atome_dsp)]
+    if w.packing == Packing::Trit2 && w.cols.is_multiple_of(4) && dsp::trit2(w, xs, xstride, n, out, ostride) {
+        return;
+    }
+    if w.packing == Packing::Trit2 && w.cols.is_multiple_of(4) && w.rows >= TABLE_MIN_ROWS {
+        trit2_tables(&mut [MvJobQ { w, out, ostride }], xs, xstride, n)
+    } else {
+        decode_once(w, xs, xstride, n, out, ostride)
+    }
 }
 
 /// The plain definition of [`matvec_q`]: the oracle of its differential tests.
@@ -36,6 +163,202 @@ pub fn matvec_q_naive(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mu
             if let Some(o) = out.get_mut(b * ostride + j) {
                 *o = acc;
             }
+        }
+    }
+}
+
+/// How many of the positions 0..n start inside a buffer of `len` values
+/// (`stride` apart): b * stride cannot overflow for those, so the loops
+/// below multiply without a checked (on ARMv6-M: library) multiply.
+#[inline]
+fn inside(n: usize, stride: usize, len: usize) -> usize {
+    if len == 0 {
+        return 0;
+    }
+    match (len - 1).checked_div(stride) {
+        Some(q) => n.min(q + 1),
+        None => n, // stride 0: every position starts at 0
+    }
+}
+
+/// Position b's inputs, cut to `cols` (shorter when `xs` ends first); `xn`
+/// = [`inside`]`(n, xstride, xs.len())`.
+#[inline]
+fn x_row(xs: &[i16], b: usize, xstride: usize, cols: usize, xn: usize) -> &[i16] {
+    if b >= xn {
+        return &[];
+    }
+    let row = xs.get(b * xstride..).unwrap_or(&[]);
+    &row[..row.len().min(cols)]
+}
+
+/// Position b's outputs: `out[b*ostride..]`, at most `rows` long (empty
+/// when `out` ends first); `on` = [`inside`]`(n, ostride, out.len())`.
+#[inline]
+fn out_row(out: &mut [i32], b: usize, ostride: usize, rows: usize, on: usize) -> &mut [i32] {
+    if b >= on {
+        return &mut [];
+    }
+    let row = match out.get_mut(b * ostride..) {
+        Some(r) => r,
+        None => return &mut [],
+    };
+    let m = row.len().min(rows);
+    &mut row[..m]
+}
+
+/// Decode-once kernel: any packing, any shape (outputs must not overlap).
+fn decode_once(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) {
+    let cols = w.cols;
+    let (xn, on) = (inside(n, xstride, xs.len()), inside(n, ostride, out.len()));
+    let mut codes = [0i8; BLOCK];
+    for j in 0..w.rows {
+        let mut c0 = 0;
+        loop {
+            let len = (cols - c0).min(BLOCK);
+            w.decode(j * cols + c0, &mut codes[..len]);
+            for b in 0..on {
+                let o = match out_row(out, b, ostride, w.rows, on).get_mut(j) {
+                    Some(o) => o,
+                    None => continue,
+                };
+                let x = x_row(xs, b, xstride, cols, xn).get(c0..).unwrap_or(&[]);
+                let mut s = 0i32;
+                for (&c, &v) in codes[..len].iter().zip(x) {
+                    s = s.wrapping_add(i32::from(c) * i32::from(v));
+                }
+                *o = if c0 == 0 { s } else { o.wrapping_add(s) };
+            }
+            c0 += len;
+            if c0 >= cols {
+                break;
+            }
+        }
+    }
+}
+
+/// Eight pair tables, code-major: `t[c0 + 4*c1][p] = w(c0)*x[2p] + w(c1)*x[2p+1]`
+/// with the Trit2 code values w = [0, 1, 0, -1]. Code-major, so that the
+/// entries a row reads for one byte are `base + 32*nibble + constant`: one
+/// base register for all eight tables (ARMv6-M has eight low registers).
+type Tables = [[i32; PAIRS]; 16];
+
+/// The tables of columns c0..c0+16 of one position (x past its end: 0, so
+/// codes read past a row's last column add nothing). `t` must start all
+/// zero (entries 0, 2, 8, 10 are never written).
+#[inline]
+fn build_tables(t: &mut Tables, x: &[i16], c0: usize) {
+    // p indexes both the columns of x and the tables.
+    #[allow(clippy::needless_range_loop)]
+    for p in 0..PAIRS {
+        let x0 = x.get(c0 + 2 * p).map_or(0, |&v| i32::from(v));
+        let x1 = x.get(c0 + 2 * p + 1).map_or(0, |&v| i32::from(v));
+        let (n0, n1) = (x0.wrapping_neg(), x1.wrapping_neg());
+        let (a, b, c, d) = (x0.wrapping_add(x1), n0.wrapping_add(x1), x0.wrapping_add(n1), n0.wrapping_add(n1));
+        // Spelled out: the size profile does not unroll loops. Index
+        // c0 + 4*c1; codes 0 and 2 are the weight 0, so entries 0, 2, 8
+        // and 10 are 0 for every x: set once by the caller.
+        t[1][p] = x0;
+        t[3][p] = n0;
+        t[4][p] = x1;
+        t[5][p] = a;
+        t[6][p] = x1;
+        t[7][p] = b;
+        t[9][p] = x0;
+        t[11][p] = n0;
+        t[12][p] = n1;
+        t[13][p] = c;
+        t[14][p] = n1;
+        t[15][p] = d;
+    }
+}
+
+/// Four Trit2 codes (one payload byte, byte K of a 16-column chunk)
+/// against pair tables 2K and 2K+1.
+#[inline(always)]
+fn byte_sum<const K: usize>(t: &Tables, b: u8) -> i32 {
+    t[(b & 15) as usize][2 * K].wrapping_add(t[(b >> 4) as usize][2 * K + 1])
+}
+
+/// Sixteen codes from four bytes.
+#[inline(always)]
+fn word_sum(t: &Tables, a: u8, b: u8, c: u8, d: u8) -> i32 {
+    byte_sum::<0>(t, a).wrapping_add(byte_sum::<1>(t, b)).wrapping_add(byte_sum::<2>(t, c)).wrapping_add(byte_sum::<3>(t, d))
+}
+
+/// Adds, for every output row, its next sixteen codes (four bytes from
+/// `data[at..]`, then `step` bytes further per row; bytes past the end of
+/// `data`: the zero code) against the tables.
+#[inline(never)]
+fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32]) {
+    let step = step.max(1);
+    // All rows inside the payload (the usual case): no per-row checks but
+    // the one the slice pattern makes.
+    let span = out.len().checked_sub(1).and_then(|m| m.checked_mul(step)).and_then(|s| s.checked_add(at + 4));
+    if let Some(d) = span.and_then(|e| data.get(at..e)) {
+        let mut p = d.as_ptr();
+        for o in out.iter_mut() {
+            // SAFETY: row j (< out.len()) reads d[j*step .. j*step + 4],
+            // inside d, whose length is (out.len() - 1) * step + 4. Checked
+            // slices cost 14 instructions of the ~54 per row and chunk on
+            // Cortex-M3 (scripts/q15_kernel_bench.sh).
+            let (a, b, c, e) = unsafe { (*p, *p.add(1), *p.add(2), *p.add(3)) };
+            // Bytes, not a word: ARMv6-M has no unaligned loads, and a
+            // byte splits into two 4-bit indexes for free.
+            *o = o.wrapping_add(word_sum(t, a, b, c, e));
+            p = p.wrapping_add(step);
+        }
+        return;
+    }
+    let mut rest = data.get(at..).unwrap_or(&[]);
+    for o in out.iter_mut() {
+        let byte = |k: usize| rest.get(k).copied().unwrap_or(0);
+        *o = o.wrapping_add(word_sum(t, byte(0), byte(1), byte(2), byte(3)));
+        rest = rest.get(step..).unwrap_or(&[]);
+    }
+}
+
+/// Jobs sharing one set of tables per pass (their output counts live on
+/// the stack).
+const MAX_JOBS: usize = 8;
+
+/// Table kernel: Trit2 matrices of one width, `cols % 4 == 0` (every row
+/// starts on a byte), outputs not overlapping.
+fn trit2_tables(jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize) {
+    for group in jobs.chunks_mut(MAX_JOBS) {
+        trit2_tables_group(group, xs, xstride, n);
+    }
+}
+
+/// [`trit2_tables`] for at most [`MAX_JOBS`] jobs.
+fn trit2_tables_group(jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize) {
+    let cols = match jobs.first() {
+        Some(j) => j.w.cols,
+        None => return,
+    };
+    let mut t: Tables = [[0; PAIRS]; 16];
+    let xn = inside(n, xstride, xs.len());
+    let mut on = [0usize; MAX_JOBS];
+    for (o, j) in on.iter_mut().zip(jobs.iter()) {
+        *o = inside(n, j.ostride, j.out.len());
+    }
+    // Positions past every job's outputs write nothing.
+    let last = on.iter().copied().max().unwrap_or(0);
+    for b in 0..last {
+        let x = x_row(xs, b, xstride, cols, xn);
+        for (j, &jn) in jobs.iter_mut().zip(&on) {
+            for o in out_row(j.out, b, j.ostride, j.w.rows, jn) {
+                *o = 0;
+            }
+        }
+        let mut c0 = 0;
+        while c0 < cols {
+            build_tables(&mut t, x, c0);
+            for (j, &jn) in jobs.iter_mut().zip(&on) {
+                let ob = out_row(j.out, b, j.ostride, j.w.rows, jn);
+                add_rows(&t, j.w.data, c0 / 4, cols / 4, ob);
+            }
+            c0 += CHUNK;
         }
     }
 }

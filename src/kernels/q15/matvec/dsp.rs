@@ -1,0 +1,129 @@
+//! Armv7E-M (Cortex-M4/M7) Trit2 kernel: each payload byte becomes two
+//! words of packed int16 weights by one table load (`LDRD`), and `SMLAD`
+//! multiplies them by two packed activations each and adds both products
+//! (wrapping: the same sum mod 2^32 as any order). Seven instructions per
+//! byte (four weights) and one word load of codes per four bytes, no tables
+//! to build per position. Written in asm:
+//! LLVM spills the same loop's registers at opt-level "s" (about 11 per
+//! byte, scripts/q15_kernel_bench.sh), and stable Rust has no SMLAD
+//! intrinsic.
+use crate::format::Tensor;
+
+/// Byte of four Trit2 codes -> w0 | w1 << 16 | w2 << 32 | w3 << 48 (int16
+/// fields; code `10` reads as 0). 8-byte aligned (u64), as `LDRD` needs.
+static PAIRS16: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let val = [0u64, 1, 0, 0xFFFF];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = val[b & 3] | val[(b >> 2) & 3] << 16 | val[(b >> 4) & 3] << 32 | val[(b >> 6) & 3] << 48;
+        b += 1;
+    }
+    t
+};
+
+/// sum over the `row` bytes of PAIRS16[byte] . x[4k..4k+4], wrapping.
+#[inline(always)]
+fn row_dot(row: &[u8], x: &[i16]) -> i32 {
+    let nb = row.len().min(x.len() / 4);
+    if nb == 0 {
+        return 0;
+    }
+    let mut acc = 0i32;
+    // SAFETY: the loops read nb bytes from row (nb / 4 unaligned words,
+    // then nb % 4 bytes) and 4 * nb int16 (as 2 * nb unaligned words;
+    // Armv7E-M allows unaligned LDR from normal memory) from x, both within
+    // the slices (nb <= row.len(), 4 * nb <= x.len()), and 8-byte table
+    // entries at PAIRS16 + 8 * byte (byte < 256). LDRD needs a word-aligned
+    // address: the u64 table is. SMLAD may set the Q flag, which nothing
+    // reads. Only the named registers and the flags change.
+    unsafe {
+        core::arch::asm!(
+            "lsrs {n4}, {nb}, #2",
+            "beq 3f",
+            // Four bytes (sixteen weights) a step: one word of codes.
+            "2:",
+            "ldr {c}, [{wp}], #4",
+            "uxtb {t0}, {c}",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "ldr {t2}, [{xp}], #4",
+            "smlad {acc}, {t0}, {t2}, {acc}",
+            "ldr {t2}, [{xp}], #4",
+            "smlad {acc}, {t1}, {t2}, {acc}",
+            "ubfx {t0}, {c}, #8, #8",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "ldr {t2}, [{xp}], #4",
+            "smlad {acc}, {t0}, {t2}, {acc}",
+            "ldr {t2}, [{xp}], #4",
+            "smlad {acc}, {t1}, {t2}, {acc}",
+            "ubfx {t0}, {c}, #16, #8",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "ldr {t2}, [{xp}], #4",
+            "smlad {acc}, {t0}, {t2}, {acc}",
+            "ldr {t2}, [{xp}], #4",
+            "smlad {acc}, {t1}, {t2}, {acc}",
+            "lsrs {t0}, {c}, #24",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "ldr {t2}, [{xp}], #4",
+            "smlad {acc}, {t0}, {t2}, {acc}",
+            "ldr {t2}, [{xp}], #4",
+            "smlad {acc}, {t1}, {t2}, {acc}",
+            "subs {n4}, {n4}, #1",
+            "bne 2b",
+            "3:",
+            // The last nb % 4 bytes one at a time.
+            "ands {nb}, {nb}, #3",
+            "beq 5f",
+            "4:",
+            "ldrb {t0}, [{wp}], #1",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "ldr {t2}, [{xp}], #4",
+            "smlad {acc}, {t0}, {t2}, {acc}",
+            "ldr {t2}, [{xp}], #4",
+            "smlad {acc}, {t1}, {t2}, {acc}",
+            "subs {nb}, {nb}, #1",
+            "bne 4b",
+            "5:",
+            wp = inout(reg) row.as_ptr() => _,
+            xp = inout(reg) x.as_ptr() => _,
+            nb = inout(reg) nb => _,
+            n4 = out(reg) _,
+            tab = in(reg) PAIRS16.as_ptr(),
+            acc = inout(reg) acc,
+            c = out(reg) _,
+            t0 = out(reg) _,
+            t1 = out(reg) _,
+            t2 = out(reg) _,
+            options(readonly, nostack),
+        );
+    }
+    acc
+}
+
+/// Trit2 with `cols % 4 == 0`, outputs not overlapping (the caller
+/// checks). False (nothing written) when `xs` or the payload is short:
+/// the other kernels handle that.
+pub(super) fn trit2(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) -> bool {
+    let cols = w.cols;
+    let bpr = cols / 4;
+    let need_x = (n - 1).checked_mul(xstride).and_then(|v| v.checked_add(cols));
+    let need_w = w.rows.checked_mul(bpr);
+    match (need_x, need_w) {
+        (Some(nx), Some(nw)) if nx <= xs.len() && nw <= w.data.len() && bpr > 0 => {}
+        _ => return false,
+    }
+    let on = super::inside(n, ostride, out.len());
+    for b in 0..on {
+        let ob = super::out_row(out, b, ostride, w.rows, on);
+        let x = super::x_row(xs, b, xstride, cols, n);
+        for (o, row) in ob.iter_mut().zip(w.data.chunks_exact(bpr)) {
+            *o = row_dot(row, x);
+        }
+    }
+    true
+}

@@ -1,0 +1,70 @@
+//! The matvec work of S1 (944K model: D=256, DH=64, L=8, V=256; 64
+//! positions): per layer one `matvec_q_multi` over Wq, Wk (64 x 256), Wv
+//! (256 x 256) and the router (3 x 256) for 64 positions, then the head
+//! (256 x 256) for one position: 50,790,400 weight terms. Random Trit2
+//! weights and activations. Run under callgrind to count the kernel's
+//! instructions (ignored in the normal test run):
+//!
+//! ```text
+//! cargo test --release --test q15_matvec_cost --no-run
+//! valgrind --tool=callgrind --toggle-collect='*matvec_q_multi*' --toggle-collect='*matvec_q_accel*' \
+//!     target/release/deps/q15_matvec_cost-* --ignored --exact s1_matvec_work
+//! ```
+//! The test itself checks a sample of the results against the naive
+//! definition (outside the collected functions).
+use atome::format::{Packing, Tensor};
+use atome::kernels::isa::Accel;
+use atome::kernels::q15::matvec::{matvec_q_accel, matvec_q_multi, matvec_q_naive, MvJobQ};
+
+fn rnd(s: &mut u64) -> u64 {
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    *s
+}
+
+fn trit2(rows: usize, cols: usize, s: &mut u64) -> Vec<u8> {
+    (0..rows * cols / 4)
+        .map(|_| {
+            let r = rnd(s);
+            (0..4).fold(0u8, |b, k| b | ([0u8, 1, 3][((r >> (8 * k)) % 3) as usize] << (2 * k)))
+        })
+        .collect()
+}
+
+#[test]
+#[ignore]
+fn s1_matvec_work() {
+    let (d, dh, l, v, n) = (256usize, 64usize, 8usize, 256usize, 64usize);
+    let mut s = 0x1234_5678_9ABC_DEF1u64;
+    let acc = Accel::detect();
+    let xs: Vec<i16> = (0..n * d).map(|_| ((rnd(&mut s) % 65535) as i32 - 32767) as i16).collect();
+    let mut terms = 0usize;
+    for _ in 0..l {
+        let (dq, dk, dv, dr) = (trit2(dh, d, &mut s), trit2(dh, d, &mut s), trit2(d, d, &mut s), trit2(3, d, &mut s));
+        let t = |data, rows| Tensor { data, scale: 1.0, rows, cols: d, packing: Packing::Trit2 };
+        let (wq, wk, wv, wr) = (t(&dq[..], dh), t(&dk[..], dh), t(&dv[..], d), t(&dr[..], 3));
+        let (mut q, mut k, mut vv, mut r) = (vec![0i32; n * dh], vec![0i32; n * dh], vec![0i32; n * d], vec![0i32; n * 3]);
+        let mut jobs = [
+            MvJobQ { w: &wq, out: &mut q, ostride: dh },
+            MvJobQ { w: &wk, out: &mut k, ostride: dh },
+            MvJobQ { w: &wv, out: &mut vv, ostride: d },
+            MvJobQ { w: &wr, out: &mut r, ostride: 3 },
+        ];
+        matvec_q_multi(acc, &mut jobs, &xs, d, n);
+        terms += (2 * dh + d + 3) * d * n;
+        // A sample checked: the last position of Wv.
+        let mut want = vec![0i32; d];
+        matvec_q_naive(&wv, &xs[(n - 1) * d..], d, 1, &mut want, d);
+        assert_eq!(&vv[(n - 1) * d..], &want[..]);
+    }
+    let dh_ = trit2(v, d, &mut s);
+    let head = Tensor { data: &dh_, scale: 1.0, rows: v, cols: d, packing: Packing::Trit2 };
+    let mut logits = vec![0i32; v];
+    matvec_q_accel(acc, &head, &xs[..d], d, 1, &mut logits, v);
+    terms += v * d;
+    let mut want = vec![0i32; v];
+    matvec_q_naive(&head, &xs[..d], d, 1, &mut want, v);
+    assert_eq!(logits, want);
+    assert_eq!(terms, 50_790_400);
+}

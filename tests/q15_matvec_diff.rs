@@ -1,0 +1,205 @@
+//! Differential test of the q15 integer matvec: every kernel (the run-time
+//! choice, which is AVX2 on an x86-64 host that has it, and the portable
+//! kernels microcontrollers run) against `matvec_q_naive`, the plain
+//! definition, over the whole output buffer (what must not be written
+//! keeps its sentinel). Integer sums: the results must be equal, not close.
+use atome::format::{Packing, Tensor};
+use atome::kernels::isa::Accel;
+use atome::kernels::q15::matvec::{matvec_q, matvec_q_accel, matvec_q_naive, matvec_q_portable, TABLE_MIN_ROWS};
+use proptest::prelude::*;
+
+#[derive(Debug, Clone)]
+struct Case {
+    packing: Packing,
+    rows: usize,
+    cols: usize,
+    n: usize,
+    xstride: usize,
+    ostride: usize,
+    data: Vec<u8>,
+    xs: Vec<i16>,
+    out_len: usize,
+}
+
+/// Activations: mostly the extremes and small values, which find
+/// sign and carry mistakes, else anything int16 holds.
+fn value() -> impl Strategy<Value = i16> {
+    prop_oneof![
+        3 => Just(32767i16),
+        3 => Just(-32767i16),
+        1 => Just(-32768i16),
+        2 => -3i16..=3,
+        6 => any::<i16>(),
+    ]
+}
+
+fn case() -> impl Strategy<Value = Case> {
+    // cols: often a multiple of 4 (the table kernel), sometimes odd.
+    let cols = prop_oneof![(1usize..80).prop_map(|c| 4 * c), 1usize..300];
+    let rows = prop_oneof![1usize..TABLE_MIN_ROWS + 2, 1usize..70];
+    let shape = (0u8..3, rows, cols, 1usize..40, 0usize..6, 0usize..6, 0u8..16, 0usize..4, 0u8..12, 0usize..9);
+    shape.prop_flat_map(|(pk, rows, cols, n, xextra, oextra, lenmode, extra, shortmode, cut)| {
+        let packing = Packing::from_tag(pk).unwrap();
+        let full = packing.payload_len(rows * cols);
+        // Mostly the exact payload or a few bytes more; sometimes short.
+        let len = match lenmode {
+            0 => full / 2,
+            1 => full.saturating_sub(1),
+            _ => full + extra,
+        };
+        let xstride = cols + xextra;
+        // Sometimes overlapping output vectors (ostride < rows).
+        let ostride = if shortmode == 0 { rows / 2 + oextra } else { rows + oextra };
+        let xlen_full = (n - 1) * xstride + cols;
+        let out_full = (n - 1) * ostride + rows;
+        // Sometimes short inputs or outputs.
+        let (xlen, out_len) = match shortmode {
+            1 => (xlen_full.saturating_sub(cut * 7 + 1), out_full),
+            2 => (xlen_full, out_full.saturating_sub(cut * 5 + 1)),
+            3 => (xlen_full / 2, out_full / 3),
+            _ => (xlen_full, out_full + extra),
+        };
+        (prop::collection::vec(any::<u8>(), len), prop::collection::vec(value(), xlen)).prop_map(move |(data, xs)| Case {
+            packing,
+            rows,
+            cols,
+            n,
+            xstride,
+            ostride,
+            data,
+            xs,
+            out_len,
+        })
+    })
+}
+
+type Kernel = fn(&Tensor, &[i16], usize, usize, &mut [i32], usize);
+
+fn run(c: &Case, k: Kernel) -> Vec<i32> {
+    let w = Tensor { data: &c.data, scale: 1.0, rows: c.rows, cols: c.cols, packing: c.packing };
+    let mut out = vec![0x5A5A_5A5Ai32; c.out_len];
+    k(&w, &c.xs, c.xstride, c.n, &mut out, c.ostride);
+    out
+}
+
+fn accel_none(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) {
+    matvec_q_accel(Accel::default(), w, xs, xstride, n, out, ostride)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 3000, ..ProptestConfig::default() })]
+
+    #[test]
+    fn every_kernel_equals_the_definition(c in case()) {
+        let want = run(&c, matvec_q_naive);
+        prop_assert_eq!(&run(&c, matvec_q), &want, "matvec_q (run-time choice)");
+        prop_assert_eq!(&run(&c, matvec_q_portable), &want, "portable kernels");
+        prop_assert_eq!(&run(&c, accel_none), &want, "Accel without AVX2");
+    }
+}
+
+/// The largest sums the contract allows, in every kernel: cols * 32767 for
+/// ternary weights all +1 (or all -1), and 9 * 7281 * 32767 for P3.
+#[test]
+fn extreme_sums_are_exact() {
+    for (p, code, cols, wv) in
+        [(Packing::Trit2, 1u8, 4096usize, 1i64), (Packing::Trit2, 3, 4096, -1), (Packing::P3, 6, 7280, -9), (Packing::P3, 5, 7280, 9)]
+    {
+        let rows = 9;
+        let mut data = vec![0u8; p.payload_len(rows * cols)];
+        atome::format::pack(p, rows * cols, |_| match p {
+            Packing::P3 => atome::format::P3_WEIGHTS[code as usize],
+            _ => [0, 1, 0, -1][code as usize],
+        }, &mut data)
+        .unwrap();
+        let w = Tensor { data: &data, scale: 1.0, rows, cols, packing: p };
+        for x in [32767i16, -32767] {
+            let xs = vec![x; 2 * cols];
+            let want = (cols as i64 * wv * x as i64) as i32;
+            assert_eq!(want as i64, cols as i64 * wv * x as i64, "the case stays inside int32");
+            for k in [matvec_q as Kernel, matvec_q_portable, matvec_q_naive] {
+                let mut out = vec![0i32; 2 * rows];
+                k(&w, &xs, cols, 2, &mut out, rows);
+                assert!(out.iter().all(|&o| o == want), "{p:?} x={x}: {:?} != {want}", &out[..3]);
+            }
+        }
+    }
+}
+
+/// The real models' shapes (D = 32, 64, 256; 3, 16, 64, 256 rows), every
+/// packing, a long batch: all kernels agree with the definition.
+#[test]
+fn model_shapes() {
+    let mut s = 0x9E37_79B9_7F4A_7C15u64;
+    let mut rnd = move || {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        s
+    };
+    for p in Packing::ALL {
+        for (rows, cols) in [(3, 64), (16, 64), (64, 64), (256, 64), (64, 256), (256, 256), (8, 32)] {
+            let n = 70;
+            let data: Vec<u8> = (0..p.payload_len(rows * cols)).map(|_| match p {
+                Packing::Base3 => (rnd() % 243) as u8,
+                _ => rnd() as u8,
+            }).collect();
+            let xs: Vec<i16> = (0..n * cols).map(|_| ((rnd() % 65535) as i32 - 32767) as i16).collect();
+            let c = Case { packing: p, rows, cols, n, xstride: cols, ostride: rows, data, xs, out_len: n * rows };
+            let want = run(&c, matvec_q_naive);
+            assert_eq!(run(&c, matvec_q), want, "{p:?} {rows}x{cols}");
+            assert_eq!(run(&c, matvec_q_portable), want, "{p:?} {rows}x{cols} portable");
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Multi {
+    cols: usize,
+    n: usize,
+    xs: Vec<i16>,
+    /// (packing, rows, cols, ostride, payload, out length)
+    jobs: Vec<(Packing, usize, usize, usize, Vec<u8>, usize)>,
+}
+
+fn multi() -> impl Strategy<Value = Multi> {
+    let cols = prop_oneof![(1usize..40).prop_map(|c| 4 * c), 1usize..90];
+    (cols, 1usize..20, 0usize..3).prop_flat_map(|(cols, n, xextra)| {
+        // Mostly Trit2 of the shared width; sometimes another packing or width.
+        let job = (0u8..8, 1usize..40, 0usize..4, 0u8..8, 0usize..3).prop_flat_map(move |(kind, rows, oextra, mode, cut)| {
+            let packing = if kind == 0 { Packing::Base3 } else if kind == 1 { Packing::P3 } else { Packing::Trit2 };
+            let c = if kind == 2 { cols + 4 } else { cols };
+            let ostride = if mode == 0 { rows / 2 + 1 } else { rows + oextra };
+            let out_len = (n - 1) * ostride + rows;
+            let out_len = if mode == 1 { out_len.saturating_sub(cut * 3 + 1) } else { out_len };
+            let full = packing.payload_len(rows * c);
+            let len = if mode == 2 { full / 2 } else { full };
+            prop::collection::vec(any::<u8>(), len).prop_map(move |d| (packing, rows, c, ostride, d, out_len))
+        });
+        (prop::collection::vec(job, 1..5), prop::collection::vec(value(), (n - 1) * (cols + xextra) + cols))
+            .prop_map(move |(jobs, xs)| Multi { cols: cols + xextra, n, xs, jobs })
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+
+    /// matvec_q_multi equals one naive call per matrix.
+    #[test]
+    fn multi_equals_one_call_per_matrix(m in multi()) {
+        use atome::kernels::q15::matvec::{matvec_q_multi, MvJobQ};
+        let ts: Vec<Tensor> = m.jobs.iter().map(|(p, r, c, _, d, _)| Tensor { data: d, scale: 1.0, rows: *r, cols: *c, packing: *p }).collect();
+        let mut want: Vec<Vec<i32>> = m.jobs.iter().map(|j| vec![0x5A5A_5A5A; j.5]).collect();
+        for ((t, j), o) in ts.iter().zip(&m.jobs).zip(want.iter_mut()) {
+            matvec_q_naive(t, &m.xs, m.cols, m.n, o, j.3);
+        }
+        for acc in [Accel::default(), Accel::detect()] {
+            let mut got: Vec<Vec<i32>> = m.jobs.iter().map(|j| vec![0x5A5A_5A5A; j.5]).collect();
+            let mut jobs: Vec<MvJobQ> =
+                ts.iter().zip(&m.jobs).zip(got.iter_mut()).map(|((w, j), out)| MvJobQ { w, out, ostride: j.3 }).collect();
+            matvec_q_multi(acc, &mut jobs, &m.xs, m.cols, m.n);
+            drop(jobs);
+            prop_assert_eq!(&got, &want);
+        }
+    }
+}
