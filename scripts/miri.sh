@@ -16,7 +16,7 @@
 # time (-C target-feature=+avx2): the check is then constant-true and Miri
 # interprets the AVX2 kernels themselves (gathers, permutes), which is where
 # the unsafe code is. Extra test names (e.g. MIRI_TESTS="ffi_miri api_errors")
-# can be given; the default is ffi_miri.
+# can be given; the default is ffi_miri and q15_matvec_miri (the q15 AVX2 kernels).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -32,7 +32,7 @@ fi
 export CARGO_BUILD_RUSTC_WORKSPACE_WRAPPER=
 cargo +nightly miri setup >/dev/null 2>&1 || cargo +nightly miri setup
 
-tests=${MIRI_TESTS:-ffi_miri}
+tests=${MIRI_TESTS:-ffi_miri q15_matvec_miri}
 args=()
 for t in $tests; do args+=(--test "$t"); done
 export RUSTFLAGS="${RUSTFLAGS:-} -C target-feature=+avx2"
