@@ -354,6 +354,23 @@ fn step(m6: &mut i32, e: &mut i32, x6: i32, ex: i32, neg: bool) -> bool {
             *m6 = r;
             return true;
         }
+        // The sum left the binade by one bit: round at bit 7 (|t| >= 2^30)
+        // or at bit 5 (|t| in [2^28, 2^29): one leading bit lost, the
+        // shifted-out bits jammed into bit 0 as in add6). A t still inside
+        // the binade (a tie or an edge above) gets p = 5 too, and its
+        // |q| >= 2^24 fails the range check: add6 takes it.
+        let tj = t | ((s << d) != x) as i32;
+        let u = tj.unsigned_abs();
+        let p = if u >= 1 << 30 { 7 } else { 5 };
+        if u >= 1 << 28 {
+            let q = tj.wrapping_add((1 << (p - 1)) - 1 + ((tj >> p) & 1)) >> p;
+            let ne = *e + p - 6;
+            if ((q + (1 << 24) - 1) as u32) < (1 << 25) - 1 && ((ne - 2) as u32) <= 252 {
+                *m6 = q << 6;
+                *e = ne;
+                return true;
+            }
+        }
     }
     let r = add6(*m6, *e, x, ex);
     let ne = (r >> 32) as i32;
