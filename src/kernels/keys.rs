@@ -11,6 +11,7 @@
 //! whatever the order the layout reads them in, so the same bits) and keeps
 //! the top slots.
 use super::attention::{clear_slots, insert};
+use super::device::sf;
 use super::lanes::Lanes;
 
 /// How keys are laid out in a cache, and how a group of them is read.
@@ -60,7 +61,8 @@ impl KeyLayout for Rows {
             let Some(key) = keys.get(at..at + self.dh) else { continue };
             let mut s = 0.0f32;
             for (&x, &k) in q.iter().zip(key) {
-                s += x * k;
+                // (Integer add and multiply on cores without an FPU.)
+                s = sf::add(s, sf::mul(x, k));
             }
             *v = s;
         }

@@ -8,6 +8,7 @@
 //! Code generic over the lane type implements [`LaneJob`]; the instruction
 //! set's [`super::isa::Accel::with_lanes`] runs it with the best type the
 //! CPU allows, compiled for that instruction set.
+use super::device::sf;
 
 /// N lanes of f32.
 pub trait Lanes<const N: usize>: Copy {
@@ -109,7 +110,8 @@ impl<const N: usize> Lanes<N> for Scalar<N> {
     fn add(self, o: Self) -> Self {
         let mut r = self.0;
         for (r, o) in r.iter_mut().zip(o.0) {
-            *r += o;
+            // (The integer add on cores without an FPU; `+` elsewhere.)
+            *r = sf::add(*r, o);
         }
         Scalar(r)
     }
@@ -117,7 +119,7 @@ impl<const N: usize> Lanes<N> for Scalar<N> {
     fn mul(self, o: Self) -> Self {
         let mut r = self.0;
         for (r, o) in r.iter_mut().zip(o.0) {
-            *r *= o;
+            *r = sf::mul(*r, o);
         }
         Scalar(r)
     }
@@ -125,7 +127,7 @@ impl<const N: usize> Lanes<N> for Scalar<N> {
     fn mul_nz(self, h: Self) -> Self {
         let mut r = [0.0f32; N];
         for ((r, w), h) in r.iter_mut().zip(self.0).zip(h.0) {
-            let v = w * h;
+            let v = sf::mul(w, h);
             *r = if w != 0.0 { v } else { 0.0 };
         }
         Scalar(r)

@@ -1,4 +1,5 @@
 //! LayerNorm in the reference's order.
+use super::device::sf::{add, mul, sub};
 use crate::format::Norm;
 use crate::math::sqrtf;
 
@@ -6,14 +7,15 @@ use crate::math::sqrtf;
 fn stats(x: &[f32]) -> (f32, f32) {
     let d = x.len() as f32;
     let mut mean = 0.0f32;
+    // add/mul: `+`/`*`, or the integer routines on cores without an FPU.
     for &v in x {
-        mean += v;
+        mean = add(mean, v);
     }
     mean /= d;
     let mut var = 0.0f32;
     for &v in x {
-        let c = v - mean;
-        var += c * c;
+        let c = sub(v, mean);
+        var = add(var, mul(c, c));
     }
     var /= d;
     (mean, 1.0 / sqrtf(var + 1e-5))
@@ -37,7 +39,7 @@ pub fn layer_norm(x: &[f32], norm: &Norm, out: &mut [f32]) {
         return;
     }
     for (i, (o, &v)) in out.iter_mut().zip(x).enumerate() {
-        *o = norm.gamma.get(i) * (v - mean) * inv + norm.beta.get(i);
+        *o = add(mul(mul(norm.gamma.get(i), sub(v, mean)), inv), norm.beta.get(i));
     }
 }
 
@@ -45,6 +47,6 @@ pub fn layer_norm(x: &[f32], norm: &Norm, out: &mut [f32]) {
 pub fn layer_norm_in_place(x: &mut [f32], norm: &Norm) {
     let (mean, inv) = stats(x);
     for (i, v) in x.iter_mut().enumerate() {
-        *v = norm.gamma.get(i) * (*v - mean) * inv + norm.beta.get(i);
+        *v = add(mul(mul(norm.gamma.get(i), sub(*v, mean)), inv), norm.beta.get(i));
     }
 }

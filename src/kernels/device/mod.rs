@@ -7,6 +7,7 @@
 
 #[cfg_attr(not(target_abi = "eabihf"), allow(dead_code))]
 pub mod fpu;
+pub mod sf;
 pub mod soft;
 
 use crate::format::Tensor;

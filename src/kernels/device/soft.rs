@@ -155,6 +155,14 @@ const SNB: usize = 4;
 /// Entry flag: subtract the term.
 const NEG: u8 = 0x80;
 
+/// One vector's block of inputs, unpacked: mantissas << 6 and exponents
+/// (one base address for both: fewer live registers in [`run`]).
+#[derive(Clone, Copy)]
+struct Unpacked {
+    m6: [i32; SB],
+    e: [u8; SB],
+}
+
 /// How one vector's block is added.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -239,8 +247,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
         }
     }
     // Mantissas << 6 and exponents of the block's inputs, per vector.
-    let mut xm = [[0i32; SB]; SNB];
-    let mut xe = [[0u8; SB]; SNB];
+    let mut xb = [Unpacked { m6: [0; SB], e: [0; SB] }; SNB];
     let mut mode = [Mode::Skip; SNB];
     let mut codes = [0i8; SB];
     // Nonzero weights of a row's block: column | NEG.
@@ -259,7 +266,8 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             }
             let Some(x) = xs.get(base + c0..base + c0 + len) else { continue };
             mode[b] = Mode::Soft;
-            for ((&v, m), e) in x.iter().zip(xm[b].iter_mut()).zip(xe[b].iter_mut()) {
+            let Unpacked { m6: xm, e: xe } = &mut xb[b];
+            for ((&v, m), e) in x.iter().zip(xm.iter_mut()).zip(xe.iter_mut()) {
                 match unpack(v) {
                     Some(u) => {
                         *m = u.m << 6;
@@ -290,7 +298,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                     (Mode::Skip, _) => continue,
                     (Mode::Soft, Some(a)) if !general => {
                         let mut a = a;
-                        let done = run(ents, &xm[b], &xe[b], &mut a);
+                        let done = run(ents, &xb[b], &mut a);
                         match ents.get(done) {
                             None => pack(a),
                             // Overflow at column k: the float add from there on.
@@ -317,59 +325,125 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
     }
 }
 
-/// acc + x (or acc - x when `neg`) on an unpacked accumulator (m, e) and an
-/// unpacked term (x6 = its mantissa << 6, ex its exponent): the step of the
-/// matvec's inner loop. False on overflow, with (m, e) unchanged.
+/// acc + x (or acc - x when `neg`) on an unpacked accumulator held as
+/// (m6, e): m6 = its signed mantissa << 6 (0 for +0.0, with e = 0), e its
+/// exponent as in [`Soft`]; the term as x6 = its mantissa << 6 and ex. The
+/// step of the matvec's inner loop. False on overflow, with (m6, e) unchanged.
 #[inline(always)]
-fn step(m: &mut i32, e: &mut i32, x6: i32, ex: i32, neg: bool) -> bool {
+fn step(m6: &mut i32, e: &mut i32, x6: i32, ex: i32, neg: bool) -> bool {
+    let x = if neg { x6.wrapping_neg() } else { x6 };
     // Fast path: the term is not above the accumulator's binade
-    // (0 <= d <= 31), the result stays in that binade and is not near a
-    // tie. Then adding the term rounded to the accumulator's ulp is the
-    // IEEE sum: translation by the integer m commutes with rounding.
-    let d = e.wrapping_sub(ex) as u32;
-    if d <= 31 {
-        // floor(term * 64 / 2^d) + 32: its low six bits are 0 exactly when
-        // the term is a tie (or within 1/64 ulp above one).
-        let s = (x6 >> d) + 32;
-        // An exact tie (nothing shifted out: d <= 6) rounds to even below.
-        if s & 63 != 0 || d <= 6 {
-            let r = s >> 6;
-            let mut nm = if neg { *m - r } else { *m + r };
-            if s & 63 == 0 {
-                // The sum is exactly halfway between nm - 1 and nm (or nm
-                // and nm + 1 when subtracting): take the even one.
-                nm -= (nm & 1) * if neg { -1 } else { 1 };
-            }
-            // |nm| strictly inside (2^23, 2^24) (one's complement magnitude
-            // for negatives: a conservative window): the exact sum is within
-            // half an ulp of it, so in the same binade.
-            let t = nm ^ (nm >> 31);
-            if (t.wrapping_sub((1 << 23) + 1) as u32) <= (1 << 23) - 3 {
-                *m = nm;
+    // (0 <= d <= 31) and the rounded sum stays strictly inside it. Then
+    // t = m6 + floor(x / 2^d) rounded at bit 6 is the IEEE sum, except
+    // when t's low six bits are exactly a half (32) and bits were shifted
+    // out: the exact sum is then above the half (see below).
+    let d = e.wrapping_sub(ex);
+    if (d as u32) <= 31 {
+        let s = x >> d;
+        let t = m6.wrapping_add(s);
+        // floor((t + 31 + lsb) / 64) * 64: nearest, ties to even, for
+        // either sign (two's complement floors).
+        let r = t.wrapping_add(31 + ((t >> 6) & 1)) & !63;
+        // |r| in (2^29, 2^30), one's complement magnitude for negatives
+        // (r is a multiple of 64, so both edges are excluded either way):
+        // the rounded sum keeps the exponent. Excluded: 2^29 (t may be
+        // below the binade, where rounding is at bit 5) and 2^30 (the next
+        // binade).
+        let a = r ^ (r >> 31);
+        if (a.wrapping_sub((1 << 29) + 1) as u32) < (1 << 29) - 2 && (t & 63 != 32 || s << d == x) {
+            *m6 = r;
+            return true;
+        }
+        // The sum left the binade by one bit: round at bit 7 (|t| >= 2^30)
+        // or at bit 5 (|t| in [2^28, 2^29): one leading bit lost, the
+        // shifted-out bits jammed into bit 0 as in add6). A t still inside
+        // the binade (a tie or an edge above) gets p = 5 too, and its
+        // |q| >= 2^24 fails the range check: add6 takes it.
+        let tj = t | ((s << d) != x) as i32;
+        let u = tj.unsigned_abs();
+        let p = if u >= 1 << 30 { 7 } else { 5 };
+        if u >= 1 << 28 {
+            let q = tj.wrapping_add((1 << (p - 1)) - 1 + ((tj >> p) & 1)) >> p;
+            let ne = *e + p - 6;
+            if ((q + (1 << 24) - 1) as u32) < (1 << 25) - 1 && ((ne - 2) as u32) <= 252 {
+                *m6 = q << 6;
+                *e = ne;
                 return true;
             }
         }
     }
-    let x = Soft { m: if neg { -(x6 >> 6) } else { x6 >> 6 }, e: ex };
-    match add(Soft { m: *m, e: *e }, x) {
-        Some(s) => {
-            *m = s.m;
-            *e = s.e;
-            true
-        }
-        None => false,
+    let r = add6(*m6, *e, x, ex);
+    let ne = (r >> 32) as i32;
+    if ne > 254 {
+        return false;
     }
+    *m6 = r as i32;
+    *e = ne;
+    true
+}
+
+/// The general case of [`step`]: m6 * 2^(e-156) + x * 2^(ex-156) rounded to
+/// nearest, ties to even, as (e << 32) | m6 (bits) again, with an exponent
+/// above 254 on overflow (two words: returned in registers). Either side
+/// may be zero (m = 0, e = 0) or subnormal (e = 1).
+#[inline(never)]
+fn add6(m6: i32, e: i32, x: i32, ex: i32) -> u64 {
+    // big: the operand of the larger exponent; small is shifted to it.
+    let (big, small, mut te, d) = if e >= ex { (m6, x, e, (e - ex) as u32) } else { (x, m6, ex, (ex - e) as u32) };
+    // Arithmetic shifts floor; a nonzero remainder is jammed into bit 0,
+    // which keeps every rounding decision at bit 7, 6 or 5 (after one
+    // normalising shift left: only d <= 1 shifts more, and loses nothing)
+    // that the exact sum would give.
+    let (s, lost) = if d < 31 {
+        let s = small >> d;
+        (s, (s << d) != small)
+    } else {
+        (small >> 31, small != 0)
+    };
+    let mut t = big.wrapping_add(s) | lost as i32;
+    let u = t.unsigned_abs();
+    // The rounding bit: |t| in [2^(p+23), 2^(p+24)) has its 24 significant
+    // bits above bit p.
+    let p = if u >= 1 << 30 {
+        7
+    } else if u >= 1 << 29 {
+        6
+    } else if u >= 1 << 28 && te > 1 {
+        5
+    } else {
+        if t == 0 {
+            return 0;
+        }
+        // Massive cancellation (exact) or a subnormal result (exact; its
+        // exponent stays 1).
+        while t.unsigned_abs() < 1 << 29 && te > 1 {
+            t <<= 1;
+            te -= 1;
+        }
+        6
+    };
+    let h = 1 << (p - 1);
+    let mut q = t.wrapping_add(h - 1 + ((t >> p) & 1)) >> p;
+    te += p - 6;
+    if q.unsigned_abs() == 1 << 24 {
+        // Rounded up into the next binade; exact.
+        q >>= 1;
+        te += 1;
+    }
+    ((te as u64) << 32) | (q << 6) as u32 as u64
 }
 
 /// acc + x (`neg` false) or acc - x through the matvec's accumulate step,
-/// for the differential tests; zeros and non-finite operands as [`add_f32`].
+/// for the differential tests: every finite pair goes through the step
+/// (zeros too: the matvec starts from +0.0 and adds zero inputs) except an
+/// acc of -0.0, which the matvec never holds; the rest as [`add_f32`].
 pub fn add_step(acc: f32, x: f32, neg: bool) -> f32 {
     let xv = if neg { -x } else { x };
     match (unpack(acc), unpack(x)) {
-        (Some(a), Some(u)) if a.m != 0 && u.m != 0 => {
-            let (mut m, mut e) = (a.m, a.e);
+        (Some(a), Some(u)) if acc.to_bits() != 0x8000_0000 => {
+            let (mut m, mut e) = (a.m << 6, a.e);
             if step(&mut m, &mut e, u.m << 6, u.e, neg) {
-                pack(Soft { m, e })
+                pack(Soft { m: m >> 6, e })
             } else {
                 f32::from_bits((xv.to_bits() & 0x8000_0000) | 0x7f80_0000)
             }
@@ -382,17 +456,17 @@ pub fn add_step(acc: f32, x: f32, neg: bool) -> f32 {
 /// added (fewer than all when the next one overflows; a holds the sum
 /// before it).
 #[inline(never)]
-fn run(ents: &[u8], xm: &[i32; SB], xe: &[u8; SB], a: &mut Soft) -> usize {
-    let (mut m, mut e) = (a.m, a.e);
+fn run(ents: &[u8], x: &Unpacked, a: &mut Soft) -> usize {
+    let (mut m, mut e) = (a.m << 6, a.e);
     let mut done = 0;
     for &en in ents {
         let k = (en as usize) & (SB - 1);
-        if !step(&mut m, &mut e, xm[k], xe[k] as i32, en & NEG != 0) {
+        if !step(&mut m, &mut e, x.m6[k], x.e[k] as i32, en & NEG != 0) {
             break;
         }
         done += 1;
     }
-    *a = Soft { m, e };
+    *a = Soft { m: m >> 6, e };
     done
 }
 
