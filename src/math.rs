@@ -59,6 +59,8 @@ fn exp_parts(x: f64) -> (f64, i32) {
 
 /// e^x for binary32, the same bits on every target.
 #[cfg(not(feature = "system-libm"))]
+// One copy of the fast path for the callers (the 24 KiB .text budget).
+#[cfg_attr(all(atome_portable, not(feature = "size-first")), inline(never))]
 pub fn expf(x: f32) -> f32 {
     if FAST {
         if let Some(y) = expf_fast(x) {
@@ -70,6 +72,7 @@ pub fn expf(x: f32) -> f32 {
 
 /// tanh(x) for binary32, the same bits on every target.
 #[cfg(not(feature = "system-libm"))]
+#[cfg_attr(all(atome_portable, not(feature = "size-first")), inline(never))]
 pub fn tanhf(x: f32) -> f32 {
     if x.is_nan() {
         return x + x;
@@ -128,7 +131,8 @@ pub fn tanhf_b64(x: f32) -> f32 {
 }
 
 /// tanh a for 1/4096 <= a <= 20 in binary64, rounded once.
-#[cfg_attr(not(atome_portable), inline(always))]
+// Inlined as before the fast path (the size-first build's code unchanged).
+#[inline(always)]
 fn tanh_mid_b64(a: f32) -> f32 {
     // tanh a = (e^2a - 1) / (e^2a + 1); e^2a - 1 without cancellation
     // when k = 0 (small a), where it matters. 2a is exact.

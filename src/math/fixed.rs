@@ -76,7 +76,8 @@ fn mul64x32(a: u64, b: u32) -> u64 {
 
 /// Rounds v * 2^e (v > 0) to binary32, or None near a rounding boundary
 /// or outside the normal range.
-#[inline(always)]
+// One copy for its three callers on microcontrollers (code size).
+#[cfg_attr(atome_portable, inline(never))]
 fn round_guarded(v: u64, e: i32) -> Option<f32> {
     let lz = v.leading_zeros();
     let v = v << lz;
@@ -100,7 +101,8 @@ fn round_guarded(v: u64, e: i32) -> Option<f32> {
 
 /// e^x = M * 2^k for 2^-27 <= |x| <= 88: returns (M in Q62, k), M in
 /// [1, 2] within 2^-50 relative.
-#[inline(always)]
+// Shared by expf and tanhf on microcontrollers (code size).
+#[cfg_attr(atome_portable, inline(never))]
 fn exp_core(x: f32) -> (u64, i32) {
     let bits = x.to_bits();
     let e = ((bits >> 23) & 0xff) as i32;
@@ -141,7 +143,6 @@ fn exp_core(x: f32) -> (u64, i32) {
 }
 
 /// e^x for binary32, or None (NaN, |x| > 87, near a rounding boundary).
-#[inline(always)]
 pub(super) fn exp(x: f32) -> Option<f32> {
     let abs = x.to_bits() & 0x7fff_ffff;
     if abs < 0x3200_0000 {
