@@ -1,33 +1,31 @@
 //! Pure-Rust binary32 math with the same bits on every target (docs/ARITHMETIC.md#math-functions).
 //!
-//! expf/tanhf evaluate in binary64 (IEEE-exact on every target, soft-float
-//! included) and round once to binary32; sqrtf is correctly rounded. With the
-//! `system-libm` feature, expf and tanhf come from the platform C library.
+//! expf/tanhf return the binary64 evaluation rounded once to binary32
+//! (IEEE-exact on every target, soft-float included). On microcontrollers an
+//! integer fast path (`fixed`) gives the same bits at a fraction of the cost
+//! and falls back to binary64 near a rounding boundary. sqrtf is correctly
+//! rounded. With the `system-libm` feature, expf and tanhf come from the
+//! platform C library.
 
-#[cfg_attr(feature = "system-libm", allow(dead_code))]
+mod fixed;
+
 const LN2_HI: f64 = 0.693_147_180_369_123_8; // low bits zero: k*LN2_HI exact
-#[cfg_attr(feature = "system-libm", allow(dead_code))]
 const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
-#[cfg_attr(feature = "system-libm", allow(dead_code))]
 const INV_LN2: f64 = core::f64::consts::LOG2_E;
 
 /// 2^k as f64 for -1022 <= k <= 1023.
-#[cfg_attr(feature = "system-libm", allow(dead_code))]
 fn pow2(k: i32) -> f64 {
     f64::from_bits(((k + 1023) as u64) << 52)
 }
 
 /// 1.5 * 2^52: x + ROUNDER rounds x (|x| < 2^51) to an integer.
-#[cfg_attr(feature = "system-libm", allow(dead_code))]
 const ROUNDER: f64 = 6_755_399_441_055_744.0;
 
 /// Taylor terms kept: |r| <= 0.347, so the first omitted one, r^14/14!, is
 /// below 5e-18 of the result (binary64 rounding is 1.1e-16).
-#[cfg_attr(feature = "system-libm", allow(dead_code))]
 const TERMS: usize = 13;
 
 /// 1/n! for n = 1..=TERMS.
-#[cfg_attr(feature = "system-libm", allow(dead_code))]
 const INV_FACT: [f64; TERMS] = {
     let mut t = [1.0f64; TERMS];
     let mut n = 1;
@@ -42,7 +40,6 @@ const INV_FACT: [f64; TERMS] = {
 /// r = x - k ln 2 in [-0.347, 0.347]. The one binary64 routine expf and tanhf
 /// share (out of line on microcontrollers: on soft-float cores every
 /// operation is a call; inlined where speed is measured in instructions).
-#[cfg_attr(feature = "system-libm", allow(dead_code))]
 #[cfg_attr(atome_portable, inline(never))]
 #[cfg_attr(not(atome_portable), inline(always))]
 fn exp_parts(x: f64) -> (f64, i32) {
@@ -62,18 +59,20 @@ fn exp_parts(x: f64) -> (f64, i32) {
 
 /// e^x for binary32, the same bits on every target.
 #[cfg(not(feature = "system-libm"))]
+// One copy of the fast path for the callers (the 24 KiB .text budget).
+#[cfg_attr(all(atome_portable, not(feature = "size-first")), inline(never))]
 pub fn expf(x: f32) -> f32 {
-    if x.is_nan() {
-        return x + x;
+    if FAST {
+        if let Some(y) = expf_fast(x) {
+            return y;
+        }
     }
-    // e^89 rounds to +inf and e^-104 to 0 in binary32: clamping there
-    // keeps 2^k a normal binary64.
-    let (p, k) = exp_parts(x.clamp(-104.0, 89.0) as f64);
-    ((1.0 + p) * pow2(k)) as f32
+    expf_b64(x)
 }
 
 /// tanh(x) for binary32, the same bits on every target.
 #[cfg(not(feature = "system-libm"))]
+#[cfg_attr(all(atome_portable, not(feature = "size-first")), inline(never))]
 pub fn tanhf(x: f32) -> f32 {
     if x.is_nan() {
         return x + x;
@@ -86,14 +85,82 @@ pub fn tanhf(x: f32) -> f32 {
     }
     let t: f32 = if a > 20.0 {
         1.0
+    } else if FAST {
+        match fixed::tanh_mid(a) {
+            Some(t) => t,
+            None => tanh_mid_b64(a),
+        }
     } else {
-        // tanh a = (e^2a - 1) / (e^2a + 1); e^2a - 1 without cancellation
-        // when k = 0 (small a), where it matters. 2a is exact.
-        let (p, k) = exp_parts((2.0 * a) as f64);
-        let em1 = if k == 0 { p } else { (1.0 + p) * pow2(k) - 1.0 };
-        (em1 / (em1 + 2.0)) as f32
+        tanh_mid_b64(a)
     };
     t.copysign(x)
+}
+
+/// The integer fast path serves expf/tanhf on microcontrollers (their
+/// binary64 is software), except in the size-first build, which keeps the
+/// smaller binary64-only code. Hosts with hardware binary64 keep it too
+/// (fewer instructions there); the tests still run the fast path on them.
+#[cfg(not(feature = "system-libm"))]
+const FAST: bool = cfg!(all(atome_portable, not(feature = "size-first")));
+
+/// Today's binary64 expf: the reference bits the fast path must equal,
+/// and its fallback. Public for the exhaustive tests only.
+#[doc(hidden)]
+pub fn expf_b64(x: f32) -> f32 {
+    if x.is_nan() {
+        return x + x;
+    }
+    // e^89 rounds to +inf and e^-104 to 0 in binary32: clamping there
+    // keeps 2^k a normal binary64.
+    let (p, k) = exp_parts(x.clamp(-104.0, 89.0) as f64);
+    ((1.0 + p) * pow2(k)) as f32
+}
+
+/// Today's binary64 tanhf (see [`expf_b64`]).
+#[doc(hidden)]
+pub fn tanhf_b64(x: f32) -> f32 {
+    if x.is_nan() {
+        return x + x;
+    }
+    let a = x.abs();
+    if a < 1.0 / 4096.0 {
+        return x;
+    }
+    let t: f32 = if a > 20.0 { 1.0 } else { tanh_mid_b64(a) };
+    t.copysign(x)
+}
+
+/// tanh a for 1/4096 <= a <= 20 in binary64, rounded once.
+// Inlined as before the fast path (the size-first build's code unchanged).
+#[inline(always)]
+fn tanh_mid_b64(a: f32) -> f32 {
+    // tanh a = (e^2a - 1) / (e^2a + 1); e^2a - 1 without cancellation
+    // when k = 0 (small a), where it matters. 2a is exact.
+    let (p, k) = exp_parts((2.0 * a) as f64);
+    let em1 = if k == 0 { p } else { (1.0 + p) * pow2(k) - 1.0 };
+    (em1 / (em1 + 2.0)) as f32
+}
+
+/// The fast path alone: Some(expf(x)) when it decides the result, None
+/// when expf falls back to [`expf_b64`]. Public for the exhaustive tests.
+#[doc(hidden)]
+pub fn expf_fast(x: f32) -> Option<f32> {
+    fixed::exp(x)
+}
+
+/// The fast path alone for tanhf (see [`expf_fast`]); the special cases
+/// (NaN aside) are answered as [`tanhf`] answers them.
+#[doc(hidden)]
+pub fn tanhf_fast(x: f32) -> Option<f32> {
+    if x.is_nan() {
+        return None;
+    }
+    let a = x.abs();
+    if a < 1.0 / 4096.0 {
+        return Some(x);
+    }
+    let t = if a > 20.0 { 1.0 } else { fixed::tanh_mid(a)? };
+    Some(t.copysign(x))
 }
 
 #[cfg(feature = "system-libm")]
