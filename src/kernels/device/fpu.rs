@@ -191,9 +191,10 @@ macro_rules! term1 {
     };
 }
 
-/// The four trits of pattern P (base-3 digits) for one accumulator.
+/// The four trits of pattern P (base-3 digits) for one accumulator; the
+/// inputs come by value (already in registers, shared by four rows).
 #[inline(always)]
-fn apply1<const P: u8>(a: &mut f32, x: &[f32; 4]) {
+fn apply1<const P: u8>(a: &mut f32, x: [f32; 4]) {
     term1!(a, x[0], P % 3);
     term1!(a, x[1], (P / 3) % 3);
     term1!(a, x[2], (P / 9) % 3);
@@ -279,11 +280,17 @@ fn tail_terms<const B: usize>(mut a: [f32; B], byte: u8, t: &[[f32; 4]; B]) -> [
     a
 }
 
-/// Row j of W against four input rows starting at xs[base[b]]: the sums
+/// x[c0..c0 + len], empty when out of range.
+#[inline(always)]
+fn part(x: &[f32], c0: usize, len: usize) -> &[f32] {
+    x.get(c0..c0 + len).unwrap_or(&[])
+}
+
+/// Row j of W against the four input rows xr (W.cols floats each): the sums
 /// before scaling. Rows that start on a byte are read in place, others are
 /// repacked COLS columns at a time.
 #[inline(always)]
-fn row_sums4(w: &Tensor, j: usize, xs: &[f32], base: [usize; 4], buf: &mut [u8; QUADS]) -> [f32; 4] {
+fn row_sums4(w: &Tensor, j: usize, xr: [&[f32]; 4], buf: &mut [u8; QUADS]) -> [f32; 4] {
     const B: usize = 4;
     let cols = w.cols;
     // A local array indexed only by constants: it lives in registers.
@@ -293,7 +300,8 @@ fn row_sums4(w: &Tensor, j: usize, xs: &[f32], base: [usize; 4], buf: &mut [u8; 
     while c0 < cols {
         let len = (cols - c0).min(seg);
         let bytes = row_bytes(w, j, c0, len, buf);
-        let [x0, x1, x2, x3] = base.map(|b| xs.get(b + c0..b + c0 + len).unwrap_or(&[]));
+        let [x0, x1, x2, x3] = xr;
+        let (x0, x1, x2, x3) = (part(x0, c0, len), part(x1, c0, len), part(x2, c0, len), part(x3, c0, len));
         let it = bytes.iter().zip(quads(x0)).zip(quads(x1)).zip(quads(x2)).zip(quads(x3));
         for ((((&p, x0), x1), x2), x3) in it {
             with_patterns!(dispatch!(PATTERN[p as usize], &mut a, [q4(x0), q4(x1), q4(x2), q4(x3)]));
@@ -313,9 +321,14 @@ fn row_sums4(w: &Tensor, j: usize, xs: &[f32], base: [usize; 4], buf: &mut [u8; 
 #[inline(never)]
 fn group4(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: &mut [f32], ostride: usize) {
     let mut buf = [0u8; QUADS];
-    let base: [usize; 4] = core::array::from_fn(|b| (b0 + b.min(nb - 1)) * xstride);
+    // The four input rows, sliced once for the whole matrix.
+    let row = |b: usize| {
+        let at = (b0 + b.min(nb - 1)) * xstride;
+        xs.get(at..at + w.cols).unwrap_or(&[])
+    };
+    let xr = [row(0), row(1), row(2), row(3)];
     for j in 0..w.rows {
-        let a = row_sums4(w, j, xs, base, &mut buf);
+        let a = row_sums4(w, j, xr, &mut buf);
         for (b, &a) in a.iter().enumerate().take(nb) {
             if let Some(o) = out.get_mut((b0 + b) * ostride + j) {
                 *o = a * w.scale;
@@ -353,7 +366,7 @@ fn one_vector(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, out: &mut [f32]
             let r3 = row_bytes(w, j3, c0, len, b3);
             let [mut a0, mut a1, mut a2, mut a3] = a;
             for ((((x, &p0), &p1), &p2), &p3) in quads(x).zip(r0).zip(r1).zip(r2).zip(r3) {
-                let x = q4(x);
+                let x = *q4(x);
                 with_patterns!(dispatch1!(PATTERN[p0 as usize], &mut a0, x));
                 with_patterns!(dispatch1!(PATTERN[p1 as usize], &mut a1, x));
                 with_patterns!(dispatch1!(PATTERN[p2 as usize], &mut a2, x));
