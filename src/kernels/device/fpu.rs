@@ -202,6 +202,7 @@ fn apply1<const P: u8>(a: &mut f32, x: [f32; 4]) {
 }
 
 /// [`apply1`] for the pattern index `$p` (a [`PATTERN`] entry).
+#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(unused_macros))]
 macro_rules! dispatch1 {
     ($p:expr, $a:expr, $x:expr; $($v:literal)*) => {
         match $p {
@@ -337,58 +338,127 @@ fn group4(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: &mu
     }
 }
 
-/// One vector (lane b0 of the call), four rows at a time: each input quad
-/// is loaded once for four rows whose accumulators stay in registers.
+/// One vector (lane b0 of the call), row by row: each row's weight bytes
+/// go through [`dot_quads`] (per-byte code, the inputs in FPU registers).
 #[inline(never)]
 fn one_vector(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, out: &mut [f32], ostride: usize) {
     #[allow(clippy::let_unit_value)]
     let () = PATTERN_IN_RANGE;
     let cols = w.cols;
-    let mut bufs = [[0u8; QUADS]; 4];
+    let mut buf = [0u8; QUADS];
     let slot = b0 * ostride;
     let xrow = xs.get(b0 * xstride..b0 * xstride + cols).unwrap_or(&[]);
-    // Rows start on a byte when cols % 4 == 0 (Trit2): read in place.
-    let seg = if in_place(w) && cols & 3 == 0 { cols } else { COLS };
-    let mut j = 0;
-    while j < w.rows {
-        let nr = (w.rows - j).min(4);
-        // Rows past the last repeat it (their sums are not stored).
-        let [j0, j1, j2, j3] = core::array::from_fn(|r| j + r.min(nr - 1));
-        let mut a = [0.0f32; 4];
-        let [b0, b1, b2, b3] = &mut bufs;
+    if in_place(w) && cols & 3 == 0 {
+        // Rows start on a byte (Trit2, cols % 4 == 0): read in place, whole.
+        let rows = w.data.chunks_exact((cols / 4).max(1)).take(w.rows);
+        for (j, r) in rows.enumerate() {
+            if let Some(o) = out.get_mut(slot + j) {
+                *o = dot_quads(0.0, xrow, r) * w.scale;
+            }
+        }
+        return;
+    }
+    for j in 0..w.rows {
+        let mut a = 0.0f32;
         let mut c0 = 0;
         while c0 < cols {
-            let len = (cols - c0).min(seg);
+            let len = (cols - c0).min(COLS);
             let x = xrow.get(c0..c0 + len).unwrap_or(&[]);
-            let r0 = row_bytes(w, j0, c0, len, b0);
-            let r1 = row_bytes(w, j1, c0, len, b1);
-            let r2 = row_bytes(w, j2, c0, len, b2);
-            let r3 = row_bytes(w, j3, c0, len, b3);
-            let [mut a0, mut a1, mut a2, mut a3] = a;
-            for ((((x, &p0), &p1), &p2), &p3) in quads(x).zip(r0).zip(r1).zip(r2).zip(r3) {
-                let x = *q4(x);
-                with_patterns!(dispatch1!(PATTERN[p0 as usize], &mut a0, x));
-                with_patterns!(dispatch1!(PATTERN[p1 as usize], &mut a1, x));
-                with_patterns!(dispatch1!(PATTERN[p2 as usize], &mut a2, x));
-                with_patterns!(dispatch1!(PATTERN[p3 as usize], &mut a3, x));
-            }
-            a = [a0, a1, a2, a3];
+            let r = row_bytes(w, j, c0, len, &mut buf);
+            a = dot_quads(a, x, r);
             if len & 3 != 0 {
-                let t = tail(x);
-                for (a, r) in a.iter_mut().zip([r0, r1, r2, r3]) {
-                    *a = tail_terms([*a], r.get(len / 4).copied().unwrap_or(0), &[t])[0];
-                }
+                a = tail_terms([a], r.get(len / 4).copied().unwrap_or(0), &[tail(x)])[0];
             }
             c0 += len;
         }
-        for (r, &a) in a.iter().enumerate().take(nr) {
-            if let Some(o) = out.get_mut(slot + j + r) {
-                *o = a * w.scale;
-            }
+        if let Some(o) = out.get_mut(slot + j) {
+            *o = a * w.scale;
         }
-        j += nr;
     }
 }
+
+/// a plus the terms of the weight bytes `w` against the input quads of x
+/// (as many as both have), one at a time in column order.
+#[inline(always)]
+fn dot_quads(a: f32, x: &[f32], w: &[u8]) -> f32 {
+    let nq = w.len().min(x.len() / 4);
+    #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+    {
+        // SAFETY: x holds 4 * nq floats and w nq bytes (nq is the smaller
+        // count); PATTERN has an entry for every byte value, each below 81
+        // (PATTERN_IN_RANGE), the size of the routine's jump table. The
+        // routine (below) reads only those, writes only caller-saved
+        // registers (r0-r3, r12, s0, s8-s11) and keeps the stack untouched.
+        unsafe { atome_fpu_dot(a, x.as_ptr(), w.as_ptr(), nq, PATTERN.as_ptr()) }
+    }
+    #[cfg(not(all(target_arch = "arm", target_abi = "eabihf")))]
+    {
+        let mut a = a;
+        for (q, &p) in quads(x).zip(w).take(nq) {
+            let q = *q4(q);
+            with_patterns!(dispatch1!(PATTERN[p as usize], &mut a, q));
+        }
+        a
+    }
+}
+
+#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+extern "C" {
+    /// s0 = a, r0 = x, r1 = w, r2 = nq, r3 = PATTERN: see [`dot_quads`].
+    fn atome_fpu_dot(a: f32, x: *const f32, w: *const u8, nq: usize, pat: *const u8) -> f32;
+}
+
+// The one-vector dot of [`dot_quads`] on Cortex-M4F/M7/M33, in assembly:
+// per weight byte one load of the byte, one of its pattern index, a TBH
+// into 81 arms, and per arm only its VADD/VSUB on the accumulator s0 (the
+// quad's inputs in s8-s11, loaded by one VLDM), then the loop count. Rust
+// code for the same arms lets the compiler (opt-level "s") merge their
+// common tails into chains of branches, about twice the instructions; and
+// rustc gives no register class for a single-precision-only FPU.
+// Each VADD.F32/VSUB.F32 is the IEEE binary32 add the compiler emits for
+// `a + x` / `a - x`: the same bits, in column order.
+#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+core::arch::global_asm!(
+    ".macro atome_fpu_op d, r",
+    ".if \\d == 1",
+    "vadd.f32 s0, s0, \\r",
+    ".elseif \\d == 2",
+    "vsub.f32 s0, s0, \\r",
+    ".endif",
+    ".endm",
+    ".section .text.atome_fpu_dot,\"ax\",%progbits",
+    ".global atome_fpu_dot",
+    ".hidden atome_fpu_dot",
+    ".type atome_fpu_dot,%function",
+    ".syntax unified",
+    ".thumb",
+    ".thumb_func",
+    ".fpu fpv4-sp-d16",
+    "atome_fpu_dot:",
+    "cbnz r2, 1f",
+    "bx lr",
+    "1:",
+    "vldmia r0!, {{s8-s11}}",
+    "ldrb r12, [r1], #1",
+    "ldrb r12, [r3, r12]",
+    "tbh [pc, r12, lsl #1]",
+    ".Latome_fpu_tbl:",
+    ".irp p,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80",
+    ".hword (.Latome_fpu_p\\p - .Latome_fpu_tbl) / 2",
+    ".endr",
+    ".irp p,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80",
+    ".Latome_fpu_p\\p:",
+    "atome_fpu_op (\\p%3),s8",
+    "atome_fpu_op ((\\p/3)%3),s9",
+    "atome_fpu_op ((\\p/9)%3),s10",
+    "atome_fpu_op ((\\p/27)%3),s11",
+    "subs r2, r2, #1",
+    "bne 1b",
+    "bx lr",
+    ".endr",
+    ".size atome_fpu_dot, . - atome_fpu_dot",
+    ".purgem atome_fpu_op",
+);
 
 /// Positions per pass.
 const NB: usize = 4;
