@@ -292,10 +292,8 @@ fn part(x: &[f32], c0: usize, len: usize) -> &[f32] {
 /// repacked COLS columns at a time.
 #[inline(always)]
 fn row_sums4(w: &Tensor, j: usize, xr: [&[f32]; 4], buf: &mut [u8; QUADS]) -> [f32; 4] {
-    const B: usize = 4;
     let cols = w.cols;
-    // A local array indexed only by constants: it lives in registers.
-    let mut a = [0.0f32; B];
+    let mut a = [0.0f32; 4];
     let seg = if in_place(w) && cols & 3 == 0 { cols } else { COLS };
     let mut c0 = 0;
     while c0 < cols {
@@ -303,10 +301,7 @@ fn row_sums4(w: &Tensor, j: usize, xr: [&[f32]; 4], buf: &mut [u8; QUADS]) -> [f
         let bytes = row_bytes(w, j, c0, len, buf);
         let [x0, x1, x2, x3] = xr;
         let (x0, x1, x2, x3) = (part(x0, c0, len), part(x1, c0, len), part(x2, c0, len), part(x3, c0, len));
-        let it = bytes.iter().zip(quads(x0)).zip(quads(x1)).zip(quads(x2)).zip(quads(x3));
-        for ((((&p, x0), x1), x2), x3) in it {
-            with_patterns!(dispatch!(PATTERN[p as usize], &mut a, [q4(x0), q4(x1), q4(x2), q4(x3)]));
-        }
+        a = dot4_quads(a, &X4::new([x0, x1, x2, x3]), bytes);
         if len & 3 != 0 {
             let p = bytes.get(len / 4).copied().unwrap_or(0);
             a = tail_terms(a, p, &[tail(x0), tail(x1), tail(x2), tail(x3)]);
@@ -315,6 +310,138 @@ fn row_sums4(w: &Tensor, j: usize, xr: [&[f32]; 4], buf: &mut [u8; QUADS]) -> [f
     }
     a
 }
+
+/// Four input vectors for [`dot4_quads`], prepared once for many rows.
+#[derive(Clone, Copy)]
+struct X4<'a> {
+    /// The vectors.
+    x: [&'a [f32]; 4],
+    /// Whole quads that all four have.
+    nq: usize,
+    /// Their addresses, as the assembly routine takes them.
+    #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+    p: [*const f32; 4],
+}
+
+impl<'a> X4<'a> {
+    #[inline(always)]
+    fn new(x: [&'a [f32]; 4]) -> Self {
+        X4 {
+            x,
+            nq: x.iter().fold(usize::MAX, |n, x| n.min(x.len() / 4)),
+            #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+            p: [x[0].as_ptr(), x[1].as_ptr(), x[2].as_ptr(), x[3].as_ptr()],
+        }
+    }
+}
+
+/// a[b] plus the terms of the weight bytes `w` against the input quads of
+/// x.x[b], for the quads all of them have, one at a time in column order.
+#[inline(always)]
+fn dot4_quads(a: [f32; 4], x: &X4, w: &[u8]) -> [f32; 4] {
+    let nq = w.len().min(x.nq);
+    #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+    {
+        // SAFETY: each x.p[b] is the start of x.x[b], which holds at least
+        // 4 * x.nq >= 4 * nq floats, and w holds nq bytes; PATTERN has an
+        // entry for every byte value, each below 81 (PATTERN_IN_RANGE), the
+        // size of the routine's jump table. The routine (below) reads only
+        // those and the four pointers, saves the callee-saved registers it
+        // uses (r4-r7, s16-s23) and returns the sums in s0-s3 (a
+        // homogeneous aggregate).
+        let r = unsafe { atome_fpu_dot4(a[0], a[1], a[2], a[3], x.p.as_ptr(), w.as_ptr(), nq, PATTERN.as_ptr()) };
+        [r.a0, r.a1, r.a2, r.a3]
+    }
+    #[cfg(not(all(target_arch = "arm", target_abi = "eabihf")))]
+    {
+        const B: usize = 4;
+        let mut a = a;
+        let [x0, x1, x2, x3] = x.x;
+        let it = w.iter().zip(quads(x0)).zip(quads(x1)).zip(quads(x2)).zip(quads(x3)).take(nq);
+        for ((((&p, x0), x1), x2), x3) in it {
+            with_patterns!(dispatch!(PATTERN[p as usize], &mut a, [q4(x0), q4(x1), q4(x2), q4(x3)]));
+        }
+        a
+    }
+}
+
+/// Four sums, returned in s0-s3.
+#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+#[repr(C)]
+struct Sums4 {
+    a0: f32,
+    a1: f32,
+    a2: f32,
+    a3: f32,
+}
+
+#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+extern "C" {
+    /// s0-s3 = a, r0 = the four input pointers, r1 = w, r2 = nq, r3 =
+    /// PATTERN: see [`dot4_quads`].
+    fn atome_fpu_dot4(a0: f32, a1: f32, a2: f32, a3: f32, x: *const *const f32, w: *const u8, nq: usize, pat: *const u8) -> Sums4;
+}
+
+// [`dot4_quads`] on Cortex-M4F/M7/M33: as atome_fpu_dot (below) for four
+// input vectors at once: per quad one VLDM per vector (s8-s11, s12-s15,
+// s16-s19, s20-s23), one weight byte's dispatch, then per nonzero trit four
+// VADD/VSUB, one per accumulator (s0-s3).
+#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+core::arch::global_asm!(
+    ".macro atome_fpu_op4 d, r0, r1, r2, r3",
+    ".if \\d == 1",
+    "vadd.f32 s0, s0, \\r0",
+    "vadd.f32 s1, s1, \\r1",
+    "vadd.f32 s2, s2, \\r2",
+    "vadd.f32 s3, s3, \\r3",
+    ".elseif \\d == 2",
+    "vsub.f32 s0, s0, \\r0",
+    "vsub.f32 s1, s1, \\r1",
+    "vsub.f32 s2, s2, \\r2",
+    "vsub.f32 s3, s3, \\r3",
+    ".endif",
+    ".endm",
+    ".section .text.atome_fpu_dot4,\"ax\",%progbits",
+    ".global atome_fpu_dot4",
+    ".hidden atome_fpu_dot4",
+    ".type atome_fpu_dot4,%function",
+    ".syntax unified",
+    ".thumb",
+    ".thumb_func",
+    ".fpu fpv4-sp-d16",
+    "atome_fpu_dot4:",
+    "cbnz r2, 1f",
+    "bx lr",
+    "1:",
+    "push {{r4-r7, lr}}",
+    "vpush {{s16-s23}}",
+    "ldm r0, {{r4-r7}}",
+    "2:",
+    "vldmia r4!, {{s8-s11}}",
+    "vldmia r5!, {{s12-s15}}",
+    "vldmia r6!, {{s16-s19}}",
+    "vldmia r7!, {{s20-s23}}",
+    "ldrb r12, [r1], #1",
+    "ldrb r12, [r3, r12]",
+    "tbh [pc, r12, lsl #1]",
+    ".Latome_fpu4_tbl:",
+    ".irp p,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80",
+    ".hword (.Latome_fpu4_p\\p - .Latome_fpu4_tbl) / 2",
+    ".endr",
+    ".irp p,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80",
+    ".Latome_fpu4_p\\p:",
+    "atome_fpu_op4 (\\p%3),s8,s12,s16,s20",
+    "atome_fpu_op4 ((\\p/3)%3),s9,s13,s17,s21",
+    "atome_fpu_op4 ((\\p/9)%3),s10,s14,s18,s22",
+    "atome_fpu_op4 ((\\p/27)%3),s11,s15,s19,s23",
+    "subs r2, r2, #1",
+    "bne 2b",
+    "vpop {{s16-s23}}",
+    "pop {{r4-r7, pc}}",
+    ".endr",
+    ".size atome_fpu_dot4, . - atome_fpu_dot4",
+    ".purgem atome_fpu_op4",
+);
 
 /// Vectors b0..b0+nb (nb <= 4) of the call, four at a time: the missing
 /// lanes repeat the last vector and are never stored. The caller checked
@@ -328,13 +455,24 @@ fn group4(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: &mu
         xs.get(at..at + w.cols).unwrap_or(&[])
     };
     let xr = [row(0), row(1), row(2), row(3)];
-    for j in 0..w.rows {
-        let a = row_sums4(w, j, xr, &mut buf);
+    let x4 = X4::new(xr);
+    let mut store = |j: usize, a: [f32; 4]| {
         for (b, &a) in a.iter().enumerate().take(nb) {
             if let Some(o) = out.get_mut((b0 + b) * ostride + j) {
                 *o = a * w.scale;
             }
         }
+    };
+    if in_place(w) && w.cols & 3 == 0 {
+        // Rows start on a byte (Trit2, cols % 4 == 0): read in place, whole.
+        let rows = w.data.chunks_exact((w.cols / 4).max(1)).take(w.rows);
+        for (j, r) in rows.enumerate() {
+            store(j, dot4_quads([0.0; 4], &x4, r));
+        }
+        return;
+    }
+    for j in 0..w.rows {
+        store(j, row_sums4(w, j, xr, &mut buf));
     }
 }
 
