@@ -343,13 +343,12 @@ fn dot4_quads(a: [f32; 4], x: &X4, w: &[u8]) -> [f32; 4] {
     #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
     {
         // SAFETY: each x.p[b] is the start of x.x[b], which holds at least
-        // 4 * x.nq >= 4 * nq floats, and w holds nq bytes; PATTERN has an
-        // entry for every byte value, each below 81 (PATTERN_IN_RANGE), the
-        // size of the routine's jump table. The routine (below) reads only
-        // those and the four pointers, saves the callee-saved registers it
+        // 4 * x.nq >= 4 * nq floats, and w holds nq bytes; the routine's
+        // jump table has an entry for each of the 256 byte values. The
+        // routine (below) reads only those and the four pointers, saves the callee-saved registers it
         // uses (r4-r7, s16-s23) and returns the sums in s0-s3 (a
         // homogeneous aggregate).
-        let r = unsafe { atome_fpu_dot4(a[0], a[1], a[2], a[3], x.p.as_ptr(), w.as_ptr(), nq, PATTERN.as_ptr()) };
+        let r = unsafe { atome_fpu_dot4(a[0], a[1], a[2], a[3], x.p.as_ptr(), w.as_ptr(), nq) };
         [r.a0, r.a1, r.a2, r.a3]
     }
     #[cfg(not(all(target_arch = "arm", target_abi = "eabihf")))]
@@ -377,9 +376,9 @@ struct Sums4 {
 
 #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
 extern "C" {
-    /// s0-s3 = a, r0 = the four input pointers, r1 = w, r2 = nq, r3 =
-    /// PATTERN: see [`dot4_quads`].
-    fn atome_fpu_dot4(a0: f32, a1: f32, a2: f32, a3: f32, x: *const *const f32, w: *const u8, nq: usize, pat: *const u8) -> Sums4;
+    /// s0-s3 = a, r0 = the four input pointers, r1 = w, r2 = nq: see
+    /// [`dot4_quads`].
+    fn atome_fpu_dot4(a0: f32, a1: f32, a2: f32, a3: f32, x: *const *const f32, w: *const u8, nq: usize) -> Sums4;
 }
 
 // [`dot4_quads`] on Cortex-M4F/M7/M33: as atome_fpu_dot (below) for four
@@ -422,22 +421,33 @@ core::arch::global_asm!(
     "vldmia r6!, {{s16-s19}}",
     "vldmia r7!, {{s20-s23}}",
     "ldrb r12, [r1], #1",
-    "ldrb r12, [r3, r12]",
     "tbh [pc, r12, lsl #1]",
     ".Latome_fpu4_tbl:",
-    ".irp p,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80",
-    ".hword (.Latome_fpu4_p\\p - .Latome_fpu4_tbl) / 2",
+    ".irp w3,0,1,0,2",
+    ".irp w2,0,1,0,2",
+    ".irp w1,0,1,0,2",
+    ".irp w0,0,1,0,2",
+    ".hword (.Latome_fpu4_\\w3\\w2\\w1\\w0 - .Latome_fpu4_tbl) / 2",
     ".endr",
-    ".irp p,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80",
-    ".Latome_fpu4_p\\p:",
-    "atome_fpu_op4 (\\p%3),s8,s12,s16,s20",
-    "atome_fpu_op4 ((\\p/3)%3),s9,s13,s17,s21",
-    "atome_fpu_op4 ((\\p/9)%3),s10,s14,s18,s22",
-    "atome_fpu_op4 ((\\p/27)%3),s11,s15,s19,s23",
+    ".endr",
+    ".endr",
+    ".endr",
+    ".irp w3,0,1,2",
+    ".irp w2,0,1,2",
+    ".irp w1,0,1,2",
+    ".irp w0,0,1,2",
+    ".Latome_fpu4_\\w3\\w2\\w1\\w0:",
+    "atome_fpu_op4 \\w0,s8,s12,s16,s20",
+    "atome_fpu_op4 \\w1,s9,s13,s17,s21",
+    "atome_fpu_op4 \\w2,s10,s14,s18,s22",
+    "atome_fpu_op4 \\w3,s11,s15,s19,s23",
     "subs r2, r2, #1",
     "bne 2b",
     "vpop {{s16-s23}}",
     "pop {{r4-r7, pc}}",
+    ".endr",
+    ".endr",
+    ".endr",
     ".endr",
     ".size atome_fpu_dot4, . - atome_fpu_dot4",
     ".purgem atome_fpu_op4",
@@ -523,11 +533,11 @@ fn dot_quads(a: f32, x: &[f32], w: &[u8]) -> f32 {
     #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
     {
         // SAFETY: x holds 4 * nq floats and w nq bytes (nq is the smaller
-        // count); PATTERN has an entry for every byte value, each below 81
-        // (PATTERN_IN_RANGE), the size of the routine's jump table. The
-        // routine (below) reads only those, writes only caller-saved
-        // registers (r0-r3, r12, s0, s8-s11) and keeps the stack untouched.
-        unsafe { atome_fpu_dot(a, x.as_ptr(), w.as_ptr(), nq, PATTERN.as_ptr()) }
+        // count); the routine's jump table has an entry for each of the 256
+        // byte values. The routine (below) reads only those, writes only
+        // caller-saved registers (r0-r2, r12, s0, s8-s11) and keeps the
+        // stack untouched.
+        unsafe { atome_fpu_dot(a, x.as_ptr(), w.as_ptr(), nq) }
     }
     #[cfg(not(all(target_arch = "arm", target_abi = "eabihf")))]
     {
@@ -542,14 +552,17 @@ fn dot_quads(a: f32, x: &[f32], w: &[u8]) -> f32 {
 
 #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
 extern "C" {
-    /// s0 = a, r0 = x, r1 = w, r2 = nq, r3 = PATTERN: see [`dot_quads`].
-    fn atome_fpu_dot(a: f32, x: *const f32, w: *const u8, nq: usize, pat: *const u8) -> f32;
+    /// s0 = a, r0 = x, r1 = w, r2 = nq: see [`dot_quads`].
+    fn atome_fpu_dot(a: f32, x: *const f32, w: *const u8, nq: usize) -> f32;
 }
 
 // The one-vector dot of [`dot_quads`] on Cortex-M4F/M7/M33, in assembly:
-// per weight byte one load of the byte, one of its pattern index, a TBH
-// into 81 arms, and per arm only its VADD/VSUB on the accumulator s0 (the
-// quad's inputs in s8-s11, loaded by one VLDM), then the loop count. Rust
+// per weight byte one load of the byte, a TBH on it (256 entries, the
+// assembler builds them from the four 2-bit codes: 00 and 10 -> 0, 01 -> +,
+// 11 -> -) into 81 arms, one per trit pattern (arm labels name the four
+// digits, 0 none, 1 add, 2 subtract, last trit first), and per arm only its
+// VADD/VSUB on the accumulator s0 (the quad's inputs in s8-s11, loaded by
+// one VLDM), then the loop count. Rust
 // code for the same arms lets the compiler (opt-level "s") merge their
 // common tails into chains of branches, about twice the instructions; and
 // rustc gives no register class for a single-precision-only FPU.
@@ -578,21 +591,32 @@ core::arch::global_asm!(
     "1:",
     "vldmia r0!, {{s8-s11}}",
     "ldrb r12, [r1], #1",
-    "ldrb r12, [r3, r12]",
     "tbh [pc, r12, lsl #1]",
     ".Latome_fpu_tbl:",
-    ".irp p,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80",
-    ".hword (.Latome_fpu_p\\p - .Latome_fpu_tbl) / 2",
+    ".irp w3,0,1,0,2",
+    ".irp w2,0,1,0,2",
+    ".irp w1,0,1,0,2",
+    ".irp w0,0,1,0,2",
+    ".hword (.Latome_fpu_\\w3\\w2\\w1\\w0 - .Latome_fpu_tbl) / 2",
     ".endr",
-    ".irp p,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25,26,27,28,29,30,31,32,33,34,35,36,37,38,39,40,41,42,43,44,45,46,47,48,49,50,51,52,53,54,55,56,57,58,59,60,61,62,63,64,65,66,67,68,69,70,71,72,73,74,75,76,77,78,79,80",
-    ".Latome_fpu_p\\p:",
-    "atome_fpu_op (\\p%3),s8",
-    "atome_fpu_op ((\\p/3)%3),s9",
-    "atome_fpu_op ((\\p/9)%3),s10",
-    "atome_fpu_op ((\\p/27)%3),s11",
+    ".endr",
+    ".endr",
+    ".endr",
+    ".irp w3,0,1,2",
+    ".irp w2,0,1,2",
+    ".irp w1,0,1,2",
+    ".irp w0,0,1,2",
+    ".Latome_fpu_\\w3\\w2\\w1\\w0:",
+    "atome_fpu_op \\w0,s8",
+    "atome_fpu_op \\w1,s9",
+    "atome_fpu_op \\w2,s10",
+    "atome_fpu_op \\w3,s11",
     "subs r2, r2, #1",
     "bne 1b",
     "bx lr",
+    ".endr",
+    ".endr",
+    ".endr",
     ".endr",
     ".size atome_fpu_dot, . - atome_fpu_dot",
     ".purgem atome_fpu_op",
