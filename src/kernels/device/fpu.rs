@@ -486,8 +486,9 @@ fn group4(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: &mu
     }
 }
 
-/// One vector (lane b0 of the call), row by row: each row's weight bytes
-/// go through [`dot_quads`] (per-byte code, the inputs in FPU registers).
+/// One vector (lane b0 of the call): whole rows in place through
+/// [`rows_quads`] (per-byte code, the inputs in FPU registers), other
+/// layouts row by row in segments.
 #[inline(never)]
 fn one_vector(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, out: &mut [f32], ostride: usize) {
     #[allow(clippy::let_unit_value)]
@@ -496,78 +497,92 @@ fn one_vector(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, out: &mut [f32]
     let mut buf = [0u8; QUADS];
     let slot = b0 * ostride;
     let xrow = xs.get(b0 * xstride..b0 * xstride + cols).unwrap_or(&[]);
+    let out = out.get_mut(slot..).unwrap_or(&mut []);
     if in_place(w) && cols & 3 == 0 {
-        // Rows start on a byte (Trit2, cols % 4 == 0): read in place, whole.
-        let rows = w.data.chunks_exact((cols / 4).max(1)).take(w.rows);
-        for (j, r) in rows.enumerate() {
-            if let Some(o) = out.get_mut(slot + j) {
-                *o = dot_quads(0.0, xrow, r) * w.scale;
-            }
+        // Rows start on a byte (Trit2, cols % 4 == 0): read in place, whole;
+        // rows without an output slot are not computed.
+        let n = w.rows.min(out.len());
+        let nq = cols / 4;
+        if let (Some(o), Some(wr)) = (out.get_mut(..n), w.data.get(..n * nq)) {
+            rows_quads(0.0, w.scale, xrow, wr, nq, o);
         }
         return;
     }
     for j in 0..w.rows {
-        let mut a = 0.0f32;
+        let mut a = [0.0f32];
         let mut c0 = 0;
         while c0 < cols {
             let len = (cols - c0).min(COLS);
             let x = xrow.get(c0..c0 + len).unwrap_or(&[]);
             let r = row_bytes(w, j, c0, len, &mut buf);
-            a = dot_quads(a, x, r);
+            // One row from a, unscaled (a * 1.0 is a).
+            rows_quads(a[0], 1.0, x, r, len / 4, &mut a);
             if len & 3 != 0 {
-                a = tail_terms([a], r.get(len / 4).copied().unwrap_or(0), &[tail(x)])[0];
+                a = tail_terms(a, r.get(len / 4).copied().unwrap_or(0), &[tail(x)]);
             }
             c0 += len;
         }
-        if let Some(o) = out.get_mut(slot + j) {
-            *o = a * w.scale;
+        if let Some(o) = out.get_mut(j) {
+            *o = a[0] * w.scale;
         }
     }
 }
 
-/// a plus the terms of the weight bytes `w` against the input quads of x
-/// (as many as both have), one at a time in column order.
+/// out[i] = (init plus the terms of row i of `w` against the input quads of
+/// x, one at a time in column order) * scale, where row i is the nq weight
+/// bytes from i * nq. Rows not all in `w`, or inputs shorter than 4 * nq
+/// floats, leave out[i] alone (callers pass whole rows).
 #[inline(always)]
-fn dot_quads(a: f32, x: &[f32], w: &[u8]) -> f32 {
-    let nq = w.len().min(x.len() / 4);
+fn rows_quads(init: f32, scale: f32, x: &[f32], w: &[u8], nq: usize, out: &mut [f32]) {
+    let n = if x.len() / 4 >= nq { out.len().min(w.len().checked_div(nq).unwrap_or(usize::MAX)) } else { 0 };
+    let out = out.get_mut(..n).unwrap_or(&mut []);
+    if nq == 0 || out.is_empty() {
+        for o in out.iter_mut() {
+            *o = init * scale;
+        }
+        return;
+    }
     #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
     {
-        // SAFETY: x holds 4 * nq floats and w nq bytes (nq is the smaller
-        // count); the routine's jump table has an entry for each of the 256
-        // byte values. The routine (below) reads only those, writes only
-        // caller-saved registers (r0-r2, r12, s0, s8-s11) and keeps the
-        // stack untouched.
-        unsafe { atome_fpu_dot(a, x.as_ptr(), w.as_ptr(), nq) }
+        // SAFETY: x holds at least 4 * nq floats, w at least n * nq bytes
+        // and out n floats (n >= 1, nq >= 1: checked above); the routine's
+        // jump table has an entry for each of the 256 byte values. The
+        // routine (below) reads only those, writes only out[..n], saves the
+        // callee-saved registers it uses (r4-r7) and clobbers only
+        // caller-saved ones.
+        unsafe { atome_fpu_rows(init, scale, x.as_ptr(), w.as_ptr(), nq, n, out.as_mut_ptr()) }
     }
     #[cfg(not(all(target_arch = "arm", target_abi = "eabihf")))]
-    {
-        let mut a = a;
-        for (q, &p) in quads(x).zip(w).take(nq) {
+    for (o, r) in out.iter_mut().zip(w.chunks_exact(nq)) {
+        let mut a = init;
+        for (q, &p) in quads(x).zip(r) {
             let q = *q4(q);
             with_patterns!(dispatch1!(PATTERN[p as usize], &mut a, q));
         }
-        a
+        *o = a * scale;
     }
 }
 
 #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
 extern "C" {
-    /// s0 = a, r0 = x, r1 = w, r2 = nq: see [`dot_quads`].
-    fn atome_fpu_dot(a: f32, x: *const f32, w: *const u8, nq: usize) -> f32;
+    /// s0 = init, s1 = scale, r0 = x, r1 = w, r2 = nq, r3 = n, then out on
+    /// the stack: see [`rows_quads`] (n >= 1, nq >= 1).
+    fn atome_fpu_rows(init: f32, scale: f32, x: *const f32, w: *const u8, nq: usize, n: usize, out: *mut f32);
 }
 
-// The one-vector dot of [`dot_quads`] on Cortex-M4F/M7/M33, in assembly:
+// The one-vector rows of [`rows_quads`] on Cortex-M4F/M7/M33, in assembly:
 // per weight byte one load of the byte, a TBH on it (256 entries, the
 // assembler builds them from the four 2-bit codes: 00 and 10 -> 0, 01 -> +,
 // 11 -> -) into 81 arms, one per trit pattern (arm labels name the four
 // digits, 0 none, 1 add, 2 subtract, last trit first), and per arm only its
 // VADD/VSUB on the accumulator s0 (the quad's inputs in s8-s11, loaded by
-// one VLDM), then the loop count. Rust
+// one VLDM), then the loop count; per row the scale and one store. Rust
 // code for the same arms lets the compiler (opt-level "s") merge their
 // common tails into chains of branches, about twice the instructions; and
 // rustc gives no register class for a single-precision-only FPU.
-// Each VADD.F32/VSUB.F32 is the IEEE binary32 add the compiler emits for
-// `a + x` / `a - x`: the same bits, in column order.
+// Each VADD.F32/VSUB.F32/VMUL.F32 is the IEEE binary32 operation the
+// compiler emits for `a + x` / `a - x` / `a * s`: the same bits, in column
+// order.
 #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
 core::arch::global_asm!(
     ".macro atome_fpu_op d, r",
@@ -577,17 +592,25 @@ core::arch::global_asm!(
     "vsub.f32 s0, s0, \\r",
     ".endif",
     ".endm",
-    ".section .text.atome_fpu_dot,\"ax\",%progbits",
-    ".global atome_fpu_dot",
-    ".hidden atome_fpu_dot",
-    ".type atome_fpu_dot,%function",
+    ".section .text.atome_fpu_rows,\"ax\",%progbits",
+    ".global atome_fpu_rows",
+    ".hidden atome_fpu_rows",
+    ".type atome_fpu_rows,%function",
     ".syntax unified",
     ".thumb",
     ".thumb_func",
     ".fpu fpv4-sp-d16",
-    "atome_fpu_dot:",
-    "cbnz r2, 1f",
-    "bx lr",
+    "atome_fpu_rows:",
+    "push {{r4-r7, lr}}",
+    "ldr r4, [sp, #20]",
+    "vmov.f32 s2, s0",
+    "mov r5, r0",
+    "mov r6, r3",
+    "mov r7, r2",
+    "3:",
+    "vmov.f32 s0, s2",
+    "mov r0, r5",
+    "mov r2, r7",
     "1:",
     "vldmia r0!, {{s8-s11}}",
     "ldrb r12, [r1], #1",
@@ -613,12 +636,18 @@ core::arch::global_asm!(
     "atome_fpu_op \\w3,s11",
     "subs r2, r2, #1",
     "bne 1b",
-    "bx lr",
+    "b 4f",
     ".endr",
     ".endr",
     ".endr",
     ".endr",
-    ".size atome_fpu_dot, . - atome_fpu_dot",
+    "4:",
+    "vmul.f32 s0, s0, s1",
+    "vstmia r4!, {{s0}}",
+    "subs r6, r6, #1",
+    "bne 3b",
+    "pop {{r4-r7, pc}}",
+    ".size atome_fpu_rows, . - atome_fpu_rows",
     ".purgem atome_fpu_op",
 );
 
