@@ -548,7 +548,7 @@ fn rows_quads(init: f32, scale: f32, x: &[f32], w: &[u8], nq: usize, out: &mut [
         // and out n floats (n >= 1, nq >= 1: checked above); the routine's
         // jump table has an entry for each of the 256 byte values. The
         // routine (below) reads only those, writes only out[..n], saves the
-        // callee-saved registers it uses (r4-r7) and clobbers only
+        // callee-saved registers it uses (r4-r8) and clobbers only
         // caller-saved ones.
         unsafe { atome_fpu_rows(init, scale, x.as_ptr(), w.as_ptr(), nq, n, out.as_mut_ptr()) }
     }
@@ -576,7 +576,9 @@ extern "C" {
 // 11 -> -) into 81 arms, one per trit pattern (arm labels name the four
 // digits, 0 none, 1 add, 2 subtract, last trit first), and per arm only its
 // VADD/VSUB on the accumulator s0 (the quad's inputs in s8-s11, loaded by
-// one VLDM), then the loop count; per row the scale and one store. Rust
+// one VLDM), then the loop count; per row the scale and one store. Rows
+// go in pairs (arms on s0 for the first, on s1 for the second) sharing the
+// input loads and the loop count. Rust
 // code for the same arms lets the compiler (opt-level "s") merge their
 // common tails into chains of branches, about twice the instructions; and
 // rustc gives no register class for a single-precision-only FPU.
@@ -585,11 +587,11 @@ extern "C" {
 // order.
 #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
 core::arch::global_asm!(
-    ".macro atome_fpu_op d, r",
+    ".macro atome_fpu_op d, a, r",
     ".if \\d == 1",
-    "vadd.f32 s0, s0, \\r",
+    "vadd.f32 \\a, \\a, \\r",
     ".elseif \\d == 2",
-    "vsub.f32 s0, s0, \\r",
+    "vsub.f32 \\a, \\a, \\r",
     ".endif",
     ".endm",
     ".section .text.atome_fpu_rows,\"ax\",%progbits",
@@ -601,26 +603,34 @@ core::arch::global_asm!(
     ".thumb_func",
     ".fpu fpv4-sp-d16",
     "atome_fpu_rows:",
-    "push {{r4-r7, lr}}",
-    "ldr r4, [sp, #20]",
+    "push {{r4-r8, lr}}",
+    "ldr r4, [sp, #24]",
     "vmov.f32 s2, s0",
+    "vmov.f32 s3, s1",
     "mov r5, r0",
     "mov r6, r3",
     "mov r7, r2",
+    // Rows in pairs: row A (s0) from r1, row B (s1) from r8; a last odd
+    // row is its own B (that sum is not stored).
     "3:",
+    "add r8, r1, r7",
+    "cmp r6, #1",
+    "it eq",
+    "moveq r8, r1",
     "vmov.f32 s0, s2",
+    "vmov.f32 s1, s2",
     "mov r0, r5",
     "mov r2, r7",
     "1:",
     "vldmia r0!, {{s8-s11}}",
     "ldrb r12, [r1], #1",
     "tbh [pc, r12, lsl #1]",
-    ".Latome_fpu_tbl:",
+    ".Latome_fpua_tbl:",
     ".irp w3,0,1,0,2",
     ".irp w2,0,1,0,2",
     ".irp w1,0,1,0,2",
     ".irp w0,0,1,0,2",
-    ".hword (.Latome_fpu_\\w3\\w2\\w1\\w0 - .Latome_fpu_tbl) / 2",
+    ".hword (.Latome_fpua_\\w3\\w2\\w1\\w0 - .Latome_fpua_tbl) / 2",
     ".endr",
     ".endr",
     ".endr",
@@ -629,11 +639,38 @@ core::arch::global_asm!(
     ".irp w2,0,1,2",
     ".irp w1,0,1,2",
     ".irp w0,0,1,2",
-    ".Latome_fpu_\\w3\\w2\\w1\\w0:",
-    "atome_fpu_op \\w0,s8",
-    "atome_fpu_op \\w1,s9",
-    "atome_fpu_op \\w2,s10",
-    "atome_fpu_op \\w3,s11",
+    ".Latome_fpua_\\w3\\w2\\w1\\w0:",
+    "atome_fpu_op \\w0,s0,s8",
+    "atome_fpu_op \\w1,s0,s9",
+    "atome_fpu_op \\w2,s0,s10",
+    "atome_fpu_op \\w3,s0,s11",
+    "b 5f",
+    ".endr",
+    ".endr",
+    ".endr",
+    ".endr",
+    "5:",
+    "ldrb r12, [r8], #1",
+    "tbh [pc, r12, lsl #1]",
+    ".Latome_fpub_tbl:",
+    ".irp w3,0,1,0,2",
+    ".irp w2,0,1,0,2",
+    ".irp w1,0,1,0,2",
+    ".irp w0,0,1,0,2",
+    ".hword (.Latome_fpub_\\w3\\w2\\w1\\w0 - .Latome_fpub_tbl) / 2",
+    ".endr",
+    ".endr",
+    ".endr",
+    ".endr",
+    ".irp w3,0,1,2",
+    ".irp w2,0,1,2",
+    ".irp w1,0,1,2",
+    ".irp w0,0,1,2",
+    ".Latome_fpub_\\w3\\w2\\w1\\w0:",
+    "atome_fpu_op \\w0,s1,s8",
+    "atome_fpu_op \\w1,s1,s9",
+    "atome_fpu_op \\w2,s1,s10",
+    "atome_fpu_op \\w3,s1,s11",
     "subs r2, r2, #1",
     "bne 1b",
     "b 4f",
@@ -642,11 +679,17 @@ core::arch::global_asm!(
     ".endr",
     ".endr",
     "4:",
-    "vmul.f32 s0, s0, s1",
+    "vmul.f32 s0, s0, s3",
     "vstmia r4!, {{s0}}",
     "subs r6, r6, #1",
+    "beq 6f",
+    "vmul.f32 s1, s1, s3",
+    "vstmia r4!, {{s1}}",
+    "mov r1, r8",
+    "subs r6, r6, #1",
     "bne 3b",
-    "pop {{r4-r7, pc}}",
+    "6:",
+    "pop {{r4-r8, pc}}",
     ".size atome_fpu_rows, . - atome_fpu_rows",
     ".purgem atome_fpu_op",
 );
