@@ -6,11 +6,16 @@
 //! code 10 reads as 0) selects straight-line code that adds or subtracts
 //! the matching inputs: no per-weight test. Positions go four at a time, so
 //! each weight byte is decoded once for four accumulators held in FPU
-//! registers along a row; a single position goes four rows at a time. Every (row, vector) pair still adds its nonzero
-//! terms one at a time, in column order, from +0.0, then multiplies by the
-//! scale: the bits of docs/ARITHMETIC.md. Rows that do not start on a byte, and
-//! base-3 payloads, are repacked into 2-bit bytes first; P3 goes to the
-//! portable loop (the caller's fallback).
+//! registers along a row ([`dot4_quads`]); a single position goes row by
+//! row, two rows sharing each input load ([`rows_quads`]). On the eabihf
+//! targets both are assembly routines (below: the compiler, at opt-level
+//! "s", turns the same arms written in Rust into chains of branches); the
+//! Rust arms are their portable twins, which the host tests run. Every
+//! (row, vector) pair still adds its nonzero terms one at a time, in column
+//! order, from +0.0, then multiplies by the scale: the bits of
+//! docs/ARITHMETIC.md. Rows that do not start on a byte, and base-3
+//! payloads, are repacked into 2-bit bytes first; P3 goes to the portable
+//! loop (the caller's fallback).
 use crate::format::{Packing, Tensor};
 
 /// Columns per segment of a row (repacked rows go through a stack buffer).
