@@ -370,6 +370,7 @@ fn dot4_quads(a: [f32; 4], x: &X4, w: &[u8]) -> [f32; 4] {
 }
 
 /// Four sums, returned in s0-s3.
+/// cbindgen:ignore
 #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
 #[repr(C)]
 struct Sums4 {
@@ -379,6 +380,8 @@ struct Sums4 {
     a3: f32,
 }
 
+// Not part of the C API (cbindgen would list it in include/atome.h).
+/// cbindgen:ignore
 #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
 extern "C" {
     /// s0-s3 = a, r0 = the four input pointers, r1 = w, r2 = nq: see
@@ -568,6 +571,8 @@ fn rows_quads(init: f32, scale: f32, x: &[f32], w: &[u8], nq: usize, out: &mut [
     }
 }
 
+// Not part of the C API (cbindgen would list it in include/atome.h).
+/// cbindgen:ignore
 #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
 extern "C" {
     /// s0 = init, s1 = scale, r0 = x, r1 = w, r2 = nq, r3 = n, then out on
