@@ -168,6 +168,7 @@ macro_rules! term {
 /// The four trits of pattern P (base-3 digits) in column order; x[b] holds
 /// lane b's four inputs.
 #[inline(always)]
+#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(dead_code))]
 fn apply<const P: u8, const B: usize>(a: &mut [f32; B], x: [&[f32; 4]; B]) {
     term!(a, x, 0, P % 3);
     term!(a, x, 1, (P / 3) % 3);
@@ -176,6 +177,7 @@ fn apply<const P: u8, const B: usize>(a: &mut [f32; B], x: [&[f32; 4]; B]) {
 }
 
 /// Calls `$m!(args; 0 1 ... 80)`: the 81 pattern indices.
+#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(unused_macros))]
 macro_rules! with_patterns {
     ($m:ident!($($args:tt)*)) => {
         $m!($($args)*;
@@ -197,7 +199,9 @@ macro_rules! term1 {
 }
 
 /// The four trits of pattern P (base-3 digits) for one accumulator; the
-/// inputs come by value (already in registers, shared by four rows).
+/// inputs come by value (already in registers); the portable twin of the
+/// assembly arms of [`rows_quads`].
+#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(dead_code))]
 #[inline(always)]
 fn apply1<const P: u8>(a: &mut f32, x: [f32; 4]) {
     term1!(a, x[0], P % 3);
@@ -222,6 +226,7 @@ macro_rules! dispatch1 {
 }
 
 /// [`apply`] for the pattern index `$p` (a [`PATTERN`] entry).
+#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(unused_macros))]
 macro_rules! dispatch {
     ($p:expr, $a:expr, $x:expr; $($v:literal)*) => {
         match $p {
@@ -241,12 +246,14 @@ fn in_place(w: &Tensor) -> bool {
 
 /// Input quads of a slice (a tail of fewer than four is left out).
 #[inline(always)]
+#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(dead_code))]
 fn quads(x: &[f32]) -> core::slice::ChunksExact<'_, f32> {
     x.chunks_exact(4)
 }
 
 /// A chunk of [`quads`] as an array (always four long).
 #[inline(always)]
+#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(dead_code))]
 fn q4(c: &[f32]) -> &[f32; 4] {
     <&[f32; 4]>::try_from(c).unwrap_or(&[0.0; 4])
 }
@@ -320,6 +327,7 @@ fn row_sums4(w: &Tensor, j: usize, xr: [&[f32]; 4], buf: &mut [u8; QUADS]) -> [f
 #[derive(Clone, Copy)]
 struct X4<'a> {
     /// The vectors.
+    #[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(dead_code))]
     x: [&'a [f32]; 4],
     /// Whole quads that all four have.
     nq: usize,
@@ -381,6 +389,7 @@ struct Sums4 {
 }
 
 // Not part of the C API (cbindgen would list it in include/atome.h).
+#[allow(unused_doc_comments)]
 /// cbindgen:ignore
 #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
 extern "C" {
@@ -572,6 +581,7 @@ fn rows_quads(init: f32, scale: f32, x: &[f32], w: &[u8], nq: usize, out: &mut [
 }
 
 // Not part of the C API (cbindgen would list it in include/atome.h).
+#[allow(unused_doc_comments)]
 /// cbindgen:ignore
 #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
 extern "C" {
