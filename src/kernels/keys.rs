@@ -86,7 +86,8 @@ impl KeyLayout for Rows {
     }
 }
 
-/// True in the size-first build (cargo feature): no spelled-out dot there.
+/// True in the size-first build (cargo feature): no spelled-out dot or
+/// inlined insert test there (code size).
 const SIZE_FIRST_FEATURE: bool = cfg!(feature = "size-first");
 
 /// +0.0 + q[0] k[0] + ... + q[15] k[15], in that order.
@@ -179,9 +180,9 @@ pub fn score_keys<K: KeyLayout, S: Lanes<N>, const N: usize>(
         for (j, &a) in a.iter().enumerate().take(nb) {
             let s = a * inv_sqrt_dh;
             // insert's own first test, here: most keys fail it, so the
-            // call is skipped (same slots).
+            // call is skipped (same slots); not in the size-first build.
             let n = score.len().min(idx.len());
-            if n > 0 && score.get(n - 1).is_some_and(|&last| s > last) {
+            if SIZE_FIRST_FEATURE || n > 0 && score.get(n - 1).is_some_and(|&last| s > last) {
                 insert(score, idx, s, j0 + j);
             }
         }
