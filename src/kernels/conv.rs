@@ -17,7 +17,7 @@ const CONV_CODES: usize = if SIZE_FIRST { 16 } else { 128 };
 #[cfg_attr(not(atome_portable), inline(always))]
 #[cfg_attr(atome_portable, inline(never))]
 pub fn conv_lanes<const N: usize>(conv: &Tensor, ch0: usize, nb: usize, kk: usize, out: &mut [f32]) {
-    if !SIZE_FIRST && matches!(conv.packing, crate::format::Packing::Trit2) && kk <= 12 {
+    if !cfg!(feature = "size-first") && matches!(conv.packing, crate::format::Packing::Trit2) && kk <= 12 {
         // Each channel's kk 2-bit codes from one 32-bit little-endian word
         // (shifted to its first code), then tap by tap across the lanes.
         let mut words = [0u32; N];

@@ -59,6 +59,14 @@ impl KeyLayout for Rows {
         for (j, v) in a.iter_mut().enumerate().take(nb) {
             let at = (j0 + j) * self.dh;
             let Some(key) = keys.get(at..at + self.dh) else { continue };
+            if !SIZE_FIRST_FEATURE {
+                // DH = 16 (the shipped configurations): spelled out, so the
+                // loop's counter and loads go (same terms, same order).
+                if let (Ok(q), Ok(k)) = (<&[f32; 16]>::try_from(q), <&[f32; 16]>::try_from(key)) {
+                    *v = dot16(q, k);
+                    continue;
+                }
+            }
             let mut s = 0.0f32;
             for (&x, &k) in q.iter().zip(key) {
                 // (Integer add and multiply on cores without an FPU.)
@@ -78,6 +86,23 @@ impl KeyLayout for Rows {
             super::copy(dst, src);
         }
     }
+}
+
+/// True in the size-first build (cargo feature): no spelled-out dot or
+/// inlined insert test there (code size).
+const SIZE_FIRST_FEATURE: bool = cfg!(feature = "size-first");
+
+/// +0.0 + q[0] k[0] + ... + q[15] k[15], in that order.
+#[inline(always)]
+fn dot16(q: &[f32; 16], k: &[f32; 16]) -> f32 {
+    macro_rules! terms {
+        ($($i:literal)*) => {{
+            let mut s = 0.0f32;
+            $(s += q[$i] * k[$i];)*
+            s
+        }};
+    }
+    terms!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15)
 }
 
 /// DH rows of S floats: component d of key j at d * S + j.
@@ -155,7 +180,13 @@ pub fn score_keys<K: KeyLayout, S: Lanes<N>, const N: usize>(
         let mut a = [0.0f32; N];
         acc.store(&mut a);
         for (j, &a) in a.iter().enumerate().take(nb) {
-            insert(score, idx, a * inv_sqrt_dh, j0 + j);
+            let s = a * inv_sqrt_dh;
+            // insert's own first test, here: most keys fail it, so the
+            // call is skipped (same slots); not in the size-first build.
+            let n = score.len().min(idx.len());
+            if SIZE_FIRST_FEATURE || n > 0 && score.get(n - 1).is_some_and(|&last| s > last) {
+                insert(score, idx, s, j0 + j);
+            }
         }
         j0 += nb;
     }

@@ -6,11 +6,16 @@
 //! code 10 reads as 0) selects straight-line code that adds or subtracts
 //! the matching inputs: no per-weight test. Positions go four at a time, so
 //! each weight byte is decoded once for four accumulators held in FPU
-//! registers along a row; a single position goes four rows at a time. Every (row, vector) pair still adds its nonzero
-//! terms one at a time, in column order, from +0.0, then multiplies by the
-//! scale: the bits of docs/ARITHMETIC.md. Rows that do not start on a byte, and
-//! base-3 payloads, are repacked into 2-bit bytes first; P3 goes to the
-//! portable loop (the caller's fallback).
+//! registers along a row ([`dot4_quads`]); a single position goes row by
+//! row, two rows sharing each input load ([`rows_quads`]). On the eabihf
+//! targets both are assembly routines (below: the compiler, at opt-level
+//! "s", turns the same arms written in Rust into chains of branches); the
+//! Rust arms are their portable twins, which the host tests run. Every
+//! (row, vector) pair still adds its nonzero terms one at a time, in column
+//! order, from +0.0, then multiplies by the scale: the bits of
+//! docs/ARITHMETIC.md. Rows that do not start on a byte, and base-3
+//! payloads, are repacked into 2-bit bytes first; P3 goes to the portable
+//! loop (the caller's fallback).
 use crate::format::{Packing, Tensor};
 
 /// Columns per segment of a row (repacked rows go through a stack buffer).
@@ -163,6 +168,7 @@ macro_rules! term {
 /// The four trits of pattern P (base-3 digits) in column order; x[b] holds
 /// lane b's four inputs.
 #[inline(always)]
+#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(dead_code))]
 fn apply<const P: u8, const B: usize>(a: &mut [f32; B], x: [&[f32; 4]; B]) {
     term!(a, x, 0, P % 3);
     term!(a, x, 1, (P / 3) % 3);
@@ -171,6 +177,7 @@ fn apply<const P: u8, const B: usize>(a: &mut [f32; B], x: [&[f32; 4]; B]) {
 }
 
 /// Calls `$m!(args; 0 1 ... 80)`: the 81 pattern indices.
+#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(unused_macros))]
 macro_rules! with_patterns {
     ($m:ident!($($args:tt)*)) => {
         $m!($($args)*;
@@ -191,9 +198,12 @@ macro_rules! term1 {
     };
 }
 
-/// The four trits of pattern P (base-3 digits) for one accumulator.
+/// The four trits of pattern P (base-3 digits) for one accumulator; the
+/// inputs come by value (already in registers); the portable twin of the
+/// assembly arms of [`rows_quads`].
+#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(dead_code))]
 #[inline(always)]
-fn apply1<const P: u8>(a: &mut f32, x: &[f32; 4]) {
+fn apply1<const P: u8>(a: &mut f32, x: [f32; 4]) {
     term1!(a, x[0], P % 3);
     term1!(a, x[1], (P / 3) % 3);
     term1!(a, x[2], (P / 9) % 3);
@@ -201,6 +211,7 @@ fn apply1<const P: u8>(a: &mut f32, x: &[f32; 4]) {
 }
 
 /// [`apply1`] for the pattern index `$p` (a [`PATTERN`] entry).
+#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(unused_macros))]
 macro_rules! dispatch1 {
     ($p:expr, $a:expr, $x:expr; $($v:literal)*) => {
         match $p {
@@ -215,6 +226,7 @@ macro_rules! dispatch1 {
 }
 
 /// [`apply`] for the pattern index `$p` (a [`PATTERN`] entry).
+#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(unused_macros))]
 macro_rules! dispatch {
     ($p:expr, $a:expr, $x:expr; $($v:literal)*) => {
         match $p {
@@ -234,12 +246,14 @@ fn in_place(w: &Tensor) -> bool {
 
 /// Input quads of a slice (a tail of fewer than four is left out).
 #[inline(always)]
+#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(dead_code))]
 fn quads(x: &[f32]) -> core::slice::ChunksExact<'_, f32> {
     x.chunks_exact(4)
 }
 
 /// A chunk of [`quads`] as an array (always four long).
 #[inline(always)]
+#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(dead_code))]
 fn q4(c: &[f32]) -> &[f32; 4] {
     <&[f32; 4]>::try_from(c).unwrap_or(&[0.0; 4])
 }
@@ -279,25 +293,27 @@ fn tail_terms<const B: usize>(mut a: [f32; B], byte: u8, t: &[[f32; 4]; B]) -> [
     a
 }
 
-/// Row j of W against four input rows starting at xs[base[b]]: the sums
+/// x[c0..c0 + len], empty when out of range.
+#[inline(always)]
+fn part(x: &[f32], c0: usize, len: usize) -> &[f32] {
+    x.get(c0..c0 + len).unwrap_or(&[])
+}
+
+/// Row j of W against the four input rows xr (W.cols floats each): the sums
 /// before scaling. Rows that start on a byte are read in place, others are
 /// repacked COLS columns at a time.
 #[inline(always)]
-fn row_sums4(w: &Tensor, j: usize, xs: &[f32], base: [usize; 4], buf: &mut [u8; QUADS]) -> [f32; 4] {
-    const B: usize = 4;
+fn row_sums4(w: &Tensor, j: usize, xr: [&[f32]; 4], buf: &mut [u8; QUADS]) -> [f32; 4] {
     let cols = w.cols;
-    // A local array indexed only by constants: it lives in registers.
-    let mut a = [0.0f32; B];
+    let mut a = [0.0f32; 4];
     let seg = if in_place(w) && cols & 3 == 0 { cols } else { COLS };
     let mut c0 = 0;
     while c0 < cols {
         let len = (cols - c0).min(seg);
         let bytes = row_bytes(w, j, c0, len, buf);
-        let [x0, x1, x2, x3] = base.map(|b| xs.get(b + c0..b + c0 + len).unwrap_or(&[]));
-        let it = bytes.iter().zip(quads(x0)).zip(quads(x1)).zip(quads(x2)).zip(quads(x3));
-        for ((((&p, x0), x1), x2), x3) in it {
-            with_patterns!(dispatch!(PATTERN[p as usize], &mut a, [q4(x0), q4(x1), q4(x2), q4(x3)]));
-        }
+        let [x0, x1, x2, x3] = xr;
+        let (x0, x1, x2, x3) = (part(x0, c0, len), part(x1, c0, len), part(x2, c0, len), part(x3, c0, len));
+        a = dot4_quads(a, &X4::new([x0, x1, x2, x3]), bytes);
         if len & 3 != 0 {
             let p = bytes.get(len / 4).copied().unwrap_or(0);
             a = tail_terms(a, p, &[tail(x0), tail(x1), tail(x2), tail(x3)]);
@@ -307,75 +323,396 @@ fn row_sums4(w: &Tensor, j: usize, xs: &[f32], base: [usize; 4], buf: &mut [u8; 
     a
 }
 
+/// Four input vectors for [`dot4_quads`], prepared once for many rows.
+#[derive(Clone, Copy)]
+struct X4<'a> {
+    /// The vectors.
+    #[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(dead_code))]
+    x: [&'a [f32]; 4],
+    /// Whole quads that all four have.
+    nq: usize,
+    /// Their addresses, as the assembly routine takes them.
+    #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+    p: [*const f32; 4],
+}
+
+impl<'a> X4<'a> {
+    #[inline(always)]
+    fn new(x: [&'a [f32]; 4]) -> Self {
+        X4 {
+            x,
+            nq: x.iter().fold(usize::MAX, |n, x| n.min(x.len() / 4)),
+            #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+            p: [x[0].as_ptr(), x[1].as_ptr(), x[2].as_ptr(), x[3].as_ptr()],
+        }
+    }
+}
+
+/// a[b] plus the terms of the weight bytes `w` against the input quads of
+/// x.x[b], for the quads all of them have, one at a time in column order.
+#[inline(always)]
+fn dot4_quads(a: [f32; 4], x: &X4, w: &[u8]) -> [f32; 4] {
+    let nq = w.len().min(x.nq);
+    #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+    {
+        // SAFETY: each x.p[b] is the start of x.x[b], which holds at least
+        // 4 * x.nq >= 4 * nq floats, and w holds nq bytes; the routine's
+        // jump table has an entry for each of the 256 byte values. The
+        // routine (below) reads only those and the four pointers, saves the callee-saved registers it
+        // uses (r4-r7, s16-s23) and returns the sums in s0-s3 (a
+        // homogeneous aggregate).
+        let r = unsafe { atome_fpu_dot4(a[0], a[1], a[2], a[3], x.p.as_ptr(), w.as_ptr(), nq) };
+        [r.a0, r.a1, r.a2, r.a3]
+    }
+    #[cfg(not(all(target_arch = "arm", target_abi = "eabihf")))]
+    {
+        const B: usize = 4;
+        let mut a = a;
+        let [x0, x1, x2, x3] = x.x;
+        let it = w.iter().zip(quads(x0)).zip(quads(x1)).zip(quads(x2)).zip(quads(x3)).take(nq);
+        for ((((&p, x0), x1), x2), x3) in it {
+            with_patterns!(dispatch!(PATTERN[p as usize], &mut a, [q4(x0), q4(x1), q4(x2), q4(x3)]));
+        }
+        a
+    }
+}
+
+/// Four sums, returned in s0-s3.
+/// cbindgen:ignore
+#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+#[repr(C)]
+struct Sums4 {
+    a0: f32,
+    a1: f32,
+    a2: f32,
+    a3: f32,
+}
+
+// Not part of the C API (cbindgen would list it in include/atome.h).
+#[allow(unused_doc_comments)]
+/// cbindgen:ignore
+#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+extern "C" {
+    /// s0-s3 = a, r0 = the four input pointers, r1 = w, r2 = nq: see
+    /// [`dot4_quads`].
+    fn atome_fpu_dot4(a0: f32, a1: f32, a2: f32, a3: f32, x: *const *const f32, w: *const u8, nq: usize) -> Sums4;
+}
+
+// [`dot4_quads`] on Cortex-M4F/M7/M33: as atome_fpu_dot (below) for four
+// input vectors at once: per quad one VLDM per vector (s8-s11, s12-s15,
+// s16-s19, s20-s23), one weight byte's dispatch, then per nonzero trit four
+// VADD/VSUB, one per accumulator (s0-s3).
+#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+core::arch::global_asm!(
+    ".macro atome_fpu_op4 d, r0, r1, r2, r3",
+    ".if \\d == 1",
+    "vadd.f32 s0, s0, \\r0",
+    "vadd.f32 s1, s1, \\r1",
+    "vadd.f32 s2, s2, \\r2",
+    "vadd.f32 s3, s3, \\r3",
+    ".elseif \\d == 2",
+    "vsub.f32 s0, s0, \\r0",
+    "vsub.f32 s1, s1, \\r1",
+    "vsub.f32 s2, s2, \\r2",
+    "vsub.f32 s3, s3, \\r3",
+    ".endif",
+    ".endm",
+    ".section .text.atome_fpu_dot4,\"ax\",%progbits",
+    ".global atome_fpu_dot4",
+    ".hidden atome_fpu_dot4",
+    ".type atome_fpu_dot4,%function",
+    ".syntax unified",
+    ".thumb",
+    ".thumb_func",
+    ".fpu fpv4-sp-d16",
+    "atome_fpu_dot4:",
+    "cbnz r2, 1f",
+    "bx lr",
+    "1:",
+    "push {{r4-r7, lr}}",
+    "vpush {{s16-s23}}",
+    "ldm r0, {{r4-r7}}",
+    "2:",
+    "vldmia r4!, {{s8-s11}}",
+    "vldmia r5!, {{s12-s15}}",
+    "vldmia r6!, {{s16-s19}}",
+    "vldmia r7!, {{s20-s23}}",
+    "ldrb r12, [r1], #1",
+    "tbh [pc, r12, lsl #1]",
+    ".Latome_fpu4_tbl:",
+    ".irp w3,0,1,0,2",
+    ".irp w2,0,1,0,2",
+    ".irp w1,0,1,0,2",
+    ".irp w0,0,1,0,2",
+    ".hword (.Latome_fpu4_\\w3\\w2\\w1\\w0 - .Latome_fpu4_tbl) / 2",
+    ".endr",
+    ".endr",
+    ".endr",
+    ".endr",
+    ".irp w3,0,1,2",
+    ".irp w2,0,1,2",
+    ".irp w1,0,1,2",
+    ".irp w0,0,1,2",
+    ".Latome_fpu4_\\w3\\w2\\w1\\w0:",
+    "atome_fpu_op4 \\w0,s8,s12,s16,s20",
+    "atome_fpu_op4 \\w1,s9,s13,s17,s21",
+    "atome_fpu_op4 \\w2,s10,s14,s18,s22",
+    "atome_fpu_op4 \\w3,s11,s15,s19,s23",
+    "subs r2, r2, #1",
+    "bne 2b",
+    "vpop {{s16-s23}}",
+    "pop {{r4-r7, pc}}",
+    ".endr",
+    ".endr",
+    ".endr",
+    ".endr",
+    ".size atome_fpu_dot4, . - atome_fpu_dot4",
+    ".purgem atome_fpu_op4",
+);
+
 /// Vectors b0..b0+nb (nb <= 4) of the call, four at a time: the missing
 /// lanes repeat the last vector and are never stored. The caller checked
 /// that every input row is in range and that no two outputs share a slot.
 #[inline(never)]
 fn group4(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: &mut [f32], ostride: usize) {
     let mut buf = [0u8; QUADS];
-    let base: [usize; 4] = core::array::from_fn(|b| (b0 + b.min(nb - 1)) * xstride);
-    for j in 0..w.rows {
-        let a = row_sums4(w, j, xs, base, &mut buf);
+    // The four input rows, sliced once for the whole matrix.
+    let row = |b: usize| {
+        let at = (b0 + b.min(nb - 1)) * xstride;
+        xs.get(at..at + w.cols).unwrap_or(&[])
+    };
+    let xr = [row(0), row(1), row(2), row(3)];
+    let x4 = X4::new(xr);
+    let mut store = |j: usize, a: [f32; 4]| {
         for (b, &a) in a.iter().enumerate().take(nb) {
             if let Some(o) = out.get_mut((b0 + b) * ostride + j) {
                 *o = a * w.scale;
             }
         }
+    };
+    if in_place(w) && w.cols & 3 == 0 {
+        // Rows start on a byte (Trit2, cols % 4 == 0): read in place, whole.
+        let rows = w.data.chunks_exact((w.cols / 4).max(1)).take(w.rows);
+        for (j, r) in rows.enumerate() {
+            store(j, dot4_quads([0.0; 4], &x4, r));
+        }
+        return;
+    }
+    for j in 0..w.rows {
+        store(j, row_sums4(w, j, xr, &mut buf));
     }
 }
 
-/// One vector (lane b0 of the call), four rows at a time: each input quad
-/// is loaded once for four rows whose accumulators stay in registers.
+/// One vector (lane b0 of the call): whole rows in place through
+/// [`rows_quads`] (per-byte code, the inputs in FPU registers), other
+/// layouts row by row in segments.
 #[inline(never)]
 fn one_vector(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, out: &mut [f32], ostride: usize) {
     #[allow(clippy::let_unit_value)]
     let () = PATTERN_IN_RANGE;
     let cols = w.cols;
-    let mut bufs = [[0u8; QUADS]; 4];
+    let mut buf = [0u8; QUADS];
     let slot = b0 * ostride;
     let xrow = xs.get(b0 * xstride..b0 * xstride + cols).unwrap_or(&[]);
-    // Rows start on a byte when cols % 4 == 0 (Trit2): read in place.
-    let seg = if in_place(w) && cols & 3 == 0 { cols } else { COLS };
-    let mut j = 0;
-    while j < w.rows {
-        let nr = (w.rows - j).min(4);
-        // Rows past the last repeat it (their sums are not stored).
-        let [j0, j1, j2, j3] = core::array::from_fn(|r| j + r.min(nr - 1));
-        let mut a = [0.0f32; 4];
-        let [b0, b1, b2, b3] = &mut bufs;
+    let out = out.get_mut(slot..).unwrap_or(&mut []);
+    if in_place(w) && cols & 3 == 0 {
+        // Rows start on a byte (Trit2, cols % 4 == 0): read in place, whole;
+        // rows without an output slot are not computed.
+        let n = w.rows.min(out.len());
+        let nq = cols / 4;
+        if let (Some(o), Some(wr)) = (out.get_mut(..n), w.data.get(..n * nq)) {
+            rows_quads(0.0, w.scale, xrow, wr, nq, o);
+        }
+        return;
+    }
+    for j in 0..w.rows {
+        let mut a = [0.0f32];
         let mut c0 = 0;
         while c0 < cols {
-            let len = (cols - c0).min(seg);
+            let len = (cols - c0).min(COLS);
             let x = xrow.get(c0..c0 + len).unwrap_or(&[]);
-            let r0 = row_bytes(w, j0, c0, len, b0);
-            let r1 = row_bytes(w, j1, c0, len, b1);
-            let r2 = row_bytes(w, j2, c0, len, b2);
-            let r3 = row_bytes(w, j3, c0, len, b3);
-            let [mut a0, mut a1, mut a2, mut a3] = a;
-            for ((((x, &p0), &p1), &p2), &p3) in quads(x).zip(r0).zip(r1).zip(r2).zip(r3) {
-                let x = q4(x);
-                with_patterns!(dispatch1!(PATTERN[p0 as usize], &mut a0, x));
-                with_patterns!(dispatch1!(PATTERN[p1 as usize], &mut a1, x));
-                with_patterns!(dispatch1!(PATTERN[p2 as usize], &mut a2, x));
-                with_patterns!(dispatch1!(PATTERN[p3 as usize], &mut a3, x));
-            }
-            a = [a0, a1, a2, a3];
+            let r = row_bytes(w, j, c0, len, &mut buf);
+            // One row from a, unscaled (a * 1.0 is a).
+            rows_quads(a[0], 1.0, x, r, len / 4, &mut a);
             if len & 3 != 0 {
-                let t = tail(x);
-                for (a, r) in a.iter_mut().zip([r0, r1, r2, r3]) {
-                    *a = tail_terms([*a], r.get(len / 4).copied().unwrap_or(0), &[t])[0];
-                }
+                a = tail_terms(a, r.get(len / 4).copied().unwrap_or(0), &[tail(x)]);
             }
             c0 += len;
         }
-        for (r, &a) in a.iter().enumerate().take(nr) {
-            if let Some(o) = out.get_mut(slot + j + r) {
-                *o = a * w.scale;
-            }
+        if let Some(o) = out.get_mut(j) {
+            *o = a[0] * w.scale;
         }
-        j += nr;
     }
 }
+
+/// out[i] = (init plus the terms of row i of `w` against the input quads of
+/// x, one at a time in column order) * scale, where row i is the nq weight
+/// bytes from i * nq. Rows not all in `w`, or inputs shorter than 4 * nq
+/// floats, leave out[i] alone (callers pass whole rows).
+#[inline(always)]
+fn rows_quads(init: f32, scale: f32, x: &[f32], w: &[u8], nq: usize, out: &mut [f32]) {
+    let n = if x.len() / 4 >= nq { out.len().min(w.len().checked_div(nq).unwrap_or(usize::MAX)) } else { 0 };
+    let out = out.get_mut(..n).unwrap_or(&mut []);
+    if nq == 0 || out.is_empty() {
+        for o in out.iter_mut() {
+            *o = init * scale;
+        }
+        return;
+    }
+    #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+    {
+        // SAFETY: x holds at least 4 * nq floats, w at least n * nq bytes
+        // and out n floats (n >= 1, nq >= 1: checked above); the routine's
+        // jump table has an entry for each of the 256 byte values. The
+        // routine (below) reads only those, writes only out[..n], saves the
+        // callee-saved registers it uses (r4-r8) and clobbers only
+        // caller-saved ones.
+        unsafe { atome_fpu_rows(init, scale, x.as_ptr(), w.as_ptr(), nq, n, out.as_mut_ptr()) }
+    }
+    #[cfg(not(all(target_arch = "arm", target_abi = "eabihf")))]
+    for (o, r) in out.iter_mut().zip(w.chunks_exact(nq)) {
+        let mut a = init;
+        for (q, &p) in quads(x).zip(r) {
+            let q = *q4(q);
+            with_patterns!(dispatch1!(PATTERN[p as usize], &mut a, q));
+        }
+        *o = a * scale;
+    }
+}
+
+// Not part of the C API (cbindgen would list it in include/atome.h).
+#[allow(unused_doc_comments)]
+/// cbindgen:ignore
+#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+extern "C" {
+    /// s0 = init, s1 = scale, r0 = x, r1 = w, r2 = nq, r3 = n, then out on
+    /// the stack: see [`rows_quads`] (n >= 1, nq >= 1).
+    fn atome_fpu_rows(init: f32, scale: f32, x: *const f32, w: *const u8, nq: usize, n: usize, out: *mut f32);
+}
+
+// The one-vector rows of [`rows_quads`] on Cortex-M4F/M7/M33, in assembly:
+// per weight byte one load of the byte, a TBH on it (256 entries, the
+// assembler builds them from the four 2-bit codes: 00 and 10 -> 0, 01 -> +,
+// 11 -> -) into 81 arms, one per trit pattern (arm labels name the four
+// digits, 0 none, 1 add, 2 subtract, last trit first), and per arm only its
+// VADD/VSUB on the accumulator s0 (the quad's inputs in s8-s11, loaded by
+// one VLDM), then the loop count; per row the scale and one store. Rows
+// go in pairs (arms on s0 for the first, on s1 for the second) sharing the
+// input loads and the loop count. Rust
+// code for the same arms lets the compiler (opt-level "s") merge their
+// common tails into chains of branches, about twice the instructions; and
+// rustc gives no register class for a single-precision-only FPU.
+// Each VADD.F32/VSUB.F32/VMUL.F32 is the IEEE binary32 operation the
+// compiler emits for `a + x` / `a - x` / `a * s`: the same bits, in column
+// order.
+#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+core::arch::global_asm!(
+    ".macro atome_fpu_op d, a, r",
+    ".if \\d == 1",
+    "vadd.f32 \\a, \\a, \\r",
+    ".elseif \\d == 2",
+    "vsub.f32 \\a, \\a, \\r",
+    ".endif",
+    ".endm",
+    ".section .text.atome_fpu_rows,\"ax\",%progbits",
+    ".global atome_fpu_rows",
+    ".hidden atome_fpu_rows",
+    ".type atome_fpu_rows,%function",
+    ".syntax unified",
+    ".thumb",
+    ".thumb_func",
+    ".fpu fpv4-sp-d16",
+    "atome_fpu_rows:",
+    "push {{r4-r8, lr}}",
+    "ldr r4, [sp, #24]",
+    "vmov.f32 s2, s0",
+    "vmov.f32 s3, s1",
+    "mov r5, r0",
+    "mov r6, r3",
+    "mov r7, r2",
+    // Rows in pairs: row A (s0) from r1, row B (s1) from r8; a last odd
+    // row is its own B (that sum is not stored).
+    "3:",
+    "add r8, r1, r7",
+    "cmp r6, #1",
+    "it eq",
+    "moveq r8, r1",
+    "vmov.f32 s0, s2",
+    "vmov.f32 s1, s2",
+    "mov r0, r5",
+    "mov r2, r7",
+    "1:",
+    "vldmia r0!, {{s8-s11}}",
+    "ldrb r12, [r1], #1",
+    "tbh [pc, r12, lsl #1]",
+    ".Latome_fpua_tbl:",
+    ".irp w3,0,1,0,2",
+    ".irp w2,0,1,0,2",
+    ".irp w1,0,1,0,2",
+    ".irp w0,0,1,0,2",
+    ".hword (.Latome_fpua_\\w3\\w2\\w1\\w0 - .Latome_fpua_tbl) / 2",
+    ".endr",
+    ".endr",
+    ".endr",
+    ".endr",
+    ".irp w3,0,1,2",
+    ".irp w2,0,1,2",
+    ".irp w1,0,1,2",
+    ".irp w0,0,1,2",
+    ".Latome_fpua_\\w3\\w2\\w1\\w0:",
+    "atome_fpu_op \\w0,s0,s8",
+    "atome_fpu_op \\w1,s0,s9",
+    "atome_fpu_op \\w2,s0,s10",
+    "atome_fpu_op \\w3,s0,s11",
+    "b 5f",
+    ".endr",
+    ".endr",
+    ".endr",
+    ".endr",
+    "5:",
+    "ldrb r12, [r8], #1",
+    "tbh [pc, r12, lsl #1]",
+    ".Latome_fpub_tbl:",
+    ".irp w3,0,1,0,2",
+    ".irp w2,0,1,0,2",
+    ".irp w1,0,1,0,2",
+    ".irp w0,0,1,0,2",
+    ".hword (.Latome_fpub_\\w3\\w2\\w1\\w0 - .Latome_fpub_tbl) / 2",
+    ".endr",
+    ".endr",
+    ".endr",
+    ".endr",
+    ".irp w3,0,1,2",
+    ".irp w2,0,1,2",
+    ".irp w1,0,1,2",
+    ".irp w0,0,1,2",
+    ".Latome_fpub_\\w3\\w2\\w1\\w0:",
+    "atome_fpu_op \\w0,s1,s8",
+    "atome_fpu_op \\w1,s1,s9",
+    "atome_fpu_op \\w2,s1,s10",
+    "atome_fpu_op \\w3,s1,s11",
+    "subs r2, r2, #1",
+    "bne 1b",
+    "b 4f",
+    ".endr",
+    ".endr",
+    ".endr",
+    ".endr",
+    "4:",
+    "vmul.f32 s0, s0, s3",
+    "vstmia r4!, {{s0}}",
+    "subs r6, r6, #1",
+    "beq 6f",
+    "vmul.f32 s1, s1, s3",
+    "vstmia r4!, {{s1}}",
+    "mov r1, r8",
+    "subs r6, r6, #1",
+    "bne 3b",
+    "6:",
+    "pop {{r4-r8, pc}}",
+    ".size atome_fpu_rows, . - atome_fpu_rows",
+    ".purgem atome_fpu_op",
+);
 
 /// Positions per pass.
 const NB: usize = 4;
