@@ -47,7 +47,7 @@ impl Q15Layout {
 }
 
 /// Splits `n` off the front of a slice.
-fn take<'a, T>(s: &'a mut [T], n: usize) -> Option<(&'a mut [T], &'a mut [T])> {
+fn take<T>(s: &mut [T], n: usize) -> Option<(&mut [T], &mut [T])> {
     if s.len() < n {
         None
     } else {
