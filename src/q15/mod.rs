@@ -191,3 +191,30 @@ impl Q15Runner<'_> {
         true
     }
 }
+
+/// A q15 runner's memory held in one value (vectors, arrays): what a Rust
+/// caller keeps between calls, as a C caller keeps an atome_state_t.
+pub struct Q15State<A, B, F> {
+    /// Model dimensions.
+    pub dims: Dims,
+    /// Context window.
+    pub s: usize,
+    /// int16 area, `Q15Layout::new(dims, s).i16s` elements.
+    pub i16s: A,
+    /// int32 area, `Q15Layout::new(dims, s).i32s` elements.
+    pub i32s: B,
+    /// Logits, V floats.
+    pub logits: F,
+}
+
+impl<A: AsMut<[i16]>, B: AsMut<[i32]>, F: AsMut<[f32]>> Q15State<A, B, F> {
+    /// A state over the given buffers (see the fields for their sizes).
+    pub fn new(dims: Dims, s: usize, i16s: A, i32s: B, logits: F) -> Self {
+        Q15State { dims, s, i16s, i32s, logits }
+    }
+
+    /// A runner on this memory; None when a buffer is too short.
+    pub fn runner(&mut self) -> Option<Q15Runner<'_>> {
+        Q15Runner::new(self.i16s.as_mut(), self.i32s.as_mut(), self.logits.as_mut(), &self.dims, self.s)
+    }
+}
