@@ -26,6 +26,14 @@ GOLDEN = [
     ("tiny.atome", dict(V=32, D=16, L=2, DH=8, K=5, TOPK=4, S=8)),
     ("odd.atome", dict(V=40, D=22, L=3, DH=6, K=3, TOPK=2, S=16)),
     ("wide.atome", dict(V=64, D=32, L=2, DH=8, K=7, TOPK=6, S=24)),
+    ("model_toy.atome", dict(V=256, D=64, L=4, DH=16, K=5, TOPK=4, S=64)),
+]
+# The golden configurations' other blobs: the 944K model (fewer token lists:
+# the numpy path is slow there) and the classifiers.
+M944K = dict(V=256, D=256, L=8, DH=64, K=5, TOPK=4, S=64)
+CLASSIFIERS = [
+    (("agri.atomecl", "air.atomecl", "voice.atomecl"), dict(V=256, D=32, L=2, DH=8, K=5, TOPK=4, S=32)),
+    (("cls_odd.atomecl",), dict(V=40, D=22, L=3, DH=6, K=3, TOPK=2, S=16)),
 ]
 _ENGINES = {}
 
@@ -166,3 +174,32 @@ def test_golden_configuration_blobs(name, cfg):
     c = nr.Config.of(cfg)
     for fmt in ("ATOME01", "ATOME02", "ATOMEP3"):
         assert same_as_ref(eng, nr.random_blob(c, fmt, seed=4), cfg, seed=5) == 6
+
+
+def test_944k_model_bit_identical_and_state_budget():
+    blob = open(shared("models/atome_944k.bin"), "rb").read()
+    eng = engine(M944K)
+    assert eng.state_size <= 90000  # issue 12's target for the 944K model at S=64
+    m = q.Q15Model(nr.parse_blob(blob, nr.Config.of(M944K)))
+    mod = Model.load(blob, eng)
+    text = list(b"Once upon a time there was a little bird who lived in a tall tree near the park.")
+    for toks in (text[:1], text[:17], text[:64], text):
+        ref = q.logits_q15(m, toks)
+        assert bits(mod.logits(toks)) == bits(ref)
+
+
+@pytest.mark.parametrize("names,cfg", CLASSIFIERS)
+def test_golden_classifiers(names, cfg):
+    eng = engine(cfg)
+    c = nr.Config.of(cfg)
+    for name in names:
+        blob = open(shared("models/" + name), "rb").read()
+        w = nr.parse_blob(blob, c)
+        clf = Classifier.load(blob, eng)
+        rng = np.random.default_rng(len(name))
+        for n in (1, c.S // 2, c.S + 3):
+            toks = rng.integers(0, c.V, n).tolist()
+            cq, lq = q.classify_q15(w, toks)
+            got, lg = clf.classify(toks)
+            assert got == cq
+            assert bits(lg) == bits(lq)
