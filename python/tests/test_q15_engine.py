@@ -18,6 +18,7 @@ import numpy_ref as nr  # noqa: E402
 import q15_ref as q  # noqa: E402
 from atome._build import BuildError, build_library  # noqa: E402
 from atome._engine import Classifier, Engine, Model  # noqa: E402
+from atome._runtime import RtModel  # noqa: E402
 
 SHARED = os.environ.get("ATOME_SHARED", os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared")))
 IN_CI = os.environ.get("CI") == "true"
@@ -203,3 +204,33 @@ def test_golden_classifiers(names, cfg):
             got, lg = clf.classify(toks)
             assert got == cq
             assert bits(lg) == bits(lq)
+
+
+def rt_dims(cfg):
+    c = nr.Config.of(cfg)
+    return dict(vocab_size=c.V, d_model=c.D, n_layers=c.L, d_head=c.DH, kernel_size=c.K,
+                top_k=c.TOPK, max_seq=c.S)
+
+
+@pytest.mark.parametrize("cached", [False, True])
+def test_runtime_api_runs_q15_for_any_dimensions(cached):
+    """The runtime API of one q15 build (the default knobs) runs every
+    golden configuration's blob with the q15 engine, in either plan's buffer."""
+    lib = engine(DEFAULT).path
+    for name, cfg in GOLDEN[:3] + [("default.atome", DEFAULT)]:
+        blob = open(shared("models/" + name), "rb").read()
+        m = q.Q15Model(nr.parse_blob(blob, nr.Config.of(cfg)))
+        rt = RtModel(blob, dims=rt_dims(cfg), cached=cached, lib=lib)
+        for toks in token_lists(cfg, 7, 5):
+            assert bits(rt.logits(toks)) == bits(q.logits_q15(m, toks)), name
+        assert list(rt.generate([1, 2], 5)) == q.generate_q15(m, [1, 2], 5)
+        ent = rt.router_entropy()
+        assert len(ent) == nr.Config.of(cfg).L
+        assert all(0.0 <= e <= np.log(3.0) + 1e-6 for e in ent)
+    c = nr.Config.of(CLASSIFIERS[1][1])
+    blob = open(shared("models/cls_odd.atomecl"), "rb").read()
+    w = nr.parse_blob(blob, c)
+    rt = RtModel(blob, dims=rt_dims(CLASSIFIERS[1][1]), cached=cached, lib=lib)
+    cq, lq = q.classify_q15(w, [3, 1, 4, 1, 5])
+    got, lg = rt.classify([3, 1, 4, 1, 5])
+    assert got == cq and bits(lg) == bits(lq)
