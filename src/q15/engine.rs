@@ -260,6 +260,12 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
             let ering = &*b.ering;
             let conv = &bl.conv;
             let local = |c: usize| -> i64 {
+                // The channel's K taps decoded at once (one unpack per channel).
+                let mut taps = [0i8; 16];
+                let wide = kk > taps.len();
+                if !wide {
+                    conv.decode(c * kk, &mut taps[..kk]);
+                }
                 let mut acc = 0i64;
                 for k in 0..kk.min(t + 1) {
                     let row = (t - k) % kk;
@@ -267,8 +273,8 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
                     if ek == E_ZERO {
                         continue;
                     }
-                    let w = i64::from(conv.weight(c * kk + k));
-                    acc += w * rshr(i64::from(ring[row * d + c]), et - ek);
+                    let w = if wide { conv.weight(c * kk + k) } else { taps[k] };
+                    acc += i64::from(w) * rshr(i64::from(ring[row * d + c]), et - ek);
                 }
                 acc
             };
