@@ -148,7 +148,7 @@ fn ecomb_plain(a: i32, b: i32) -> i32 {
 pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f32]) -> Option<()> {
     let dims = model.dims;
     let (d, dh, kk, l_n) = (dims.d_model, dims.d_head, dims.kernel_size, dims.n_layers);
-    if model.packing == Packing::P3 && d > 7281 {
+    if model.packing == Packing::P3 && (d > 7281 || kk > 7281) {
         return None;
     }
     // Embedding.
@@ -273,16 +273,21 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
                     if ek == E_ZERO {
                         continue;
                     }
-                    let w = if wide { conv.weight(c * kk + k) } else { taps[k] };
+                    let w = if wide { conv.weight(c * kk + k) } else { taps.get(k).copied().unwrap_or(0) };
                     acc += i64::from(w) * rshr(i64::from(ring[row * d + c]), et - ek);
                 }
                 acc
             };
+            // The exact conv sums, once, in the matvec buffer (free here:
+            // |L| <= 9 K 32767 fits an int32 for K <= 7281).
             let mut mxl = 0u64;
-            for c in 0..d {
-                mxl = mxl.max(local(c).unsigned_abs());
+            for (c, o) in b.mv.iter_mut().enumerate().take(d) {
+                let v = local(c);
+                *o = v as i32;
+                mxl = mxl.max(v.unsigned_abs());
             }
             let (sl, el) = (qshift(mxl, QA), qexp(mxl, et, QA));
+            let lsum = &*b.mv;
             // State: c_out times the hidden state.
             let hs = &*b.hs;
             let state = |c: usize| p.sc.m(c) * i64::from(hs[c]);
@@ -302,7 +307,7 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
             let sp = &*b.sparse;
             let val = |c: usize, xc: i16| -> i64 {
                 rshr(i64::from(xc), sh[0])
-                    + rshr(c0m * qm(local(c), sl, QA), sh[1])
+                    + rshr(c0m * qm(i64::from(lsum[c]), sl, QA), sh[1])
                     + rshr(c1m * qm(state(c), ss, QA), sh[2])
                     + rshr(c2m * i64::from(sp[c]), sh[3])
             };
