@@ -49,6 +49,15 @@
 #undef ATOME_STATE_CACHED
 #endif
 
+/* ATOME_DTYPE_Q15=1 selects the q15 integer mode's state (library built with
+ * ATOME_DTYPE=q15; docs/Q15.md). */
+#if defined(ATOME_DTYPE_Q15) && !(ATOME_DTYPE_Q15 + 0)
+#undef ATOME_DTYPE_Q15
+#endif
+#if defined(ATOME_DTYPE_Q15) && defined(ATOME_STATE_CACHED)
+#error "ATOME_DTYPE_Q15 has the lean state only (do not define ATOME_STATE_CACHED)"
+#endif
+
 #if ATOME_N_PATHWAYS != 3
 #error "ATOME_N_PATHWAYS must be 3 (local, state, sparse)"
 #endif
@@ -65,6 +74,13 @@
       + ATOME_WORK_MAX_(8 * ATOME_RT_Z_(DH), 8 * ATOME_RT_Z_(K)) + 24 + 16 * ATOME_RT_Z_(TOPK) \
     : ATOME_RT_Z_(V) + 2 * ATOME_RT_Z_(S) * (D) + ATOME_RT_Z_(S) * (DH) + (ATOME_RT_Z_(K) + 5) * (D) \
       + ATOME_RT_Z_(L) + ATOME_WORK_MAX_(4 * ATOME_RT_Z_(DH), 8 * ATOME_RT_Z_(K)) + 12 + 8 * ATOME_RT_Z_(TOPK)))
+
+/* int16 and int32 elements of the q15 state's private areas (the same
+ * formulas as build.rs). */
+#define ATOME_Q15_I16 (2 * ATOME_MAX_SEQ * ATOME_D_MODEL + ATOME_MAX_SEQ * ATOME_D_HEAD + 3 * ATOME_MAX_SEQ \
+    + ATOME_KERNEL_SIZE * ATOME_D_MODEL + ATOME_KERNEL_SIZE + ATOME_D_HEAD + ATOME_D_MODEL)
+#define ATOME_Q15_I32 (ATOME_D_MODEL + ATOME_WORK_MAX_(ATOME_WORK_MAX_(ATOME_D_MODEL, ATOME_D_HEAD), 3) \
+    + 4 * ATOME_TOP_K + ATOME_N_LAYERS + (ATOME_VOCAB_SIZE >= ATOME_D_MODEL ? 0 : ATOME_D_MODEL))
 
 /* Floats in the state's private work area (the same formula as build.rs). */
 #define ATOME_WORK_MAX_(a, b) ((a) > (b) ? (a) : (b))
@@ -140,7 +156,7 @@ typedef struct {
   uint32_t classifier_size;
 } atome_build_config_t;
 
-#if !defined(ATOME_STATE_CACHED)
+#if !(defined(ATOME_STATE_CACHED) || defined(ATOME_DTYPE_Q15))
 /*
  Inference state: the caller owns it (static, stack or heap); its size is
  known to the C compiler. Only `logits` is public.
@@ -186,6 +202,27 @@ typedef struct {
    Ids of the cached positions (private).
    */
   int32_t cache_tokens[ATOME_MAX_SEQ];
+} atome_state_t;
+#endif
+
+#if defined(ATOME_DTYPE_Q15)
+/*
+ Inference state of the q15 integer mode (ATOME_DTYPE=q15, lean):
+ binary32 logits, then the engine's int32 and int16 areas (docs/Q15.md).
+ */
+typedef struct {
+  /*
+   Logits of the last predict_next.
+   */
+  float logits[ATOME_VOCAB_SIZE];
+  /*
+   Private int32 area.
+   */
+  int32_t work32[ATOME_Q15_I32];
+  /*
+   Private int16 area.
+   */
+  int16_t work16[ATOME_Q15_I16];
 } atome_state_t;
 #endif
 
@@ -820,6 +857,11 @@ int atome_rt_router_entropy(atome_rt_t *rt, float *out);
 #else
 #define ATOME_CFG_STATE_SYM atome_cfg_STATE_lean
 #endif
+#if defined(ATOME_DTYPE_Q15)
+#define ATOME_CFG_DTYPE_SYM atome_cfg_DTYPE_q15
+#else
+#define ATOME_CFG_DTYPE_SYM atome_cfg_DTYPE_f32
+#endif
 #if !defined(ATOME_NO_CONFIG_CHECK) && (defined(__GNUC__) || defined(__clang__))
 #ifdef __cplusplus
 extern "C" {
@@ -834,6 +876,7 @@ extern const unsigned char ATOME_CFG_SYM(KERNEL_SIZE, ATOME_KERNEL_SIZE);
 extern const unsigned char ATOME_CFG_SYM(TOP_K, ATOME_TOP_K);
 extern const unsigned char ATOME_CFG_SYM(MAX_CLASSES, ATOME_MAX_CLASSES);
 extern const unsigned char ATOME_CFG_STATE_SYM;
+extern const unsigned char ATOME_CFG_DTYPE_SYM;
 #ifdef __cplusplus
 }
 #endif
@@ -848,6 +891,7 @@ static const unsigned char *const atome_config_check_[] __attribute__((used)) = 
     &ATOME_CFG_SYM(TOP_K, ATOME_TOP_K),
     &ATOME_CFG_SYM(MAX_CLASSES, ATOME_MAX_CLASSES),
     &ATOME_CFG_STATE_SYM,
+    &ATOME_CFG_DTYPE_SYM,
 };
 /* A link with --gc-sections may drop the array above; reading the markers
  * from the load calls keeps the references wherever the model API is used. */

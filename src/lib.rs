@@ -17,6 +17,7 @@ pub mod format;
 pub mod forward;
 pub mod kernels;
 pub mod math;
+pub mod q15;
 pub mod runner;
 
 #[cfg(all(not(feature = "std"), panic = "abort", not(test)))]

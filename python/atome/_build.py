@@ -50,13 +50,13 @@ def normalize_config(config: Optional[Mapping] = None) -> Dict[str, int]:
 
 
 def config_name(config: Optional[Mapping] = None, cached: bool = False,
-                system_libm: bool = False) -> str:
+                system_libm: bool = False, dtype: str = "f32") -> str:
     """Derived CARGO_TARGET_DIR leaf for a configuration, the same scheme as
     tests/golden.py (so both share builds), e.g.
     ``D64_DH16_K5_L4_S32_TOPK4_V256_lean_default``; ``_cached`` for
     ATOME_STATE=cached, ``_system`` for the system-libm feature, and
     ``_MC<n>`` / ``_P<n>`` before them when ATOME_MAX_CLASSES / ATOME_N_PATHWAYS
-    are not the defaults."""
+    are not the defaults; ``_q15`` last for ATOME_DTYPE=q15."""
     c = normalize_config(config)
     short = {"D": "d_model", "DH": "d_head", "K": "kernel_size", "L": "n_layers",
              "S": "max_seq", "TOPK": "top_k", "V": "vocab_size"}
@@ -67,6 +67,8 @@ def config_name(config: Optional[Mapping] = None, cached: bool = False,
         name += f"_P{c['n_pathways']}"
     name += "_cached" if cached else "_lean"
     name += "_system" if system_libm else "_default"
+    if dtype != "f32":
+        name += "_" + dtype
     return name
 
 
@@ -100,25 +102,29 @@ def _lib_filename() -> str:
     return "libatome.so"
 
 
-def _matches(lib_path: str, want: Dict[str, int], cached: bool) -> bool:
+def _matches(lib_path: str, want: Dict[str, int], cached: bool, dtype: str = "f32") -> bool:
     from ._engine import Engine  # local import: no cycle at module load
 
     try:
         got = Engine(lib_path).config
     except (OSError, AttributeError, RuntimeError):
         return False
-    return all(got.get(k) == v for k, v in want.items()) and bool(got.get("state_cached")) == bool(cached)
+    # state_cached: bit 0 the cached plan, bit 1 the q15 mode
+    flags = int(got.get("state_cached", 0))
+    return (all(got.get(k) == v for k, v in want.items()) and bool(flags & 1) == bool(cached)
+            and bool(flags & 2) == (dtype == "q15"))
 
 
 def build_library(config: Optional[Mapping] = None, cached: bool = False,
-                  system_libm: bool = False, *, profile: str = "release",
+                  system_libm: bool = False, *, dtype: str = "f32", profile: str = "release",
                   repo: Optional[os.PathLike] = None, quiet: bool = True) -> str:
     """Path of a libatome shared library built for ``config``.
 
     ``config`` holds the ATOME_* knobs (keys V, D, L, DH, K, TOPK, S,
     MAX_CLASSES, or the build-config / ATOME_* names; missing ones default).
     ``cached`` selects ATOME_STATE=cached, ``system_libm`` the
-    ``system-libm`` cargo feature.
+    ``system-libm`` cargo feature, ``dtype`` ATOME_DTYPE (``f32``, the
+    default, or ``q15``: the integer mode of docs/Q15.md, lean only).
 
     If $ATOME_LIB names a library whose atome_get_build_config matches the
     configuration (and state kind), it is returned as is.  Otherwise this runs
@@ -126,13 +132,17 @@ def build_library(config: Optional[Mapping] = None, cached: bool = False,
     and CARGO_TARGET_DIR=target/cfg/<config_name(...)> (a no-op when up to
     date) and returns target/cfg/<name>/release/libatome.so.  Without cargo on
     PATH an existing build there is returned."""
+    if dtype not in ("f32", "q15"):
+        raise ValueError(f"dtype must be f32 or q15, not {dtype!r}")
+    if dtype == "q15" and cached:
+        raise ValueError("the q15 mode has the lean state only")
     want = normalize_config(config)
     env_lib = os.environ.get("ATOME_LIB")
-    if env_lib and os.path.exists(env_lib) and _matches(env_lib, want, cached):
+    if env_lib and os.path.exists(env_lib) and _matches(env_lib, want, cached, dtype):
         return env_lib
 
     root = Path(repo).resolve() if repo else repo_root()
-    name = config_name(want, cached, system_libm)
+    name = config_name(want, cached, system_libm, dtype)
     target_dir = root / "target" / "cfg" / name
     out_dir = "release" if profile in ("release", None) else profile
     lib = target_dir / out_dir / _lib_filename()
@@ -152,6 +162,10 @@ def build_library(config: Optional[Mapping] = None, cached: bool = False,
         else:
             env[var] = str(want[k])
     env["ATOME_STATE"] = "cached" if cached else "lean"
+    if dtype == "f32":
+        env.pop("ATOME_DTYPE", None)  # unset at the default: shared fingerprints
+    else:
+        env["ATOME_DTYPE"] = dtype
     env["CARGO_TARGET_DIR"] = str(target_dir)
     cmd = [cargo, "build", "--lib"]
     cmd += ["--release"] if profile in ("release", None) else ["--profile", profile]

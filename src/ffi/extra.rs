@@ -1,8 +1,11 @@
 //! Beyond the reference: build configuration, router entropy, sampled generation.
-use super::run::{generate_call, ints, with_runner, PLAN};
+use super::run::generate_call;
+#[cfg(not(atome_q15))]
+use super::run::{ints, with_runner, PLAN};
 use super::types::*;
 use crate::config::*;
 use crate::forward::sample::Sampling;
+#[cfg(not(atome_q15))]
 use crate::runner::Runner;
 use core::ffi::c_int;
 
@@ -25,7 +28,8 @@ pub unsafe extern "C" fn atome_get_build_config(out: *mut atome_build_config_t) 
         kernel_size: ATOME_KERNEL_SIZE as i32,
         top_k: ATOME_TOP_K as i32,
         max_classes: ATOME_MAX_CLASSES as i32,
-        state_cached: ATOME_STATE_CACHED as i32,
+        // Bit 0: the cached plan; bit 1: the q15 integer mode (ATOME_DTYPE=q15).
+        state_cached: (ATOME_STATE_CACHED | ATOME_DTYPE_Q15 << 1) as i32,
         state_size: core::mem::size_of::<atome_state_t>() as u32,
         model_size: core::mem::size_of::<atome_model_t>() as u32,
         classifier_size: core::mem::size_of::<atome_classifier_t>() as u32,
@@ -49,13 +53,26 @@ pub unsafe extern "C" fn atome_router_entropy(state: *const atome_state_t, out: 
     }
     // SAFETY: non-null, readable.
     let st = unsafe { &*state };
-    let Some(src) = Runner::stored_last_entropy(&st.work, &DIMS, ATOME_MAX_SEQ, PLAN) else { return -1 };
-    // SAFETY: writable for ATOME_N_LAYERS floats.
-    let dst = unsafe { core::slice::from_raw_parts_mut(out, ATOME_N_LAYERS) };
-    for (d, &s) in dst.iter_mut().zip(src) {
-        *d = s;
+    #[cfg(atome_q15)]
+    {
+        // SAFETY: writable for ATOME_N_LAYERS floats.
+        let dst = unsafe { core::slice::from_raw_parts_mut(out, ATOME_N_LAYERS) };
+        if !crate::q15::Q15Runner::stored_entropy(&st.work32, &DIMS, ATOME_MAX_SEQ, dst) {
+            return -1;
+        }
+        ATOME_N_LAYERS as c_int
     }
-    ATOME_N_LAYERS as c_int
+    #[cfg(not(atome_q15))]
+    let Some(src) = Runner::stored_last_entropy(&st.work, &DIMS, ATOME_MAX_SEQ, PLAN) else { return -1 };
+    #[cfg(not(atome_q15))]
+    {
+        // SAFETY: writable for ATOME_N_LAYERS floats.
+        let dst = unsafe { core::slice::from_raw_parts_mut(out, ATOME_N_LAYERS) };
+        for (d, &s) in dst.iter_mut().zip(src) {
+            *d = s;
+        }
+        ATOME_N_LAYERS as c_int
+    }
 }
 
 /// Runs predict_next on `tokens` (so state->logits is updated as by
@@ -82,16 +99,25 @@ pub unsafe extern "C" fn atome_router_entropy_all(
     if (out_len as usize) < n * ATOME_N_LAYERS {
         return -1;
     }
-    // SAFETY: checked; validity per the contract; only the n * L floats
-    // written are sliced.
-    let r = unsafe {
-        with_runner(model, state, |m, r| {
-            r.router_entropy_all(m, ints(tokens, n_tokens), core::slice::from_raw_parts_mut(out, n * ATOME_N_LAYERS))
-        })
-    };
-    match r {
-        Some(n) => n as c_int,
-        None => -1,
+    // The q15 engine keeps the last position's entropies only.
+    #[cfg(atome_q15)]
+    {
+        let _ = (model, state);
+        -1
+    }
+    #[cfg(not(atome_q15))]
+    {
+        // SAFETY: checked; validity per the contract; only the n * L floats
+        // written are sliced.
+        let r = unsafe {
+            with_runner(model, state, |m, r| {
+                r.router_entropy_all(m, ints(tokens, n_tokens), core::slice::from_raw_parts_mut(out, n * ATOME_N_LAYERS))
+            })
+        };
+        match r {
+            Some(n) => n as c_int,
+            None => -1,
+        }
     }
 }
 

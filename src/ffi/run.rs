@@ -4,21 +4,33 @@ use super::model::{classifier_view, model_salt, model_view};
 use super::types::*;
 use crate::config::*;
 use crate::format::Model;
-use crate::runner::{Plan, Runner};
+#[cfg(not(atome_q15))]
+use crate::runner::Runner;
+use crate::runner::Plan;
 use core::ffi::c_int;
 
 /// This build's memory plan: the layout of atome_state_t.
+#[cfg_attr(atome_q15, allow(dead_code))]
 pub(crate) const PLAN: Plan = if ATOME_STATE_CACHED == 1 { Plan::Cached } else { Plan::Lean };
 
 /// The runner type of this build's state.
-#[cfg(not(atome_cached))]
+#[cfg(not(any(atome_cached, atome_q15)))]
 pub(crate) type StateRunner<'a> = Runner<'a, crate::runner::NoCache>;
+/// The runner type of this build's state: the integer engine.
+#[cfg(atome_q15)]
+pub(crate) type StateRunner<'a> = crate::q15::Q15Runner<'a>;
 /// The runner type of this build's state.
 #[cfg(atome_cached)]
 pub(crate) type StateRunner<'a> = Runner<'a, crate::forward::cached::CacheHeader<'a>>;
 
+/// The runner over a q15 C state (lean; no cache to key).
+#[cfg(atome_q15)]
+fn runner(st: &mut atome_state_t, _salt: u32) -> Option<StateRunner<'_>> {
+    crate::q15::Q15Runner::new(&mut st.work16, &mut st.work32, &mut st.logits, &DIMS, ATOME_MAX_SEQ)
+}
+
 /// The runner over a lean C state.
-#[cfg(not(atome_cached))]
+#[cfg(not(any(atome_cached, atome_q15)))]
 fn runner(st: &mut atome_state_t, salt: u32) -> Option<StateRunner<'_>> {
     Some(Runner::lean(&mut st.work, &mut st.logits, &DIMS, ATOME_MAX_SEQ)?.salted(salt))
 }

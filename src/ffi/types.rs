@@ -129,7 +129,7 @@ pub struct atome_classifier_t {
 
 /// Inference state: the caller owns it (static, stack or heap); its size is
 /// known to the C compiler. Only `logits` is public.
-#[cfg(not(atome_cached))]
+#[cfg(not(any(atome_cached, atome_q15)))]
 #[repr(C)]
 pub struct atome_state_t {
     /// Logits of the last predict_next.
@@ -154,6 +154,19 @@ pub struct atome_state_t {
     pub cache_len: u32,
     /// Ids of the cached positions (private).
     pub cache_tokens: [i32; ATOME_MAX_SEQ],
+}
+
+/// Inference state of the q15 integer mode (ATOME_DTYPE=q15, lean):
+/// binary32 logits, then the engine's int32 and int16 areas (docs/Q15.md).
+#[cfg(atome_q15)]
+#[repr(C)]
+pub struct atome_state_t {
+    /// Logits of the last predict_next.
+    pub logits: [f32; ATOME_VOCAB_SIZE],
+    /// Private int32 area.
+    pub work32: [i32; ATOME_Q15_I32],
+    /// Private int16 area.
+    pub work16: [i16; ATOME_Q15_I16],
 }
 
 /// The configuration the library was built with.

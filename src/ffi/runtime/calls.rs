@@ -1,11 +1,24 @@
 //! The runtime API's calls on an open handle: predict_next, logits,
 //! generate (greedy and sampled), classify, router entropy, dims.
-use super::{atome_dims_t, atome_rt_t, dims_of, header_words, plan_of, DIM_MAX, HEADER_WORDS, RT_VALID};
+#[cfg(not(atome_q15))]
+use super::HEADER_WORDS;
+use super::{atome_dims_t, atome_rt_t, dims_of, header_words, plan_of, DIM_MAX, RT_VALID};
 use crate::ffi::types::atome_sampling_t;
 use crate::format::{self, Classifier, Dims, Model};
+#[cfg(not(atome_q15))]
 use crate::forward::cached::CacheHeader;
 use crate::forward::sample::Sampling;
-use crate::runner::{Plan, Runner};
+use crate::runner::Plan;
+#[cfg(not(atome_q15))]
+use crate::runner::Runner;
+
+/// The engine of this build: the float runner, or the q15 one (which runs
+/// its lean plan in either plan's buffer: its areas are smaller than the
+/// float lean work area, and its results are pure functions of the tokens).
+#[cfg(not(atome_q15))]
+type RtRunner<'a> = Runner<'a>;
+#[cfg(atome_q15)]
+type RtRunner<'a> = crate::q15::Q15Runner<'a>;
 use core::ffi::c_int;
 
 /// What a call runs on: the opened model and the caller's memory.
@@ -14,6 +27,8 @@ struct Open<'a> {
     dims: Dims,
     s: usize,
     plan: Plan,
+    // Keys the float engine's cache (the q15 engine keeps none).
+    #[cfg_attr(atome_q15, allow(dead_code))]
     salt: u32,
     words: &'a mut [u32],
 }
@@ -48,6 +63,14 @@ fn as_f32(w: &mut [u32]) -> &mut [f32] {
     unsafe { core::slice::from_raw_parts_mut(w.as_mut_ptr() as *mut f32, w.len()) }
 }
 
+/// 4-byte words as twice as many int16 (the q15 engine's area).
+#[cfg(atome_q15)]
+fn as_i16(w: &mut [u32]) -> &mut [i16] {
+    // SAFETY: an i16 has half a u32's size and no stricter alignment, and
+    // no invalid values; the borrow is moved into the result.
+    unsafe { core::slice::from_raw_parts_mut(w.as_mut_ptr() as *mut i16, 2 * w.len()) }
+}
+
 /// 4-byte words as token ids.
 fn as_i32(w: &mut [u32]) -> &mut [i32] {
     // SAFETY: as `as_f32`, for i32.
@@ -55,8 +78,21 @@ fn as_i32(w: &mut [u32]) -> &mut [i32] {
 }
 
 impl Open<'_> {
+    /// Runs `f` with the q15 runner on this memory: logits after the
+    /// plan's header words, then the int32 and int16 areas.
+    #[cfg(atome_q15)]
+    fn run<R>(&mut self, f: impl FnOnce(&mut RtRunner, &[u8], &Dims) -> Option<R>) -> Option<R> {
+        let (_, rest) = self.words.split_at_mut_checked(header_words(self.plan, self.s))?;
+        let (logits, work) = rest.split_at_mut_checked(self.dims.vocab)?;
+        let lay = crate::q15::Q15Layout::new(&self.dims, self.s);
+        let (w32, w16) = work.split_at_mut_checked(lay.i32s)?;
+        let mut r = RtRunner::new(as_i16(w16), as_i32(w32), as_f32(logits), &self.dims, self.s)?;
+        f(&mut r, self.blob, &self.dims)
+    }
+
     /// Runs `f` with a runner on this memory.
-    fn run<R>(&mut self, f: impl FnOnce(&mut Runner, &[u8], &Dims) -> Option<R>) -> Option<R> {
+    #[cfg(not(atome_q15))]
+    fn run<R>(&mut self, f: impl FnOnce(&mut RtRunner, &[u8], &Dims) -> Option<R>) -> Option<R> {
         let (s, v) = (self.s, self.dims.vocab);
         let (mut m0, mut m1, mut m2) = (0u32, 0u32, 0u32);
         let mut no_tokens = [0i32; 0];
@@ -262,6 +298,9 @@ pub unsafe extern "C" fn atome_rt_router_entropy(rt: *mut atome_rt_t, out: *mut 
     let r = o.run(|r, _, _| {
         // SAFETY: writable for L floats per the contract.
         let dst = unsafe { core::slice::from_raw_parts_mut(out, l) };
+        #[cfg(atome_q15)]
+        r.router_entropy(dst);
+        #[cfg(not(atome_q15))]
         for (d, &s) in dst.iter_mut().zip(r.router_entropy()) {
             *d = s;
         }

@@ -1,0 +1,250 @@
+//! The primitives of the q15 contract (docs/Q15.md#notation-and-primitives):
+//! the one rounding (`rshr`), block quantization, exact reading of binary32
+//! parameters, exp2q, softmax_q, tanh_q30 and the one conversion back to
+//! binary32.
+
+/// Exponent of an all-zero block.
+pub const E_ZERO: i32 = -32768;
+/// Activation mantissa bits.
+pub const QA: u32 = 15;
+/// Parameter-vector mantissa bits (gamma, beta, b, c_out).
+pub const QP: u32 = 23;
+/// SSM hidden-state mantissa bits.
+pub const QH: u32 = 30;
+/// Fractional bits of the LayerNorm's normalized value.
+pub const ZF: i32 = 20;
+const ONE_Q30: i64 = 1 << 30;
+const U_MAX: i64 = 1 << 30;
+/// round(log2(e) * 2^30).
+const L2E_Q30: i64 = 1549082005;
+/// round(2 * log2(e) * 2^30).
+const L2E2_Q30: i64 = 3098164009;
+/// 2^-f on [0, 1): Q30 coefficients of f^0 .. f^5 (f in Q24).
+const EXP2_C: [i64; 6] = [1073741824, -744258021, 257897342, -59392531, 9905124, -1022888];
+
+/// Round(v / 2^s), ties toward +infinity; s <= 0 shifts left exactly (the
+/// caller keeps the result in range); s >= 63 gives 0.
+#[inline(always)]
+pub fn rshr(v: i64, s: i32) -> i64 {
+    if s <= 0 {
+        // Only zero could need a wider shift; it stays zero.
+        if v == 0 || s < -62 {
+            0
+        } else {
+            v << -s
+        }
+    } else if s >= 63 {
+        0
+    } else {
+        (v + (1i64 << (s - 1))) >> s
+    }
+}
+
+/// Bits of m >= 0 (0 for 0).
+#[inline(always)]
+pub fn bitlen(m: u64) -> i32 {
+    64 - m.leading_zeros() as i32
+}
+
+/// The shift of quant_b for a largest magnitude `mx` (bitlen(mx) - b).
+#[inline(always)]
+pub fn qshift(mx: u64, bits: u32) -> i32 {
+    bitlen(mx) - bits as i32
+}
+
+/// One mantissa of quant_b: rshr then saturation to +-(2^b - 1).
+#[inline(always)]
+pub fn qm(v: i64, s: i32, bits: u32) -> i64 {
+    let lim = (1i64 << bits) - 1;
+    rshr(v, s).clamp(-lim, lim)
+}
+
+/// quant_b of one value at exponent e: (mantissa, exponent).
+#[inline]
+pub fn quant_scalar(v: i64, e: i32, bits: u32) -> (i64, i32) {
+    if v == 0 {
+        return (0, E_ZERO);
+    }
+    let s = qshift(v.unsigned_abs(), bits);
+    (qm(v, s, bits), e + s)
+}
+
+/// The exponent of a block whose largest magnitude is `mx`: e + shift, or
+/// E_ZERO for a zero block.
+#[inline(always)]
+pub fn qexp(mx: u64, e: i32, bits: u32) -> i32 {
+    if mx == 0 {
+        E_ZERO
+    } else {
+        e + qshift(mx, bits)
+    }
+}
+
+/// Exponent of a product of blocks.
+#[inline(always)]
+pub fn ecomb(a: i32, b: i32) -> i32 {
+    if a == E_ZERO || b == E_ZERO {
+        E_ZERO
+    } else {
+        a + b
+    }
+}
+
+/// The top (exponent + bound bits) of an align_sum term; None for a zero block.
+#[inline(always)]
+pub fn top(e: i32, bits: i32) -> Option<i32> {
+    if e == E_ZERO {
+        None
+    } else {
+        Some(e + bits)
+    }
+}
+
+/// The sum grid of align_sum: max of the terms' tops minus `room` (0 when
+/// every term is zero; then every shift is 63).
+#[inline]
+pub fn align_at(tops: &[Option<i32>], room: i32) -> i32 {
+    tops.iter().flatten().max().map_or(0, |t| t - room)
+}
+
+/// The shift of a term at exponent e onto the grid A (63: the term is zero).
+#[inline(always)]
+pub fn ashift(a: i32, e: i32) -> i32 {
+    if e == E_ZERO {
+        63
+    } else {
+        (a - e).min(63)
+    }
+}
+
+/// Exact parts of a binary32 (NaN read as 0, +-infinity as +-FLT_MAX):
+/// f = m * 2^e with |m| in [2^23, 2^24) (or 0, exponent -24).
+#[inline]
+pub fn f32_parts(f: f32) -> (i64, i32) {
+    let b = f.to_bits();
+    let neg = b >> 31 != 0;
+    let ex = ((b >> 23) & 0xFF) as i32;
+    let fr = (b & 0x7F_FFFF) as i64;
+    let (m, e) = if ex == 0xFF {
+        if fr != 0 {
+            return (0, -24);
+        }
+        (0xFF_FFFF, 254 - 150)
+    } else if ex == 0 {
+        if fr == 0 {
+            return (0, -24);
+        }
+        // Subnormal: normalized so the top bit is bit 23, as frexp does.
+        let sh = 24 - bitlen(fr as u64);
+        (fr << sh, -149 - sh)
+    } else {
+        (fr | 0x80_0000, ex - 150)
+    };
+    (if neg { -m } else { m }, e)
+}
+
+/// The block exponent of fquant_b over values `f(0..n)`: E_ZERO when all
+/// are zero (or NaN).
+pub fn fquant_exp(n: usize, f: impl Fn(usize) -> f32, bits: u32) -> i32 {
+    let mut t: Option<i32> = None;
+    for i in 0..n {
+        let (m, e) = f32_parts(f(i));
+        if m != 0 {
+            let v = e + bitlen(m.unsigned_abs());
+            t = Some(t.map_or(v, |x: i32| x.max(v)));
+        }
+    }
+    t.map_or(E_ZERO, |t| t - bits as i32)
+}
+
+/// One mantissa of fquant_b: the float `f` on the block exponent e.
+#[inline(always)]
+pub fn fq(f: f32, e: i32, bits: u32) -> i64 {
+    let (m, ex) = f32_parts(f);
+    if m == 0 {
+        return 0;
+    }
+    qm(m, (e - ex).min(63), bits)
+}
+
+/// fquant15 of one float (a weight record's scale): (mantissa, exponent).
+pub fn fquant_scalar(f: f32) -> (i64, i32) {
+    let e = fquant_exp(1, |_| f, QA);
+    (fq(f, e, QA), e)
+}
+
+/// 2^(-v / 2^24) in Q30 for v >= 0 (saturated at 2^30).
+#[inline]
+pub fn exp2q(v: i64) -> i64 {
+    let v = v.min(U_MAX);
+    let ip = (v >> 24) as i32;
+    let f = v & ((1 << 24) - 1);
+    let mut acc = EXP2_C[5];
+    for &c in EXP2_C[..5].iter().rev() {
+        acc = c + rshr(acc * f, 24);
+    }
+    rshr(acc.clamp(0, ONE_Q30), ip)
+}
+
+/// min(v * 2^k, 2^30) for k >= 0 (saturating), min(rshr(v, -k), 2^30)
+/// otherwise: a Q24 exp2q input from an exact product and its exponent.
+#[inline]
+fn to_q24(v: i64, k: i32) -> i64 {
+    if k >= 0 {
+        let left = k.min(62);
+        if v > (U_MAX >> left) {
+            U_MAX
+        } else {
+            v << left
+        }
+    } else {
+        rshr(v, (-k).min(63)).min(U_MAX)
+    }
+}
+
+/// softmax_q of the real scores sig(j) * cm * 2^ce, j < out.len(): Q30
+/// probabilities into `out`.
+pub fn softmax_q(sig: impl Fn(usize) -> i64, cm: i64, ce: i32, out: &mut [i32]) {
+    let g = cm.signum();
+    let mut mx = i64::MIN;
+    for j in 0..out.len() {
+        mx = mx.max(g * sig(j));
+    }
+    let (km, ke) = quant_scalar(cm.abs() * L2E_Q30, ce - 30, QA);
+    let k = ke + 24;
+    let mut z = 0i64;
+    for (j, o) in out.iter_mut().enumerate() {
+        let d = mx - g * sig(j);
+        let e = exp2q(to_q24(d * km, k));
+        *o = e as i32;
+        z += e;
+    }
+    let rz = (1i64 << 61) / z;
+    for o in out.iter_mut() {
+        *o = rshr(i64::from(*o) * rz, 31) as i32;
+    }
+}
+
+/// tanh(a) in Q30 (|T| <= 2^30) from exp2q.
+pub fn tanh_q30(a: f32) -> i32 {
+    let (m, e) = f32_parts(a);
+    let p = m.abs() * L2E2_Q30;
+    let en = exp2q(to_q24(p, e - 6));
+    let num = 2 * (ONE_Q30 - en) * ONE_Q30 + (ONE_Q30 + en);
+    let t = num / (2 * (ONE_Q30 + en));
+    (if m < 0 { -t } else { t }) as i32
+}
+
+/// 2^k as binary64, |k| <= 1022.
+#[inline]
+fn pow2(k: i32) -> f64 {
+    f64::from_bits(((k + 1023) as u64) << 52)
+}
+
+/// The binary32 nearest to v * 2^e (|v| < 2^53): two exact binary64 steps,
+/// then one rounding.
+pub fn to_f32(v: i64, e: i32) -> f32 {
+    let e = e.clamp(-2000, 2000);
+    let half = e.div_euclid(2);
+    ((v as f64) * pow2(half) * pow2(e - half)) as f32
+}

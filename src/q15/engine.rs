@@ -1,0 +1,446 @@
+//! The q15 forward pass (docs/Q15.md#the-forward-pass), lean plan: one
+//! layer at a time over every position of the window, one position at a
+//! time within a layer. Every row has its own exponent, so this order gives
+//! the same bits as any other (the numpy reference's cached and lean senses).
+use super::arith::*;
+use super::params::{LayerQ, PVec, Scale};
+use crate::format::{Model, Packing, Tensor};
+use crate::forward::Tokens;
+use crate::kernels::q15::matvec_q;
+use crate::math::lnf;
+
+/// The buffers of one call (all caller-owned; see [`super::Q15Runner`]).
+pub struct Bufs<'w> {
+    /// Residual rows, S x D, and their exponents.
+    pub x: &'w mut [i16],
+    /// Exponents of x.
+    pub ex: &'w mut [i16],
+    /// Keys of the current layer, S x DH.
+    pub k: &'w mut [i16],
+    /// Their exponents.
+    pub ek: &'w mut [i16],
+    /// Values of the current layer, S x D.
+    pub v: &'w mut [i16],
+    /// Their exponents.
+    pub ev: &'w mut [i16],
+    /// Normalized rows, a ring of K.
+    pub ring: &'w mut [i16],
+    /// Their exponents.
+    pub ering: &'w mut [i16],
+    /// The query of the mixed position, DH.
+    pub q: &'w mut [i16],
+    /// The sparse pathway's output, D.
+    pub sparse: &'w mut [i16],
+    /// SSM hidden mantissas, D.
+    pub hs: &'w mut [i32],
+    /// Matvec outputs and row temporaries, max(D, DH, 3).
+    pub mv: &'w mut [i32],
+    /// Attention slots: index, score (low, high), probability; 4 x TOP_K.
+    pub slots: &'w mut [i32],
+    /// tanh(a) of the current layer (D), or empty when it lives in the
+    /// logits area (as bit patterns: the logits are written only at the end).
+    pub tanh: &'w mut [i32],
+    /// Router entropies of the last position, L binary32 bit patterns.
+    pub ent: &'w mut [i32],
+}
+
+/// quant15 of exact integers `src` at exponent e into `out`; the exponent.
+fn quant_into(src: &[i32], e: i32, out: &mut [i16]) -> i32 {
+    let mx = src.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0) as u64;
+    let s = qshift(mx, QA);
+    for (o, &v) in out.iter_mut().zip(src) {
+        *o = qm(i64::from(v), s, QA) as i16;
+    }
+    qexp(mx, e, QA)
+}
+
+/// Exact W h (one position) into `out` (W.rows values).
+fn mv(w: &Tensor, h: &[i16], out: &mut [i32]) {
+    matvec_q(w, h, w.cols, 1, out, w.rows);
+}
+
+/// Exact dot products of rows j0.. of W with h, one at a time: the heads'
+/// outputs (V or n_classes rows) need no i32 buffer of their size.
+fn row_dot(w: &Tensor, j: usize, h: &[i16]) -> i64 {
+    let mut codes = [0i8; 32];
+    let mut acc = 0i64;
+    let mut c0 = 0;
+    while c0 < w.cols {
+        let len = (w.cols - c0).min(codes.len());
+        w.decode(j * w.cols + c0, &mut codes[..len]);
+        for (i, &c) in codes[..len].iter().enumerate() {
+            acc += i64::from(c) * i64::from(h.get(c0 + i).copied().unwrap_or(0));
+        }
+        c0 += len;
+    }
+    acc
+}
+
+/// LayerNorm of the block (xm, ex) with (g, b) into `out`; its exponent.
+/// `z` (D values) holds the normalized values in Q20.
+fn layer_norm(xm: &[i16], ex: i32, g: &PVec, b: &PVec, z: &mut [i32], out: &mut [i16]) -> i32 {
+    let d = xm.len() as i64;
+    let (mut s, mut q) = (0i64, 0i64);
+    for &m in xm {
+        let m = i64::from(m);
+        s += m;
+        q += m * m;
+    }
+    let n = d * q - s * s;
+    const LIM: i64 = 1 << 62;
+    let base = 21475 * d * d;
+    let k = 31 + 2 * ex;
+    let eps = if ex == E_ZERO {
+        LIM
+    } else if k >= 0 {
+        rshr(base, k.min(63))
+    } else {
+        let left = (-k).min(62);
+        if base > (LIM >> left) {
+            LIM
+        } else {
+            base << left
+        }
+    };
+    let n2 = n + eps;
+    let inv = 1.0f32 / crate::math::sqrtf(n2.max(1) as f32);
+    let (mi, ei) = f32_parts(inv);
+    for (zi, &m) in z.iter_mut().zip(xm) {
+        *zi = if n2 == 0 { 0 } else { rshr((d * i64::from(m) - s) * mi, -ei - ZF) as i32 };
+    }
+    let (e1, e2) = (ecomb(g.e, -ZF), b.e);
+    let a = align_at(&[top(e1, QP as i32 + 28), top(e2, QP as i32)], 61);
+    let (s1, s2) = (ashift(a, e1), ashift(a, e2));
+    let val = |i: usize, zi: i32| rshr(g.m(i) * i64::from(zi), s1) + rshr(b.m(i), s2);
+    let mut mx = 0u64;
+    for (i, &zi) in z.iter().enumerate().take(xm.len()) {
+        mx = mx.max(val(i, zi).unsigned_abs());
+    }
+    let sh = qshift(mx, QA);
+    for (i, (o, &zi)) in out.iter_mut().zip(z.iter()).enumerate().take(xm.len()) {
+        *o = qm(val(i, zi), sh, QA) as i16;
+    }
+    qexp(mx, a, QA)
+}
+
+/// Q30 router probabilities (3) of the normalized row h at exponent eh.
+fn router(w: &Tensor, sc: Scale, h: &[i16], eh: i32, mvb: &mut [i32]) -> [i32; 3] {
+    let mut acc = [0i32; 3];
+    mv(w, h, mvb);
+    for (a, &m) in acc.iter_mut().zip(mvb.iter()) {
+        *a = m;
+    }
+    let mut r = [0i32; 3];
+    softmax_q(|j| i64::from(acc[j]), sc.m, ecomb_plain(sc.e, eh), &mut r);
+    r
+}
+
+/// A plain exponent sum (as the contract writes `se + e_h`): any E_ZERO
+/// operand only ever meets zero mantissas.
+#[inline(always)]
+fn ecomb_plain(a: i32, b: i32) -> i32 {
+    a + b
+}
+
+/// The model's one window run: the residual row n-1 after every layer, with
+/// its exponent. None when the model cannot run in q15 (a P3 model wider than
+/// the int32 matvec's bound).
+pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f32]) -> Option<()> {
+    let dims = model.dims;
+    let (d, dh, kk, l_n) = (dims.d_model, dims.d_head, dims.kernel_size, dims.n_layers);
+    if model.packing == Packing::P3 && (d > 7281 || kk > 7281) {
+        return None;
+    }
+    // Embedding.
+    let em = Scale::of(&model.embed);
+    for t in 0..n {
+        let tok = toks.id(t, dims.vocab);
+        let tmp = b.mv.get_mut(..d)?;
+        let mut codes = [0i8; 32];
+        let mut c0 = 0;
+        while c0 < d {
+            let len = (d - c0).min(32);
+            model.embed.decode(tok * d + c0, &mut codes[..len]);
+            for (o, &c) in tmp[c0..c0 + len].iter_mut().zip(&codes[..len]) {
+                *o = (i64::from(c) * em.m) as i32;
+            }
+            c0 += len;
+        }
+        let e = quant_into(tmp, em.e, b.x.get_mut(t * d..(t + 1) * d)?);
+        *b.ex.get_mut(t)? = e as i16;
+    }
+    for l in 0..l_n {
+        let bl = model.block(l);
+        let p = LayerQ::new(&bl, d, dh);
+        let last = l + 1 == l_n;
+        // tanh(a): in its own buffer, or as bit patterns in the logits area.
+        let in_logits = b.tanh.len() < d;
+        for c in 0..d {
+            let t = tanh_q30(bl.ssm.a.get(c));
+            if in_logits {
+                *logits.get_mut(c)? = f32::from_bits(t as u32);
+            } else {
+                b.tanh[c] = t;
+            }
+        }
+        let tanh_at = |c: usize, tb: &[i32], lg: &[f32]| -> i64 {
+            if in_logits {
+                i64::from(lg.get(c).map_or(0, |f| f.to_bits() as i32))
+            } else {
+                i64::from(tb.get(c).copied().unwrap_or(0))
+            }
+        };
+        for hs in b.hs.iter_mut() {
+            *hs = 0;
+        }
+        let mut ehs = E_ZERO;
+        for t in 0..n {
+            let slot = t % kk;
+            let mixes = !last || t + 1 == n;
+            // LayerNorm into the ring.
+            let eh = {
+                let xr = b.x.get(t * d..(t + 1) * d)?;
+                let ex = i32::from(*b.ex.get(t)?);
+                let out = b.ring.get_mut(slot * d..(slot + 1) * d)?;
+                layer_norm(xr, ex, &p.g, &p.b, b.mv.get_mut(..d)?, out)
+            };
+            *b.ering.get_mut(slot)? = eh as i16;
+            let h = b.ring.get(slot * d..(slot + 1) * d)?;
+            // SSM step.
+            {
+                let e1 = ecomb(ehs, -30);
+                let e2 = ecomb(p.sb.e, eh);
+                let a = align_at(&[top(e1, 60), top(e2, QP as i32 + QA as i32)], 61);
+                let (s1, s2) = (ashift(a, e1), ashift(a, e2));
+                let (tb, lg) = (&*b.tanh, &*logits);
+                let val = |c: usize, hc: i32| -> i64 {
+                    rshr(tanh_at(c, tb, lg) * i64::from(hc), s1) + rshr(p.sb.m(c) * i64::from(h[c]), s2)
+                };
+                let mut mx = 0u64;
+                for (c, &hc) in b.hs.iter().enumerate() {
+                    mx = mx.max(val(c, hc).unsigned_abs());
+                }
+                let sh = qshift(mx, QH);
+                for (c, hc) in b.hs.iter_mut().enumerate() {
+                    *hc = qm(val(c, *hc), sh, QH) as i32;
+                }
+                ehs = qexp(mx, a, QH);
+            }
+            // Keys and values of this position.
+            mv(&bl.wk, h, b.mv);
+            let e = quant_into(b.mv.get(..dh)?, eh, b.k.get_mut(t * dh..(t + 1) * dh)?);
+            *b.ek.get_mut(t)? = e as i16;
+            mv(&bl.wv, h, b.mv);
+            let e = quant_into(b.mv.get(..d)?, eh, b.v.get_mut(t * d..(t + 1) * d)?);
+            *b.ev.get_mut(t)? = e as i16;
+            if !mixes {
+                continue;
+            }
+            let r = router(&bl.router, p.router, h, eh, b.mv);
+            if t + 1 == n {
+                let mut hsum = 0.0f32;
+                for &ri in &r {
+                    let v = to_f32(i64::from(ri), -30);
+                    if v >= f32::MIN_POSITIVE {
+                        hsum -= v * lnf(v);
+                    }
+                }
+                *b.ent.get_mut(l)? = hsum.to_bits() as i32;
+            }
+            let esp = attention(&bl.wq, &p, t, eh, dims.top_k, b)?;
+            // Conv: taps aligned to the largest exponent among them.
+            let mut et = E_ZERO;
+            for k in 0..kk.min(t + 1) {
+                let ek = i32::from(*b.ering.get((t - k) % kk)?);
+                if ek != E_ZERO {
+                    et = if et == E_ZERO { ek } else { et.max(ek) };
+                }
+            }
+            let ring = &*b.ring;
+            let ering = &*b.ering;
+            let conv = &bl.conv;
+            let local = |c: usize| -> i64 {
+                // The channel's K taps decoded at once (one unpack per channel).
+                let mut taps = [0i8; 16];
+                let wide = kk > taps.len();
+                if !wide {
+                    conv.decode(c * kk, &mut taps[..kk]);
+                }
+                let mut acc = 0i64;
+                for k in 0..kk.min(t + 1) {
+                    let row = (t - k) % kk;
+                    let ek = i32::from(ering[row]);
+                    if ek == E_ZERO {
+                        continue;
+                    }
+                    let w = if wide { conv.weight(c * kk + k) } else { taps.get(k).copied().unwrap_or(0) };
+                    acc += i64::from(w) * rshr(i64::from(ring[row * d + c]), et - ek);
+                }
+                acc
+            };
+            // The exact conv sums, once, in the matvec buffer (free here:
+            // |L| <= 9 K 32767 fits an int32 for K <= 7281).
+            let mut mxl = 0u64;
+            for (c, o) in b.mv.iter_mut().enumerate().take(d) {
+                let v = local(c);
+                *o = v as i32;
+                mxl = mxl.max(v.unsigned_abs());
+            }
+            let (sl, el) = (qshift(mxl, QA), qexp(mxl, et, QA));
+            let lsum = &*b.mv;
+            // State: c_out times the hidden state.
+            let hs = &*b.hs;
+            let state = |c: usize| p.sc.m(c) * i64::from(hs[c]);
+            let mut mxs = 0u64;
+            for c in 0..d {
+                mxs = mxs.max(state(c).unsigned_abs());
+            }
+            let (ss, es) = (qshift(mxs, QA), qexp(mxs, ecomb_plain(p.sc.e, ehs), QA));
+            // Mix.
+            let (c0m, c0e) = quant_scalar(i64::from(r[0]) * p.conv.m, p.conv.e - 30, QA);
+            let (c1m, c1e) = quant_scalar(i64::from(r[1]), -30, QA);
+            let (c2m, c2e) = quant_scalar(i64::from(r[2]) * p.wv.m, p.wv.e - 30, QA);
+            let ex = i32::from(*b.ex.get(t)?);
+            let (e0, e1, e2) = (ecomb(c0e, el), ecomb(c1e, es), ecomb(c2e, esp));
+            let a = align_at(&[top(ex, 15), top(e0, 30), top(e1, 30), top(e2, 30)], 60);
+            let sh = [ashift(a, ex), ashift(a, e0), ashift(a, e1), ashift(a, e2)];
+            let sp = &*b.sparse;
+            let val = |c: usize, xc: i16| -> i64 {
+                rshr(i64::from(xc), sh[0])
+                    + rshr(c0m * qm(i64::from(lsum[c]), sl, QA), sh[1])
+                    + rshr(c1m * qm(state(c), ss, QA), sh[2])
+                    + rshr(c2m * i64::from(sp[c]), sh[3])
+            };
+            let xr = b.x.get_mut(t * d..(t + 1) * d)?;
+            let mut mx = 0u64;
+            for (c, &xc) in xr.iter().enumerate() {
+                mx = mx.max(val(c, xc).unsigned_abs());
+            }
+            let s = qshift(mx, QA);
+            for (c, xc) in xr.iter_mut().enumerate() {
+                *xc = qm(val(c, *xc), s, QA) as i16;
+            }
+            *b.ex.get_mut(t)? = qexp(mx, a, QA) as i16;
+        }
+    }
+    Some(())
+}
+
+/// The sparse pathway of position t into `b.sparse`; its exponent.
+fn attention(wq: &Tensor, p: &LayerQ, t: usize, eh: i32, top_k: usize, b: &mut Bufs) -> Option<i32> {
+    let (dh, d) = (wq.rows, b.sparse.len());
+    let slot = t % (b.ering.len().max(1));
+    let h = b.ring.get(slot * d..(slot + 1) * d)?;
+    mv(wq, h, b.mv);
+    let eq = quant_into(b.mv.get(..dh)?, eh, b.q.get_mut(..dh)?);
+    let mut kt = E_ZERO;
+    for &e in b.ek.get(..=t)? {
+        let e = i32::from(e);
+        if e != E_ZERO {
+            kt = if kt == E_ZERO { e } else { kt.max(e) };
+        }
+    }
+    let (q, keys, ek) = (&*b.q, &*b.k, &*b.ek);
+    let sigma = |j: usize| -> i64 {
+        let e = i32::from(ek[j]);
+        if e == E_ZERO {
+            return 0;
+        }
+        let mut dot = 0i64;
+        for (&qd, &kd) in q[..dh].iter().zip(&keys[j * dh..(j + 1) * dh]) {
+            dot += i64::from(i32::from(qd) * i32::from(kd));
+        }
+        rshr(dot, (kt - e).min(63))
+    };
+    // Top-k: descending g * sigma, earlier keys first on ties.
+    let g = p.cq.m.signum();
+    let keff = top_k.min(t + 1);
+    let (idx, rest) = b.slots.split_at_mut(top_k);
+    let (lo, rest) = rest.split_at_mut(top_k);
+    let (hi, pr) = rest.split_at_mut(top_k);
+    let score = |lo: &[i32], hi: &[i32], i: usize| (i64::from(hi[i]) << 32) | i64::from(lo[i] as u32);
+    let mut cnt = 0usize;
+    for j in 0..=t {
+        let sg = sigma(j);
+        let s = g * sg;
+        if cnt == keff && s <= g * score(lo, hi, cnt - 1) {
+            continue;
+        }
+        let mut pos = cnt.min(keff - 1);
+        while pos > 0 && g * score(lo, hi, pos - 1) < s {
+            if pos < keff {
+                idx[pos] = idx[pos - 1];
+                lo[pos] = lo[pos - 1];
+                hi[pos] = hi[pos - 1];
+            }
+            pos -= 1;
+        }
+        idx[pos] = j as i32;
+        lo[pos] = sg as i32;
+        hi[pos] = (sg >> 32) as i32;
+        cnt = (cnt + 1).min(keff);
+    }
+    let pr = pr.get_mut(..keff)?;
+    softmax_q(|i| score(lo, hi, i), p.cq.m, p.cq.e + eq + kt, pr);
+    let mut f = E_ZERO;
+    for &j in idx[..keff].iter() {
+        let e = i32::from(b.ev[j as usize]);
+        if e != E_ZERO {
+            f = if f == E_ZERO { e } else { f.max(e) };
+        }
+    }
+    let (vals, ev) = (&*b.v, &*b.ev);
+    let acc = |c: usize| -> i64 {
+        let mut a = 0i64;
+        for (&j, &ps) in idx[..keff].iter().zip(pr.iter()) {
+            let j = j as usize;
+            let e = i32::from(ev[j]);
+            if e == E_ZERO {
+                continue;
+            }
+            a += rshr(i64::from(ps) * i64::from(vals[j * d + c]), (f - 16 - e).min(63));
+        }
+        a
+    };
+    let mut mx = 0u64;
+    for c in 0..d {
+        mx = mx.max(acc(c).unsigned_abs());
+    }
+    let s = qshift(mx, QA);
+    for c in 0..d {
+        b.sparse[c] = qm(acc(c), s, QA) as i16;
+    }
+    Some(qexp(mx, f - 46, QA))
+}
+
+/// Final LayerNorm of residual row n-1 into the ring's first row; its
+/// exponent. Then [`head_logits`] reads it.
+pub fn final_row(model: &Model, n: usize, b: &mut Bufs) -> Option<i32> {
+    let d = model.dims.d_model;
+    let g = PVec::new(model.final_norm.gamma, d);
+    let be = PVec::new(model.final_norm.beta, d);
+    let xr = b.x.get((n - 1) * d..n * d)?;
+    let ex = i32::from(*b.ex.get(n - 1)?);
+    layer_norm(xr, ex, &g, &be, b.mv.get_mut(..d)?, b.ring.get_mut(..d)?)
+        .into()
+}
+
+/// Logits of a head over the final row (h, eh): each the exact integer
+/// result rounded once to binary32, into `out` (rows values); the first
+/// largest.
+pub fn head_logits(w: &Tensor, h: &[i16], eh: i32, mut out: Option<&mut [f32]>) -> usize {
+    let sc = Scale::of(w);
+    let mut best = 0;
+    let mut best_v = 0.0f32;
+    for j in 0..w.rows {
+        let v = to_f32(row_dot(w, j, h) * sc.m, ecomb_plain(sc.e, eh));
+        if j == 0 || v > best_v {
+            best = j;
+            best_v = v;
+        }
+        if let Some(o) = out.as_deref_mut().and_then(|o| o.get_mut(j)) {
+            *o = v;
+        }
+    }
+    best
+}

@@ -1,0 +1,220 @@
+//! The q15 integer inference mode (docs/Q15.md): 16-bit activations with one
+//! power-of-two exponent per row, exact integer sums, the same bits on every
+//! target and as the numpy reference (python/tests/q15_ref.py).
+//!
+//! [`Q15Runner`] has the float [`crate::runner::Runner`]'s calls (predict,
+//! logits, classify, generate, router entropy) over caller-owned memory: an
+//! int16 area, an int32 area and the V logits, sized by [`Q15Layout`].
+//! Only the lean plan exists: every call recomputes the window.
+
+pub mod arith;
+pub mod engine;
+pub mod params;
+
+use crate::format::{Classifier, Dims, Model};
+use crate::forward::sample::{pick, Sampling, SplitMix64};
+use crate::forward::Tokens;
+use engine::Bufs;
+
+/// Element counts of a q15 lean state's two areas (docs/Q15.md#ram-of-the-q15-lean-state).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Q15Layout {
+    /// int16 elements: residual, keys, values (one layer), the K normalized
+    /// rows, the query, the sparse output, and the exponents of each row.
+    pub i16s: usize,
+    /// int32 elements: SSM state, matvec outputs, attention slots, router
+    /// entropies and, when V < D, tanh(a) (otherwise it lives in the logits
+    /// area, unused until the head).
+    pub i32s: usize,
+}
+
+impl Q15Layout {
+    /// The counts for these dimensions and window s.
+    pub const fn new(dims: &Dims, s: usize) -> Q15Layout {
+        let (d, dh, k) = (dims.d_model, dims.d_head, dims.kernel_size);
+        let mvn = if d > dh { d } else { dh };
+        let mvn = if mvn > 3 { mvn } else { 3 };
+        Q15Layout {
+            i16s: s * d + s + s * dh + s + s * d + s + k * d + k + dh + d,
+            i32s: d + mvn + 4 * dims.top_k + dims.n_layers + if dims.vocab >= d { 0 } else { d },
+        }
+    }
+
+    /// Bytes of the two areas and the logits.
+    pub const fn bytes(&self, dims: &Dims) -> usize {
+        2 * self.i16s + 4 * self.i32s + 4 * dims.vocab
+    }
+}
+
+/// Splits `n` off the front of a slice.
+fn take<T>(s: &mut [T], n: usize) -> Option<(&mut [T], &mut [T])> {
+    if s.len() < n {
+        None
+    } else {
+        Some(s.split_at_mut(n))
+    }
+}
+
+/// Runs the q15 engine in a caller's memory (lean plan).
+pub struct Q15Runner<'w> {
+    b: Bufs<'w>,
+    logits: &'w mut [f32],
+    dims: Dims,
+    s: usize,
+}
+
+impl<'w> Q15Runner<'w> {
+    /// A runner over `i16s`, `i32s` (at least [`Q15Layout::new`]'s counts)
+    /// and `logits` (at least V); None when one is too short or a dimension is 0.
+    pub fn new(i16s: &'w mut [i16], i32s: &'w mut [i32], logits: &'w mut [f32], dims: &Dims, s: usize) -> Option<Self> {
+        let (d, dh, k) = (dims.d_model, dims.d_head, dims.kernel_size);
+        if d == 0 || dh == 0 || k == 0 || s == 0 || dims.top_k == 0 || dims.vocab == 0 || logits.len() < dims.vocab {
+            return None;
+        }
+        let lay = Q15Layout::new(dims, s);
+        let (x, r) = take(i16s, s * d)?;
+        let (ex, r) = take(r, s)?;
+        let (kc, r) = take(r, s * dh)?;
+        let (ek, r) = take(r, s)?;
+        let (v, r) = take(r, s * d)?;
+        let (ev, r) = take(r, s)?;
+        let (ring, r) = take(r, k * d)?;
+        let (ering, r) = take(r, k)?;
+        let (q, r) = take(r, dh)?;
+        let (sparse, _) = take(r, d)?;
+        let mvn = lay.i32s - d - 4 * dims.top_k - dims.n_layers - if dims.vocab >= d { 0 } else { d };
+        let (hs, r) = take(i32s, d)?;
+        let (mv, r) = take(r, mvn)?;
+        let (slots, r) = take(r, 4 * dims.top_k)?;
+        let (ent, r) = take(r, dims.n_layers)?;
+        let (tanh, _) = take(r, if dims.vocab >= d { 0 } else { d })?;
+        let b = Bufs { x, ex, k: kc, ek, v, ev, ring, ering, q, sparse, hs, mv, slots, tanh, ent };
+        Some(Q15Runner { b, logits, dims: *dims, s })
+    }
+
+    /// The context window S.
+    pub fn window(&self) -> usize {
+        self.s
+    }
+
+    /// Runs the layers and the final LayerNorm; the final row's exponent.
+    fn body(&mut self, model: &Model, tokens: &Tokens) -> Option<i32> {
+        let toks = tokens.window(self.s);
+        let n = toks.len();
+        if n == 0 || model.dims != self.dims {
+            return None;
+        }
+        engine::run(model, &toks, n, &mut self.b, self.logits)?;
+        engine::final_row(model, n, &mut self.b)
+    }
+
+    fn predict_into(&mut self, model: &Model, tokens: &Tokens) -> Option<usize> {
+        let eh = self.body(model, tokens)?;
+        let h = self.b.ring.get(..self.dims.d_model)?;
+        Some(engine::head_logits(&model.unembed, h, eh, Some(self.logits)))
+    }
+
+    /// predict_next: the id after the last S tokens (first largest logit);
+    /// the logits are then [`Self::logits`]. None for an empty list or a
+    /// model of other dimensions.
+    pub fn predict(&mut self, model: &Model, tokens: &[i32]) -> Option<usize> {
+        self.predict_into(model, &Tokens::new(tokens))
+    }
+
+    /// The V logits of the last predict.
+    pub fn logits(&self) -> &[f32] {
+        self.logits.get(..self.dims.vocab).unwrap_or(self.logits)
+    }
+
+    /// Router entropy (nats) of each layer at the last position of the last
+    /// predict or classify: p = r * 2^-30 as binary32, then the float mode's formula.
+    pub fn router_entropy(&self, out: &mut [f32]) {
+        for (o, &e) in out.iter_mut().zip(self.b.ent.iter()) {
+            *o = f32::from_bits(e as u32);
+        }
+    }
+
+    /// classify: the body, the final LayerNorm, then the head; the class
+    /// logits into `out` when given; the first largest class.
+    pub fn classify(&mut self, clf: &Classifier, tokens: &[i32], out: Option<&mut [f32]>) -> Option<usize> {
+        let eh = self.body(&clf.base, &Tokens::new(tokens))?;
+        let h = self.b.ring.get(..self.dims.d_model)?;
+        Some(engine::head_logits(&clf.head, h, eh, out))
+    }
+
+    /// Generation as [`crate::runner::Runner::generate`]: predicts and
+    /// appends `pick(greedy, logits)` while out has room and the sequence is
+    /// shorter than S.
+    pub fn generate(&mut self, model: &Model, prompt: &[i32], out: &mut [i32], mut pick: impl FnMut(usize, &[f32]) -> usize) -> usize {
+        if prompt.len() >= self.s {
+            return 0;
+        }
+        let mut count = 0;
+        while count < out.len() && prompt.len() + count < self.s {
+            let (done, rest) = out.split_at_mut(count);
+            let toks = Tokens { head: prompt, tail: done };
+            let Some(greedy) = self.predict_into(model, &toks) else { break };
+            let next = pick(greedy, self.logits);
+            let Some(slot) = rest.first_mut() else { break };
+            *slot = next as i32;
+            count += 1;
+        }
+        count
+    }
+
+    /// Greedy generation (atome_generate).
+    pub fn generate_greedy(&mut self, model: &Model, prompt: &[i32], out: &mut [i32]) -> usize {
+        self.generate(model, prompt, out, |greedy, _| greedy)
+    }
+
+    /// Sampled generation (atome_generate_sampled), the float mode's rules
+    /// on the q15 logits.
+    pub fn generate_sampled(&mut self, model: &Model, prompt: &[i32], out: &mut [i32], p: &Sampling, seed: u64) -> usize {
+        let mut rng = SplitMix64(seed);
+        self.generate(model, prompt, out, |greedy, logits| if p.temperature > 0.0 { pick(logits, p, rng.uniform()) } else { greedy })
+    }
+}
+
+impl Q15Runner<'_> {
+    /// The last position's router entropies stored in a q15 state's int32
+    /// area, read without a runner (the C API's read-out of a const state);
+    /// false when the area is too short.
+    pub fn stored_entropy(i32s: &[i32], dims: &Dims, s: usize, out: &mut [f32]) -> bool {
+        let lay = Q15Layout::new(dims, s);
+        let d = dims.d_model;
+        let mvn = lay.i32s - d - 4 * dims.top_k - dims.n_layers - if dims.vocab >= d { 0 } else { d };
+        let at = d + mvn + 4 * dims.top_k;
+        let Some(src) = i32s.get(at..at + dims.n_layers) else { return false };
+        for (o, &e) in out.iter_mut().zip(src) {
+            *o = f32::from_bits(e as u32);
+        }
+        true
+    }
+}
+
+/// A q15 runner's memory held in one value (vectors, arrays): what a Rust
+/// caller keeps between calls, as a C caller keeps an atome_state_t.
+pub struct Q15State<A, B, F> {
+    /// Model dimensions.
+    pub dims: Dims,
+    /// Context window.
+    pub s: usize,
+    /// int16 area, `Q15Layout::new(dims, s).i16s` elements.
+    pub i16s: A,
+    /// int32 area, `Q15Layout::new(dims, s).i32s` elements.
+    pub i32s: B,
+    /// Logits, V floats.
+    pub logits: F,
+}
+
+impl<A: AsMut<[i16]>, B: AsMut<[i32]>, F: AsMut<[f32]>> Q15State<A, B, F> {
+    /// A state over the given buffers (see the fields for their sizes).
+    pub fn new(dims: Dims, s: usize, i16s: A, i32s: B, logits: F) -> Self {
+        Q15State { dims, s, i16s, i32s, logits }
+    }
+
+    /// A runner on this memory; None when a buffer is too short.
+    pub fn runner(&mut self) -> Option<Q15Runner<'_>> {
+        Q15Runner::new(self.i16s.as_mut(), self.i32s.as_mut(), self.logits.as_mut(), &self.dims, self.s)
+    }
+}

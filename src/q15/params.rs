@@ -1,0 +1,82 @@
+//! A blob's parameters in the contract's integer forms
+//! (docs/Q15.md#parameters): scales as 15-bit blocks of one, parameter
+//! vectors as 23-bit blocks whose elements are converted when used (only
+//! their exponents are kept, so nothing D-sized is stored).
+use super::arith::{fq, fquant_exp, fquant_scalar, quant_scalar, QA, QP};
+use crate::format::{Block, Floats, Tensor};
+
+/// A 15-bit scale: mantissa and exponent.
+#[derive(Clone, Copy, Debug)]
+pub struct Scale {
+    /// Mantissa, |m| <= 32767.
+    pub m: i64,
+    /// Exponent (E_ZERO for a zero scale).
+    pub e: i32,
+}
+
+impl Scale {
+    /// fquant15 of a tensor's scale.
+    pub fn of(t: &Tensor) -> Scale {
+        let (m, e) = fquant_scalar(t.scale);
+        Scale { m, e }
+    }
+}
+
+/// A parameter vector as a 23-bit block: the floats and their exponent.
+#[derive(Clone, Copy, Debug)]
+pub struct PVec<'a> {
+    f: Floats<'a>,
+    /// Block exponent.
+    pub e: i32,
+}
+
+impl<'a> PVec<'a> {
+    /// fquant23 of the first n floats.
+    pub fn new(f: Floats<'a>, n: usize) -> PVec<'a> {
+        PVec { f, e: fquant_exp(n, |i| f.get(i), QP) }
+    }
+    /// Mantissa i.
+    #[inline(always)]
+    pub fn m(&self, i: usize) -> i64 {
+        fq(self.f.get(i), self.e, QP)
+    }
+}
+
+/// One block's parameters in integer form.
+pub struct LayerQ<'a> {
+    /// LayerNorm gamma.
+    pub g: PVec<'a>,
+    /// LayerNorm beta.
+    pub b: PVec<'a>,
+    /// SSM input gain.
+    pub sb: PVec<'a>,
+    /// SSM output gain.
+    pub sc: PVec<'a>,
+    /// Scales.
+    pub conv: Scale,
+    /// Wv's scale (applied in the mix).
+    pub wv: Scale,
+    /// Router scale.
+    pub router: Scale,
+    /// Attention score factor (Wq, Wk scales and 1/sqrt(DH)).
+    pub cq: Scale,
+}
+
+impl<'a> LayerQ<'a> {
+    /// The integer parameters of block `bl` (model width d, head width dh).
+    pub fn new(bl: &Block<'a>, d: usize, dh: usize) -> LayerQ<'a> {
+        let (q, k) = (Scale::of(&bl.wq), Scale::of(&bl.wk));
+        let (ism, ise) = fquant_scalar(1.0 / crate::math::sqrtf(dh as f32));
+        let (cm, ce) = quant_scalar(q.m * k.m * ism, q.e + k.e + ise, QA);
+        LayerQ {
+            g: PVec::new(bl.norm.gamma, d),
+            b: PVec::new(bl.norm.beta, d),
+            sb: PVec::new(bl.ssm.b, d),
+            sc: PVec::new(bl.ssm.c_out, d),
+            conv: Scale::of(&bl.conv),
+            wv: Scale::of(&bl.wv),
+            router: Scale::of(&bl.router),
+            cq: Scale { m: cm, e: ce },
+        }
+    }
+}
