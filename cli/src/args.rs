@@ -62,6 +62,18 @@ calls it (cached state; lean too when that takes under about 5 s of CPU, or
 with --lean-prefixes), and checks that the last logits are bit-identical
 across the plans. A progress bar shows on stderr when it is a terminal.")]
     Bench(BenchArgs),
+    /// Quality of the q15 integer mode against the float path on a text.
+    #[command(long_about = "\
+Runs a language-model blob in both arithmetic modes of the library, the float
+path (the reference's bits) and q15 (docs/Q15.md), on a text file: windows of
+--window bytes every --stride bytes, every position scored (its target is the
+next byte). Prints the next-byte cross-entropy of both modes and their
+relative difference, how often the argmax agrees, the logit cosine; then greedy
+generation from --prompts prompts of --prompt-len bytes (--gen tokens each):
+how many generated tokens equal the float path's, and the common prefix.
+Defaults are issue 12's quality measurement (64 windows of 64 bytes every
+4096 bytes; 10 prompts of 16 bytes, 48 tokens).")]
+    Compare(CompareArgs),
 }
 
 /// `--config`, shared by every subcommand.
@@ -240,6 +252,33 @@ pub struct BenchArgs {
     /// Also time the lean state on prefixes when it would take long.
     #[arg(long)]
     pub lean_prefixes: bool,
+}
+
+/// `atome compare`.
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub model: ModelArgs,
+    /// The text (its bytes are the tokens).
+    pub text: PathBuf,
+    /// Bytes per window (also the context window S).
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = positive)]
+    pub window: usize,
+    /// Distance between window starts.
+    #[arg(long, value_name = "N", default_value_t = 4096, value_parser = positive)]
+    pub stride: usize,
+    /// Most windows.
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    pub windows: usize,
+    /// Greedy-generation prompts.
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub prompts: usize,
+    /// Bytes per prompt.
+    #[arg(long, value_name = "N", default_value_t = 16, value_parser = positive)]
+    pub prompt_len: usize,
+    /// Tokens generated per prompt.
+    #[arg(long, value_name = "N", default_value_t = 48)]
+    pub gen: usize,
 }
 
 #[cfg(test)]

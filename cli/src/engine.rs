@@ -37,4 +37,9 @@ impl Engine {
         self.logits.resize(clf.head.rows, 0.0);
         self.st.runner()?.classify(clf, toks, Some(&mut self.logits))
     }
+
+    /// Greedy generation (atome_generate's semantics): tokens in out, their count.
+    pub fn generate(&mut self, model: &Model, prompt: &[i32], out: &mut [i32]) -> Option<usize> {
+        Some(self.st.runner()?.generate_greedy(model, prompt, out))
+    }
 }

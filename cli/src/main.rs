@@ -8,6 +8,7 @@ mod container_io;
 mod convert;
 mod blob;
 mod clock;
+mod compare;
 mod engine;
 
 use args::{BenchArgs, Cli, Cmd, InspectArgs, ModelArgs, RunArgs, State};
@@ -49,6 +50,7 @@ fn main() -> ExitCode {
         Cmd::Convert(a) => convert::cmd_convert(&a),
         Cmd::Run(a) => cmd_run(&a),
         Cmd::Bench(a) => cmd_bench(&a),
+        Cmd::Compare(a) => compare::cmd_compare(&a),
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,
@@ -256,12 +258,12 @@ fn cmd_inspect(a: &InspectArgs) -> Result<(), String> {
 
 // ---------------------------------------------------------------- run
 
-enum Loaded<'a> {
+pub(crate) enum Loaded<'a> {
     Lm(format::Model<'a>),
     Clf(format::Classifier<'a>),
 }
 
-fn load<'a>(b: &'a [u8], a: &ModelArgs, given: Option<Dims>) -> Result<(Format, Dims, String, Loaded<'a>), String> {
+pub(crate) fn load<'a>(b: &'a [u8], a: &ModelArgs, given: Option<Dims>) -> Result<(Format, Dims, String, Loaded<'a>), String> {
     let f = Format::detect(b)?;
     let (mut dims, how) = blob::resolve(b, &f, given)?;
     if let Some(k) = a.attn_top_k {

@@ -361,7 +361,7 @@ fn errors() {
 #[test]
 fn help_on_every_subcommand() {
     let top = ok(&["--help"]);
-    for sub in ["inspect", "convert", "run", "bench"] {
+    for sub in ["inspect", "convert", "run", "bench", "compare"] {
         assert!(top.contains(sub), "{top}");
         for how in [vec![sub, "--help"], vec![sub, "-h"], vec!["help", sub]] {
             let out = ok(&how);
@@ -372,6 +372,57 @@ fn help_on_every_subcommand() {
     assert!(ok(&["help"]).contains("Exit status: 0 on success, 1 when the command fails"));
     assert!(ok(&["run", "--help"]).contains("--no-slide"));
     assert!(ok(&["bench", "--help"]).contains("--lean-prefixes"));
+}
+
+/// A figure after `key` on the line that starts with `line`.
+fn figure(out: &str, line: &str, key: &str) -> f64 {
+    let l = out.lines().find(|l| l.starts_with(line)).unwrap_or_else(|| panic!("no line {line:?}:\n{out}"));
+    let rest = &l[l.find(key).unwrap_or_else(|| panic!("no {key:?} in {l:?}")) + key.len()..];
+    rest.trim_start().split(|c: char| c.is_whitespace() || c == '%' || c == '/').next().unwrap().parse().unwrap()
+}
+
+#[test]
+fn compare_small_blob() {
+    let dir = tmpdir("compare_small");
+    let (blob, _) = small_lm(8);
+    let a = dir.join("a.atome");
+    std::fs::write(&a, &blob).unwrap();
+    let text = dir.join("t.txt");
+    let mut rng = 0x1234_5678_u64;
+    let bytes: Vec<u8> = (0..3000)
+        .map(|_| {
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (rng >> 33) as u8
+        })
+        .collect();
+    std::fs::write(&text, &bytes).unwrap();
+    let out = ok(&["compare", s(&a), s(&text), "--window", "12", "--stride", "500", "--prompts", "2", "--gen", "5"]);
+    assert!(out.contains("windows 6 x 12 bytes every 500 bytes: 72 positions scored"), "{out}");
+    let (cf, cq) = (figure(&out, "cross-entropy", "float"), figure(&out, "cross-entropy", "q15"));
+    assert!(cf > 0.0 && cq > 0.0 && cf.is_finite() && cq.is_finite(), "{out}");
+    let agree = figure(&out, "argmax agreement", "agreement");
+    assert!((0.0..=72.0).contains(&agree), "{out}");
+    assert_eq!(out.matches("tokens equal, common prefix").count(), 2, "{out}");
+    // A classifier has no next-byte distribution.
+    let c = dir.join("c.atomecl");
+    std::fs::write(&c, small_classifier(9, 3)).unwrap();
+    let e = fails_with(1, &["compare", s(&c), s(&text)]);
+    assert!(e.contains("language-model blob"), "{e}");
+}
+
+/// Issue 12's quality bounds on the 944K model, on a sample of the windows
+/// (the README's figures come from the full default run).
+#[test]
+fn compare_944k_quality() {
+    let Some(m) = shared_models() else { return };
+    let text = m.join("../data/sample.txt");
+    let out = ok(&["compare", s(&m.join("atome_944k.bin")), s(&text), "--windows", "8", "--stride", "32768", "--prompts", "2"]);
+    let rel = figure(&out, "cross-entropy", "relative");
+    assert!(rel.abs() < 1.0, "cross-entropy differs by {rel}% (> 1%):\n{out}");
+    let agree = figure(&out, "argmax agreement", "agreement");
+    assert!(agree >= 0.98 * 512.0, "argmax agreement {agree}/512 (< 98%):\n{out}");
+    let cf = figure(&out, "cross-entropy", "float");
+    assert!(cf > 0.5 && cf < 2.0, "a trained model's cross-entropy: {cf}\n{out}");
 }
 
 /// The digest for lengths around SHA-256's padding edges (55/56 and 63/64

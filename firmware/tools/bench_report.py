@@ -19,6 +19,10 @@ import mapsize  # noqa: E402
 S3_MAX = {"M4F": 6.0e6, "M7": 6.0e6, "M33": 6.0e6}
 # Engine .text limits on thumbv7em-none-eabihf, per build.
 TEXT_MAX = {"default": 24 * 1024, "size-first": 8 * 1024}
+# Issue 12's S3 targets for the q15 build (20x / 20x / 8x fewer than the reference).
+Q15_S3_MAX = {"M0": 6.76e6, "M3": 4.12e6, "M4F": 2.99e6}
+BUILD_NAMES = {"default": "default (device kernels)", "size-first": "size-first (cargo feature size-first)",
+               "q15": "q15 (ATOME_DTYPE=q15: integer activations, docs/Q15.md)"}
 STACK_MAX = 2048
 GEN_CACHED_MAX = 15e6
 # Issue 11: the reference engine's S4-like generation on M4F (blob at an
@@ -31,9 +35,11 @@ def main(out):
     bad = []
     logits = {}
     per_core = {}  # (label, board) -> {build: (instructions, .text, peak stack)}, plus "ref"
-    for build in ("default", "size-first"):
+    for build in ("default", "size-first", "q15"):
+        if not any(r[0] == build for r in rows):
+            continue
         print()
-        print("Build: %s" % ("default (device kernels)" if build == "default" else "size-first (cargo feature size-first)"))
+        print("Build: %s" % BUILD_NAMES[build])
         print()
         print("| core | Rust target | QEMU board | predict_next ticks | instructions | reference C engine (same method); reference / atome | engine .text (of which core) | engine .rodata | builtins .text | peak stack predict / generate |")
         print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
@@ -64,6 +70,8 @@ def main(out):
             sp, sg = int(m.group(5)), int(g.group(3))
             if max(sp, sg) > STACK_MAX:
                 bad.append("LIMIT: peak stack %d bytes on %s (%s build; > 2 KiB)" % (max(sp, sg), target, build))
+            if build == "q15" and label in Q15_S3_MAX and n_ins > Q15_S3_MAX[label]:
+                bad.append("TARGET: q15 S3 on %s (%s): {:,} instructions (> %.2fM)".format(n_ins) % (label, board, Q15_S3_MAX[label] / 1e6))
             if build == "default" and label in S3_MAX and n_ins > S3_MAX[label]:
                 bad.append("TARGET: S3 on %s: {:,} instructions (> %.1fM)".format(n_ins) % (label, S3_MAX[label] / 1e6))
             pc = per_core.setdefault((label, target, board), {})
@@ -72,7 +80,7 @@ def main(out):
                 pc["ref"] = r * 40
             print("| %s | %s | %s | {:,} | {:,} | %s | {:,} ({:,}) | {:,} | {:,} | %d / %d |".format(
                 t, n_ins, e["text"], core_text, e["rodata"], b["text"]) % (label, target, board, refs, sp, sg))
-            if target == "thumbv7em-none-eabihf" and board == "mps2-an386" and e["text"] > TEXT_MAX[build]:
+            if target == "thumbv7em-none-eabihf" and board == "mps2-an386" and e["text"] > TEXT_MAX.get(build, 1 << 30):
                 bad.append("LIMIT: engine .text %d bytes on thumbv7em-none-eabihf (%s build; > %d)" % (e["text"], build, TEXT_MAX[build]))
     # One table per core: the reference, the size-first and the default build.
     for (label, target, board), pc in per_core.items():
@@ -83,16 +91,21 @@ def main(out):
         print("|---|---:|---:|---:|---:|")
         ref = pc.get("ref")
         print("| reference C engine (BENCHMARKS.md#reference-scenarios) | %s | %s | | |" % ("{:,}".format(ref) if ref else "not given", "1.00x" if ref else ""))
-        for build in ("size-first", "default"):
+        for build in ("size-first", "default", "q15"):
             if build in pc:
                 n_ins, text, stack = pc[build]
                 print("| atome, %s build | {:,} | %s | {:,} | %d |".format(n_ins, text)
                       % (build, "{:.2f}x".format(ref / n_ins) if ref else "", stack))
-    same = len(set(logits.values())) == 1
-    print()
-    print("Logit bits of the S3 call identical on every core run, both builds: %s (%d runs)." % ("yes" if same else "NO", len(logits)))
-    if not same:
-        bad.append("logit bits differ between cores or builds")
+    # The float builds keep the reference's bits; q15 has its own (the same on every core).
+    for group, builds in (("float (default and size-first builds)", ("default", "size-first")), ("q15", ("q15",))):
+        vals = [v for (b, _, _), v in logits.items() if b in builds]
+        if not vals:
+            continue
+        same = len(set(vals)) == 1
+        print()
+        print("Logit bits of the S3 call identical on every core run, %s: %s (%d runs)." % (group, "yes" if same else "NO", len(vals)))
+        if not same:
+            bad.append("logit bits differ between cores or builds (%s)" % group)
 
     print()
     print("S4-like generation on M4F (mps2-an386; toy model, S=64, generate from T[90:98), max_tokens 64; the whole atome_generate call):")
