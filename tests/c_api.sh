@@ -65,6 +65,19 @@ else bad "mismatch message: $(cat "$TMP/err")"; fi
 if cc $CFLAGS -DATOME_STATE_CACHED=1 c_examples/logits.c "$DEF/libatome.a" -lm -o "$TMP/mismatch2" 2>"$TMP/err"; then
   bad "a cached-state C file linked against a lean library"
 elif grep -q "atome_cfg_STATE_cached" "$TMP/err"; then ok "cached/lean state mismatch refused at link time"; else bad "state mismatch message"; fi
+# The arithmetic mode (ATOME_DTYPE=q15 <-> -DATOME_DTYPE_Q15=1): both directions refused, naming the knob;
+# the matching pair links and runs.
+Q15=$(build q15 ATOME_DTYPE=q15) || bad "build q15"
+if cc $CFLAGS -DATOME_DTYPE_Q15=1 c_examples/logits.c "$DEF/libatome.a" -lm -o "$TMP/mismatch4" 2>"$TMP/err"; then
+  bad "a q15 C file linked against an f32 library"
+elif grep -q "atome_cfg_DTYPE_q15" "$TMP/err"; then ok "q15 C file / f32 library refused at link time"; else bad "dtype mismatch message: $(cat "$TMP/err")"; fi
+if cc $CFLAGS c_examples/logits.c "$Q15/libatome.a" -lm -o "$TMP/mismatch5" 2>"$TMP/err"; then
+  bad "an f32 C file linked against a q15 library"
+elif grep -q "atome_cfg_DTYPE_f32" "$TMP/err"; then ok "f32 C file / q15 library refused at link time"; else bad "dtype mismatch message: $(cat "$TMP/err")"; fi
+if cc $CFLAGS -DATOME_DTYPE_Q15=1 c_examples/generate.c "$Q15/libatome.a" -lm -o "$TMP/q15gen" 2>"$TMP/err" \
+   && "$TMP/q15gen" "Hello there" > "$TMP/q15.out" 2>&1 && grep -q "tokens in" "$TMP/q15.out"; then
+  ok "q15 library and C file link and run (c_examples/generate.c, built-in model)"
+else bad "q15 link/run: $(cat "$TMP/err" "$TMP/q15.out" 2>/dev/null | tail -3)"; fi
 # Also with --gc-sections (firmware links), which may drop unreferenced data.
 if cc $CFLAGS -DATOME_D_MODEL=17 -ffunction-sections -fdata-sections c_examples/logits.c "$DEF/libatome.a" -Wl,--gc-sections -lm -o "$TMP/mismatch3" 2>"$TMP/err"; then
   bad "a D=17 C file linked against a D=64 library with --gc-sections"
