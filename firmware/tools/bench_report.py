@@ -69,7 +69,10 @@ def main(out):
             refs = "{:,} ({:,} ticks); {:.2f}x".format(r * 40, r, r * 40 / n_ins) if r else ""
             sp, sg = int(m.group(5)), int(g.group(3))
             if max(sp, sg) > STACK_MAX:
-                bad.append("LIMIT: peak stack %d bytes on %s (%s build; > 2 KiB)" % (max(sp, sg), target, build))
+                # Issue 11's limit covers the float builds; the q15 build's
+                # stack is reported against the same figure, not yet enforced.
+                kind = "TARGET" if build == "q15" else "LIMIT"
+                bad.append("%s: peak stack %d bytes on %s (%s build; > 2 KiB)" % (kind, max(sp, sg), target, build))
             if build == "q15" and label in Q15_S3_MAX and n_ins > Q15_S3_MAX[label]:
                 bad.append("TARGET: q15 S3 on %s (%s): {:,} instructions (> %.2fM)".format(n_ins) % (label, board, Q15_S3_MAX[label] / 1e6))
             if build == "default" and label in S3_MAX and n_ins > S3_MAX[label]:
