@@ -123,6 +123,10 @@ int main(void) {
 C
 cc $CFLAGS $F944 -DLIMIT=160000 "$TMP/size.c" "$M944/libatome.a" -o "$TMP/s1" && r=$("$TMP/s1") && ok "944K at S=64, lean: $r <= 160000" || bad "944K sizeof: $r"
 cc $CFLAGS -DLIMIT=24000 "$TMP/size.c" "$DEF/libatome.a" -o "$TMP/s2" && r=$("$TMP/s2") && ok "default configuration, lean: $r <= 24000" || bad "default sizeof: $r"
+# The q15 lean state (issue 12: default <= 12,000 bytes, 944K at S=64 <= 90,000).
+cc $CFLAGS -DATOME_DTYPE_Q15=1 -DLIMIT=12000 "$TMP/size.c" "$Q15/libatome.a" -o "$TMP/s3" && r=$("$TMP/s3") && ok "default configuration, q15 lean: $r <= 12000" || bad "q15 default sizeof: $r"
+Q944=$(build m944k_s64_q15 ATOME_D_MODEL=256 ATOME_N_LAYERS=8 ATOME_D_HEAD=64 ATOME_MAX_SEQ=64 ATOME_DTYPE=q15) || bad "build 944K q15"
+cc $CFLAGS $F944 -DATOME_DTYPE_Q15=1 -DLIMIT=90000 "$TMP/size.c" "$Q944/libatome.a" -o "$TMP/s4" && r=$("$TMP/s4") && ok "944K at S=64, q15 lean: $r <= 90000" || bad "944K q15 sizeof: $r"
 
 echo "c_api: $pass passed, $fail failed"
 [ "$fail" = 0 ]
