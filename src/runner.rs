@@ -18,7 +18,8 @@
 use crate::format::{Classifier, Dims, Model};
 use crate::forward::cached::{self, AllLayers, CacheHeader, CACHED_CHUNK};
 use crate::forward::lean::{OneLayer, LEAN_CHUNK};
-use crate::forward::sample::{pick, Sampling, SplitMix64};
+use crate::forward::sample::{sampled_pick, Sampling};
+use crate::forward::tokens::generate_loop;
 use crate::forward::{classify_head, final_norm, head, run_layers, take, Entropy, LayerMem, Scratch, Tokens};
 
 /// Memory plan.
@@ -357,20 +358,11 @@ impl<'w, K: Keep<'w>> Runner<'w, K> {
     /// next token and appends `pick(greedy id, logits)`. Returns the count;
     /// 0 for a prompt that fills the window.
     pub fn generate(&mut self, model: &Model, prompt: &[i32], out: &mut [i32], mut pick: impl FnMut(usize, &[f32]) -> usize) -> usize {
-        if prompt.len() >= self.s {
-            return 0;
-        }
-        let mut count = 0;
-        while count < out.len() && prompt.len() + count < self.s {
-            let (done, rest) = out.split_at_mut(count);
-            let toks = Tokens { head: prompt, tail: done };
-            let Some(greedy) = self.predict_into(model, &toks, &mut []) else { break };
-            let next = pick(greedy, self.logits);
-            let Some(slot) = rest.first_mut() else { break };
-            *slot = next as i32;
-            count += 1;
-        }
-        count
+        let s = self.window();
+        generate_loop(s, prompt, out, |toks| {
+            let greedy = self.predict_into(model, toks, &mut [])?;
+            Some(pick(greedy, self.logits))
+        })
     }
 
     /// Greedy generation (atome_generate).
@@ -382,14 +374,7 @@ impl<'w, K: Keep<'w>> Runner<'w, K> {
     /// `seed` per token, or exactly the greedy tokens when the temperature
     /// is not above 0.
     pub fn generate_sampled(&mut self, model: &Model, prompt: &[i32], out: &mut [i32], p: &Sampling, seed: u64) -> usize {
-        let mut rng = SplitMix64(seed);
-        self.generate(model, prompt, out, |greedy, logits| {
-            if p.temperature > 0.0 {
-                pick(logits, p, rng.uniform())
-            } else {
-                greedy
-            }
-        })
+        self.generate(model, prompt, out, sampled_pick(p, seed))
     }
 }
 

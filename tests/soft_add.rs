@@ -14,6 +14,10 @@ use atome::forward::sample::SplitMix64;
 use atome::kernels::device::soft::{add, add_f32, add_step, pack, unpack};
 use proptest::prelude::*;
 
+#[path = "common/pairs.rs"]
+mod pairs;
+use pairs::{env_u64, run_pairs};
+
 fn same(want: f32, got: f32) -> bool {
     if want.is_nan() {
         got.is_nan()
@@ -124,37 +128,11 @@ fn check(a: f32, b: f32) -> Option<String> {
 
 #[test]
 fn differential_against_hardware() {
-    let n: u64 = std::env::var("SOFT_ADD_PAIRS")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(if cfg!(debug_assertions) { 1_000_000 } else { 10_000_000 });
-    let seed: u64 = std::env::var("SOFT_ADD_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x50f7_add5);
-    let threads = std::env::var("SOFT_ADD_THREADS").ok().and_then(|s| s.parse().ok()).unwrap_or(1u64).max(1);
+    let n = env_u64("SOFT_ADD_PAIRS").unwrap_or(if cfg!(debug_assertions) { 1_000_000 } else { 10_000_000 });
+    let seed = env_u64("SOFT_ADD_SEED").unwrap_or(0x50f7_add5);
+    let threads = env_u64("SOFT_ADD_THREADS").unwrap_or(1).max(1);
     let t0 = std::time::Instant::now();
-    let fails: Vec<(u64, Vec<String>)> = std::thread::scope(|sc| {
-        let hs: Vec<_> = (0..threads)
-            .map(|t| {
-                sc.spawn(move || {
-                    let mut r = SplitMix64(seed ^ t.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-                    let mut bad = Vec::new();
-                    let mut count = 0u64;
-                    for _ in (t..n).step_by(threads as usize) {
-                        let (a, b) = pair(&mut r);
-                        if let Some(m) = check(a, b) {
-                            if bad.len() < 10 {
-                                bad.push(m);
-                            }
-                        }
-                        count += 1;
-                    }
-                    (count, bad)
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    let total: u64 = fails.iter().map(|f| f.0).sum();
-    let bad: Vec<&String> = fails.iter().flat_map(|f| f.1.iter()).collect();
+    let (total, bad) = run_pairs(n, seed, threads, pair, check);
     eprintln!(
         "soft_add: {total} pairs (x3 checks: add_f32, a+b and a-b steps), seed {seed:#x}, {threads} thread(s), {:.1} s, {} mismatch(es)",
         t0.elapsed().as_secs_f64(),

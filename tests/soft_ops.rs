@@ -13,6 +13,10 @@ use atome::forward::sample::SplitMix64;
 use atome::kernels::device::sf::{add_int, mul_int};
 use proptest::prelude::*;
 
+#[path = "common/pairs.rs"]
+mod pairs;
+use pairs::{env_u64, run_pairs};
+
 fn same(want: f32, got: f32) -> bool {
     if want.is_nan() {
         got.is_nan()
@@ -129,39 +133,13 @@ fn check(a: f32, b: f32) -> Option<String> {
     None
 }
 
-fn env(name: &str) -> Option<u64> {
-    std::env::var(name).ok().and_then(|s| s.parse().ok())
-}
-
 #[test]
 fn differential_against_hardware() {
-    let n = env("SOFT_OPS_PAIRS").unwrap_or(if cfg!(debug_assertions) { 1_000_000 } else { 10_000_000 });
-    let seed = env("SOFT_OPS_SEED").unwrap_or(0x50f7_0b5e);
-    let threads = env("SOFT_OPS_THREADS").unwrap_or(1).max(1);
+    let n = env_u64("SOFT_OPS_PAIRS").unwrap_or(if cfg!(debug_assertions) { 1_000_000 } else { 10_000_000 });
+    let seed = env_u64("SOFT_OPS_SEED").unwrap_or(0x50f7_0b5e);
+    let threads = env_u64("SOFT_OPS_THREADS").unwrap_or(1).max(1);
     let t0 = std::time::Instant::now();
-    let res: Vec<(u64, Vec<String>)> = std::thread::scope(|sc| {
-        let hs: Vec<_> = (0..threads)
-            .map(|t| {
-                sc.spawn(move || {
-                    let mut r = SplitMix64(seed ^ t.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-                    let (mut count, mut bad) = (0u64, Vec::new());
-                    for _ in (t..n).step_by(threads as usize) {
-                        let (a, b) = pair(&mut r);
-                        if let Some(m) = check(a, b) {
-                            if bad.len() < 10 {
-                                bad.push(m);
-                            }
-                        }
-                        count += 1;
-                    }
-                    (count, bad)
-                })
-            })
-            .collect();
-        hs.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    let total: u64 = res.iter().map(|f| f.0).sum();
-    let bad: Vec<&String> = res.iter().flat_map(|f| f.1.iter()).collect();
+    let (total, bad) = run_pairs(n, seed, threads, pair, check);
     eprintln!(
         "soft_ops: {total} pairs (x3 checks: a+b, a-b, a*b), seed {seed:#x}, {threads} thread(s), {:.1} s, {} mismatch(es)",
         t0.elapsed().as_secs_f64(),

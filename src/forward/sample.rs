@@ -118,3 +118,11 @@ pub fn pick(logits: &[f32], p: &Sampling, u: f32) -> usize {
     }
     last
 }
+
+/// The token choice of atome_generate_sampled, for a generation loop: one
+/// splitmix64 draw from `seed` per token, or exactly the greedy token when
+/// the temperature is not above 0.
+pub fn sampled_pick(p: &Sampling, seed: u64) -> impl FnMut(usize, &[f32]) -> usize + '_ {
+    let mut rng = SplitMix64(seed);
+    move |greedy, logits| if p.temperature > 0.0 { pick(logits, p, rng.uniform()) } else { greedy }
+}

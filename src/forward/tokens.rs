@@ -52,3 +52,23 @@ impl<'a> Tokens<'a> {
         }
     }
 }
+
+/// The generation loop of both arithmetic modes: while fewer than out.len()
+/// tokens were made and the sequence (prompt, then what was made) is
+/// shorter than `s`, `next` predicts from the sequence so far and gives the
+/// token to append (None stops). Returns the count; 0 for a prompt that
+/// fills the window.
+pub fn generate_loop(s: usize, prompt: &[i32], out: &mut [i32], mut next: impl FnMut(&Tokens) -> Option<usize>) -> usize {
+    if prompt.len() >= s {
+        return 0;
+    }
+    let mut count = 0;
+    while count < out.len() && prompt.len() + count < s {
+        let (done, rest) = out.split_at_mut(count);
+        let Some(tok) = next(&Tokens { head: prompt, tail: done }) else { break };
+        let Some(slot) = rest.first_mut() else { break };
+        *slot = tok as i32;
+        count += 1;
+    }
+    count
+}

@@ -12,7 +12,8 @@ pub mod engine;
 pub mod params;
 
 use crate::format::{Classifier, Dims, Model};
-use crate::forward::sample::{pick, Sampling, SplitMix64};
+use crate::forward::sample::{sampled_pick, Sampling};
+use crate::forward::tokens::generate_loop;
 use crate::forward::Tokens;
 use engine::Bufs;
 
@@ -146,20 +147,11 @@ impl<'w> Q15Runner<'w> {
     /// appends `pick(greedy, logits)` while out has room and the sequence is
     /// shorter than S.
     pub fn generate(&mut self, model: &Model, prompt: &[i32], out: &mut [i32], mut pick: impl FnMut(usize, &[f32]) -> usize) -> usize {
-        if prompt.len() >= self.s {
-            return 0;
-        }
-        let mut count = 0;
-        while count < out.len() && prompt.len() + count < self.s {
-            let (done, rest) = out.split_at_mut(count);
-            let toks = Tokens { head: prompt, tail: done };
-            let Some(greedy) = self.predict_into(model, &toks) else { break };
-            let next = pick(greedy, self.logits);
-            let Some(slot) = rest.first_mut() else { break };
-            *slot = next as i32;
-            count += 1;
-        }
-        count
+        let s = self.s;
+        generate_loop(s, prompt, out, |toks| {
+            let greedy = self.predict_into(model, toks)?;
+            Some(pick(greedy, self.logits))
+        })
     }
 
     /// Greedy generation (atome_generate).
@@ -170,8 +162,7 @@ impl<'w> Q15Runner<'w> {
     /// Sampled generation (atome_generate_sampled), the float mode's rules
     /// on the q15 logits.
     pub fn generate_sampled(&mut self, model: &Model, prompt: &[i32], out: &mut [i32], p: &Sampling, seed: u64) -> usize {
-        let mut rng = SplitMix64(seed);
-        self.generate(model, prompt, out, |greedy, logits| if p.temperature > 0.0 { pick(logits, p, rng.uniform()) } else { greedy })
+        self.generate(model, prompt, out, sampled_pick(p, seed))
     }
 }
 
