@@ -285,13 +285,21 @@ fn mix<S: Lanes<N>, const N: usize>(x: &mut [f32], sc: &mut Scratch, mem: &mut L
     let (slot_p, slot_i) = sc.slots.split_at((sc.chunk.max(1) * topk).min(sc.slots.len()));
     let (q, h, r) = (&mut *sc.q, &*sc.h, &*sc.r);
     let (tanh_a, hs_mem, v) = (&*mem.tanh_a, &mut *mem.hs, &*mem.v);
+    // Conv weights are decoded CW channels at a time (one decode call per
+    // CW channels: narrow lanes would pay its per-call cost per channel).
+    let cw = if cfg!(feature = "size-first") { N } else { CONV_LANES };
     let mut ch0 = 0;
     while ch0 < d {
         let nb = (d - ch0).min(N);
         // Conv weights per tap as lane floats, in the query area (the
         // queries are no longer needed).
-        if i_full < m {
-            conv_lanes::<N>(&blk.conv, ch0, nb, kk, q);
+        let co = ch0 % cw;
+        if i_full < m && co == 0 {
+            if cfg!(feature = "size-first") {
+                conv_lanes::<N>(&blk.conv, ch0, nb, kk, q);
+            } else {
+                conv_lanes::<CONV_LANES>(&blk.conv, ch0, (d - ch0).min(CONV_LANES), kk, q);
+            }
         }
         let th = S::ld(tanh_a, ch0, nb);
         let mut hs = S::ld(hs_mem, ch0, nb);
@@ -311,7 +319,7 @@ fn mix<S: Lanes<N>, const N: usize>(x: &mut [f32], sc: &mut Scratch, mem: &mut L
             // local: tap k reads the normalized row of position t - k.
             let mut local = S::zero();
             for k in 0..kk.min(t + 1) {
-                let wk = S::ld(q, k * N, N);
+                let wk = S::ld(q, k * cw + co, N);
                 let hr = S::ld(h, at - k * d, nb);
                 local = local.add(wk.mul_nz(hr));
             }
