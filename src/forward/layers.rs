@@ -141,6 +141,15 @@ fn layers_with<L: Layers, S: Lanes<N>, const N: usize>(
             }
             attend::<KeyCache, S, N>(sc, &mem, kc, ch, dims.top_k, inv_sqrt_dh);
             mix::<S, N>(x, sc, &mut mem, &blk, ch, d, dims.kernel_size, dims.top_k);
+            c0 += m;
+            if L::KEEPS && c0 >= n {
+                // The last chunk: its last K-1 rows go straight to the kept
+                // history (below), no shift.
+                if let (Some(dst), Some(src)) = (mem.hist.get_mut(..hl), sc.h.get(m * d..m * d + hl)) {
+                    copy(dst, src);
+                }
+                break;
+            }
             // Keep the last K-1 normalized rows in front for the next chunk.
             // Row by row, ascending (row m + r is read before it is overwritten);
             // copy_within would link a panic path.
@@ -151,10 +160,6 @@ fn layers_with<L: Layers, S: Lanes<N>, const N: usize>(
                     }
                 }
             }
-            c0 += m;
-        }
-        if let (true, Some(dst), Some(src)) = (L::KEEPS, mem.hist.get_mut(..hl), sc.h.get(..hl)) {
-            copy(dst, src);
         }
     }
 }
