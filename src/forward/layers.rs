@@ -323,10 +323,31 @@ fn mix<S: Lanes<N>, const N: usize>(x: &mut [f32], sc: &mut Scratch, mem: &mut L
             let state = cc.mul(hs);
             // local: tap k reads the normalized row of position t - k.
             let mut local = S::zero();
-            for k in 0..kk.min(t + 1) {
-                let wk = S::ld(q, k * cw + co, N);
-                let hr = S::ld(h, at - k * d, nb);
-                local = local.add(wk.mul_nz(hr));
+            let taps = kk.min(t + 1);
+            let win = (at.checked_sub((taps.max(1) - 1) * d), (taps.max(1) - 1) * cw + co + N);
+            match (SIZE_FIRST && !cfg!(feature = "size-first") && nb == N, win) {
+                // Microcontrollers, default build: the taps' windows sliced
+                // once, tap k from chunk k of each (no bounds check per tap).
+                (true, (Some(_), qe)) if at + N <= h.len() && qe <= q.len() => {
+                    let (mut hp, mut qp) = (at, co);
+                    for _ in 0..taps {
+                        // SAFETY: tap k reads h[at - k*d..][..N] and
+                        // q[co + k*cw..][..N]; for k = taps - 1 (the extreme
+                        // ones) at - k*d did not underflow (win.0) and
+                        // at + N <= h.len(), qe <= q.len() were checked.
+                        let (w, hh) = unsafe { (&*(q.as_ptr().add(qp) as *const [f32; N]), &*(h.as_ptr().add(hp) as *const [f32; N])) };
+                        local = local.add(S::load(w).mul_nz(S::load(hh)));
+                        qp += cw;
+                        hp = hp.wrapping_sub(d);
+                    }
+                }
+                _ => {
+                    for k in 0..taps {
+                        let wk = S::ld(q, k * cw + co, N);
+                        let hr = S::ld(h, at - k * d, nb);
+                        local = local.add(wk.mul_nz(hr));
+                    }
+                }
             }
             // sparse: slots in order, empty ones skipped.
             let keff = topk.min(t + 1);
