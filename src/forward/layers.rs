@@ -141,10 +141,11 @@ fn layers_with<L: Layers, S: Lanes<N>, const N: usize>(
             }
             attend::<KeyCache, S, N>(sc, &mem, kc, ch, dims.top_k, inv_sqrt_dh);
             mix::<S, N>(x, sc, &mut mem, &blk, ch, d, dims.kernel_size, dims.top_k);
-            c0 += m;
-            if L::KEEPS && c0 >= n {
+            #[cfg(not(feature = "size-first"))]
+            if L::KEEPS && c0 + m >= n {
                 // The last chunk: its last K-1 rows go straight to the kept
-                // history (below), no shift.
+                // history, no shift and copy back (the size-first build
+                // keeps the shorter code below).
                 if let (Some(dst), Some(src)) = (mem.hist.get_mut(..hl), sc.h.get(m * d..m * d + hl)) {
                     copy(dst, src);
                 }
@@ -160,6 +161,12 @@ fn layers_with<L: Layers, S: Lanes<N>, const N: usize>(
                     }
                 }
             }
+            c0 += m;
+        }
+        // (the default build copied the last chunk's rows above)
+        #[cfg(feature = "size-first")]
+        if let (true, Some(dst), Some(src)) = (L::KEEPS, mem.hist.get_mut(..hl), sc.h.get(..hl)) {
+            copy(dst, src);
         }
     }
 }
@@ -323,30 +330,33 @@ fn mix<S: Lanes<N>, const N: usize>(x: &mut [f32], sc: &mut Scratch, mem: &mut L
             let state = cc.mul(hs);
             // local: tap k reads the normalized row of position t - k.
             let mut local = S::zero();
-            let taps = kk.min(t + 1);
-            let win = (at.checked_sub((taps.max(1) - 1) * d), (taps.max(1) - 1) * cw + co + N);
-            match (SIZE_FIRST && !cfg!(feature = "size-first") && nb == N, win) {
-                // Microcontrollers, default build: the taps' windows sliced
-                // once, tap k from chunk k of each (no bounds check per tap).
-                (true, (Some(_), qe)) if at + N <= h.len() && qe <= q.len() => {
-                    let (mut hp, mut qp) = (at, co);
-                    for _ in 0..taps {
-                        // SAFETY: tap k reads h[at - k*d..][..N] and
-                        // q[co + k*cw..][..N]; for k = taps - 1 (the extreme
-                        // ones) at - k*d did not underflow (win.0) and
-                        // at + N <= h.len(), qe <= q.len() were checked.
-                        let (w, hh) = unsafe { (&*(q.as_ptr().add(qp) as *const [f32; N]), &*(h.as_ptr().add(hp) as *const [f32; N])) };
-                        local = local.add(S::load(w).mul_nz(S::load(hh)));
-                        qp += cw;
-                        hp = hp.wrapping_sub(d);
-                    }
+            let fast = if cfg!(feature = "size-first") || !SIZE_FIRST || nb != N {
+                None
+            } else {
+                let taps = kk.min(t + 1);
+                let qe = (taps.max(1) - 1) * cw + co + N;
+                let ok = at.checked_sub((taps.max(1) - 1) * d).is_some() && at + N <= h.len() && qe <= q.len();
+                ok.then_some(taps)
+            };
+            if let Some(taps) = fast {
+                // Microcontrollers, default build: the taps' bounds checked
+                // once (the last tap's are the extreme ones), not per tap.
+                let (mut hp, mut qp) = (at, co);
+                for _ in 0..taps {
+                    // SAFETY: tap k reads h[at - k*d..][..N] and
+                    // q[co + k*cw..][..N], within the bounds checked above
+                    // for k = taps - 1 (at - k*d >= 0, at + N <= h.len(),
+                    // co + k*cw + N <= q.len()).
+                    let (w, hh) = unsafe { (&*(q.as_ptr().add(qp) as *const [f32; N]), &*(h.as_ptr().add(hp) as *const [f32; N])) };
+                    local = local.add(S::load(w).mul_nz(S::load(hh)));
+                    qp += cw;
+                    hp = hp.wrapping_sub(d);
                 }
-                _ => {
-                    for k in 0..taps {
-                        let wk = S::ld(q, k * cw + co, N);
-                        let hr = S::ld(h, at - k * d, nb);
-                        local = local.add(wk.mul_nz(hr));
-                    }
+            } else {
+                for k in 0..kk.min(t + 1) {
+                    let wk = S::ld(q, k * cw + co, N);
+                    let hr = S::ld(h, at - k * d, nb);
+                    local = local.add(wk.mul_nz(hr));
                 }
             }
             // sparse: slots in order, empty ones skipped.
