@@ -299,15 +299,17 @@ fn mix<S: Lanes<N>, const N: usize>(x: &mut [f32], sc: &mut Scratch, mem: &mut L
     let (tanh_a, hs_mem, v) = (&*mem.tanh_a, &mut *mem.hs, &*mem.v);
     // Conv weights are decoded CW channels at a time (one decode call per
     // CW channels: narrow lanes would pay its per-call cost per channel).
-    let cw = if cfg!(feature = "size-first") { N } else { CONV_LANES };
+    // (Microcontrollers' default build; elsewhere N = CONV_LANES or the
+    // narrower lanes keep their own blocks.)
+    let cw = if SIZE_FIRST && !cfg!(feature = "size-first") { CONV_LANES } else { N };
     let mut ch0 = 0;
     while ch0 < d {
         let nb = (d - ch0).min(N);
         // Conv weights per tap as lane floats, in the query area (the
         // queries are no longer needed).
-        let co = ch0 % cw;
+        let co = if cw == N { 0 } else { ch0 % cw };
         if i_full < m && co == 0 {
-            if cfg!(feature = "size-first") {
+            if cw == N {
                 conv_lanes::<N>(&blk.conv, ch0, nb, kk, q);
             } else {
                 conv_lanes::<CONV_LANES>(&blk.conv, ch0, (d - ch0).min(CONV_LANES), kk, q);
