@@ -141,6 +141,16 @@ fn layers_with<L: Layers, S: Lanes<N>, const N: usize>(
             }
             attend::<KeyCache, S, N>(sc, &mem, kc, ch, dims.top_k, inv_sqrt_dh);
             mix::<S, N>(x, sc, &mut mem, &blk, ch, d, dims.kernel_size, dims.top_k);
+            #[cfg(not(feature = "size-first"))]
+            if L::KEEPS && c0 + m >= n {
+                // The last chunk: its last K-1 rows go straight to the kept
+                // history, no shift and copy back (the size-first build
+                // keeps the shorter code below).
+                if let (Some(dst), Some(src)) = (mem.hist.get_mut(..hl), sc.h.get(m * d..m * d + hl)) {
+                    copy(dst, src);
+                }
+                break;
+            }
             // Keep the last K-1 normalized rows in front for the next chunk.
             // Row by row, ascending (row m + r is read before it is overwritten);
             // copy_within would link a panic path.
@@ -153,6 +163,8 @@ fn layers_with<L: Layers, S: Lanes<N>, const N: usize>(
             }
             c0 += m;
         }
+        // (the default build copied the last chunk's rows above)
+        #[cfg(feature = "size-first")]
         if let (true, Some(dst), Some(src)) = (L::KEEPS, mem.hist.get_mut(..hl), sc.h.get(..hl)) {
             copy(dst, src);
         }
@@ -285,13 +297,23 @@ fn mix<S: Lanes<N>, const N: usize>(x: &mut [f32], sc: &mut Scratch, mem: &mut L
     let (slot_p, slot_i) = sc.slots.split_at((sc.chunk.max(1) * topk).min(sc.slots.len()));
     let (q, h, r) = (&mut *sc.q, &*sc.h, &*sc.r);
     let (tanh_a, hs_mem, v) = (&*mem.tanh_a, &mut *mem.hs, &*mem.v);
+    // Conv weights are decoded CW channels at a time (one decode call per
+    // CW channels: narrow lanes would pay its per-call cost per channel).
+    // (Microcontrollers' default build; elsewhere N = CONV_LANES or the
+    // narrower lanes keep their own blocks.)
+    let cw = if SIZE_FIRST && !cfg!(feature = "size-first") { CONV_LANES } else { N };
     let mut ch0 = 0;
     while ch0 < d {
         let nb = (d - ch0).min(N);
         // Conv weights per tap as lane floats, in the query area (the
         // queries are no longer needed).
-        if i_full < m {
-            conv_lanes::<N>(&blk.conv, ch0, nb, kk, q);
+        let co = if cw == N { 0 } else { ch0 % cw };
+        if i_full < m && co == 0 {
+            if cw == N {
+                conv_lanes::<N>(&blk.conv, ch0, nb, kk, q);
+            } else {
+                conv_lanes::<CONV_LANES>(&blk.conv, ch0, (d - ch0).min(CONV_LANES), kk, q);
+            }
         }
         let th = S::ld(tanh_a, ch0, nb);
         let mut hs = S::ld(hs_mem, ch0, nb);
@@ -310,10 +332,34 @@ fn mix<S: Lanes<N>, const N: usize>(x: &mut [f32], sc: &mut Scratch, mem: &mut L
             let state = cc.mul(hs);
             // local: tap k reads the normalized row of position t - k.
             let mut local = S::zero();
-            for k in 0..kk.min(t + 1) {
-                let wk = S::ld(q, k * N, N);
-                let hr = S::ld(h, at - k * d, nb);
-                local = local.add(wk.mul_nz(hr));
+            let fast = if cfg!(feature = "size-first") || !SIZE_FIRST || nb != N {
+                None
+            } else {
+                let taps = kk.min(t + 1);
+                let qe = (taps.max(1) - 1) * cw + co + N;
+                let ok = at.checked_sub((taps.max(1) - 1) * d).is_some() && at + N <= h.len() && qe <= q.len();
+                ok.then_some(taps)
+            };
+            if let Some(taps) = fast {
+                // Microcontrollers, default build: the taps' bounds checked
+                // once (the last tap's are the extreme ones), not per tap.
+                let (mut hp, mut qp) = (at, co);
+                for _ in 0..taps {
+                    // SAFETY: tap k reads h[at - k*d..][..N] and
+                    // q[co + k*cw..][..N], within the bounds checked above
+                    // for k = taps - 1 (at - k*d >= 0, at + N <= h.len(),
+                    // co + k*cw + N <= q.len()).
+                    let (w, hh) = unsafe { (&*(q.as_ptr().add(qp) as *const [f32; N]), &*(h.as_ptr().add(hp) as *const [f32; N])) };
+                    local = local.add(S::load(w).mul_nz(S::load(hh)));
+                    qp += cw;
+                    hp = hp.wrapping_sub(d);
+                }
+            } else {
+                for k in 0..kk.min(t + 1) {
+                    let wk = S::ld(q, k * cw + co, N);
+                    let hr = S::ld(h, at - k * d, nb);
+                    local = local.add(wk.mul_nz(hr));
+                }
             }
             // sparse: slots in order, empty ones skipped.
             let keff = topk.min(t + 1);

@@ -9,7 +9,15 @@ use crate::format::Tensor;
 pub const CONV_LANES: usize = 8;
 
 /// Conv weights decoded per block (a stack buffer).
-const CONV_CODES: usize = if SIZE_FIRST { 16 } else { 128 };
+// (Microcontrollers in the default build: one block of CONV_LANES channels
+// of a short kernel at once, a smaller buffer than elsewhere.)
+const CONV_CODES: usize = if cfg!(feature = "size-first") {
+    16
+} else if SIZE_FIRST {
+    64
+} else {
+    128
+};
 
 /// Conv weights of channels ch0..ch0+nb (kk taps each) as lane floats per
 /// tap: out[k * N + j] = weight (ch0 + j, k); lanes past nb are 0.
@@ -33,6 +41,21 @@ pub fn conv_lanes<const N: usize>(conv: &Tensor, ch0: usize, nb: usize, kk: usiz
             };
             *wj = raw >> (2 * (n % 4));
         }
+        if SIZE_FIRST {
+            // Microcontrollers: channel by channel, each code to its float
+            // through a table (no int-to-float conversion per weight).
+            const W: [f32; 4] = [0.0, 1.0, 0.0, -1.0];
+            for (j, &wj) in words.iter().enumerate() {
+                let mut w = wj;
+                for k in 0..kk {
+                    if let Some(v) = out.get_mut(k * N + j) {
+                        *v = W[(w & 3) as usize];
+                    }
+                    w >>= 2;
+                }
+            }
+            return;
+        }
         for (k, fk) in out.chunks_exact_mut(N).take(kk).enumerate() {
             for (v, &wj) in fk.iter_mut().zip(words.iter()) {
                 // code 01 -> +1, 11 -> -1, 00 and 10 -> 0.
@@ -45,7 +68,7 @@ pub fn conv_lanes<const N: usize>(conv: &Tensor, ch0: usize, nb: usize, kk: usiz
     // Any packing and kernel size; lanes past nb read as 0.
     let mut codes = [0i8; CONV_CODES];
     let total = nb * kk;
-    if !SIZE_FIRST && total <= CONV_CODES {
+    if !cfg!(feature = "size-first") && total <= CONV_CODES {
         // The nb channels' weights are contiguous: one decode call (base-3
         // decoding has a per-call cost), channel rows to their lanes.
         let codes = &mut codes[..total];
