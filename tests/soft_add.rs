@@ -16,7 +16,7 @@ use proptest::prelude::*;
 
 #[path = "common/pairs.rs"]
 mod pairs;
-use pairs::{env_u64, run_pairs};
+use pairs::differential;
 
 fn same(want: f32, got: f32) -> bool {
     if want.is_nan() {
@@ -128,18 +128,7 @@ fn check(a: f32, b: f32) -> Option<String> {
 
 #[test]
 fn differential_against_hardware() {
-    let n = env_u64("SOFT_ADD_PAIRS").unwrap_or(if cfg!(debug_assertions) { 1_000_000 } else { 10_000_000 });
-    let seed = env_u64("SOFT_ADD_SEED").unwrap_or(0x50f7_add5);
-    let threads = env_u64("SOFT_ADD_THREADS").unwrap_or(1).max(1);
-    let t0 = std::time::Instant::now();
-    let (total, bad) = run_pairs(n, seed, threads, pair, check);
-    eprintln!(
-        "soft_add: {total} pairs (x3 checks: add_f32, a+b and a-b steps), seed {seed:#x}, {threads} thread(s), {:.1} s, {} mismatch(es)",
-        t0.elapsed().as_secs_f64(),
-        bad.len()
-    );
-    assert_eq!(total, n);
-    assert!(bad.is_empty(), "mismatches: {bad:#?}");
+    differential("SOFT_ADD", 0x50f7_add5, "soft_add", "x3 checks: add_f32, a+b and a-b steps", pair, check);
 }
 
 /// Every pair of a small exhaustive grid of edge values, both orders.

@@ -15,7 +15,7 @@ use proptest::prelude::*;
 
 #[path = "common/pairs.rs"]
 mod pairs;
-use pairs::{env_u64, run_pairs};
+use pairs::differential;
 
 fn same(want: f32, got: f32) -> bool {
     if want.is_nan() {
@@ -135,18 +135,7 @@ fn check(a: f32, b: f32) -> Option<String> {
 
 #[test]
 fn differential_against_hardware() {
-    let n = env_u64("SOFT_OPS_PAIRS").unwrap_or(if cfg!(debug_assertions) { 1_000_000 } else { 10_000_000 });
-    let seed = env_u64("SOFT_OPS_SEED").unwrap_or(0x50f7_0b5e);
-    let threads = env_u64("SOFT_OPS_THREADS").unwrap_or(1).max(1);
-    let t0 = std::time::Instant::now();
-    let (total, bad) = run_pairs(n, seed, threads, pair, check);
-    eprintln!(
-        "soft_ops: {total} pairs (x3 checks: a+b, a-b, a*b), seed {seed:#x}, {threads} thread(s), {:.1} s, {} mismatch(es)",
-        t0.elapsed().as_secs_f64(),
-        bad.len()
-    );
-    assert_eq!(total, n);
-    assert!(bad.is_empty(), "mismatches: {bad:#?}");
+    differential("SOFT_OPS", 0x50f7_0b5e, "soft_ops", "x3 checks: a+b, a-b, a*b", pair, check);
 }
 
 /// Every pair of a small exhaustive grid of edge values, both orders.

@@ -43,3 +43,22 @@ pub fn run_pairs(
     let total = res.iter().map(|f| f.0).sum();
     (total, res.into_iter().flat_map(|f| f.1).collect())
 }
+
+/// The differential test of a soft-float module: `{var}_PAIRS` pairs
+/// (default 10^7, 10^6 in debug builds), seed `{var}_SEED` (default
+/// `seed`), `{var}_THREADS` threads; prints the figures as `label: N pairs
+/// (checks), ...` and fails on any mismatch.
+pub fn differential(var: &str, seed: u64, label: &str, checks: &str, pair: fn(&mut SplitMix64) -> (f32, f32), check: fn(f32, f32) -> Option<String>) {
+    let n = env_u64(&format!("{var}_PAIRS")).unwrap_or(if cfg!(debug_assertions) { 1_000_000 } else { 10_000_000 });
+    let seed = env_u64(&format!("{var}_SEED")).unwrap_or(seed);
+    let threads = env_u64(&format!("{var}_THREADS")).unwrap_or(1).max(1);
+    let t0 = std::time::Instant::now();
+    let (total, bad) = run_pairs(n, seed, threads, pair, check);
+    eprintln!(
+        "{label}: {total} pairs ({checks}), seed {seed:#x}, {threads} thread(s), {:.1} s, {} mismatch(es)",
+        t0.elapsed().as_secs_f64(),
+        bad.len()
+    );
+    assert_eq!(total, n);
+    assert!(bad.is_empty(), "mismatches: {bad:#?}");
+}
