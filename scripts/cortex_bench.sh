@@ -29,6 +29,7 @@
 # thumbv7em-none-eabihf > 24 KiB (default build) or > 8 KiB (size-first),
 # a peak stack > 2 KiB, S3 on M4F/M7/M33 above 6.0M instructions (default
 # build), or the cached S4-like generation on M4F above 15M (default build).
+# ATOME_BENCH_BUILDS (see below) limits the builds.
 #   --report-only: exit 0 even when an instruction target is missed; runs
 #                  that fail, give different bits, or break an engine .text
 #                  or peak-stack limit still fail.
@@ -51,6 +52,13 @@ RV_TARGETS="riscv32imc-unknown-none-elf riscv32imac-unknown-none-elf"
 BUILDS="default|default||
 size-first|size_first|--features size-first||
 q15|q15||ATOME_DTYPE=q15|-DATOME_DTYPE_Q15=1"
+# ATOME_BENCH_BUILDS="q15" (names, space-separated) runs only those builds:
+# a quicker loop while working on one of them; the suite runs all three.
+if [ -n "${ATOME_BENCH_BUILDS:-}" ]; then
+    BUILDS="$(echo "$BUILDS" | while IFS='|' read -r b rest; do
+        case " $ATOME_BENCH_BUILDS " in *" $b "*) echo "$b|$rest" ;; esac; done)"
+    [ -n "$BUILDS" ] || fw_die "ATOME_BENCH_BUILDS=$ATOME_BENCH_BUILDS names no build (default size-first q15)"
+fi
 while IFS='|' read -r bname cfg feats xknobs xcflags; do
     # shellcheck disable=SC2086
     FW_CARGO_FEATURES="$feats" fw_cargo_build "$cfg" "$KNOBS $xknobs" firmware $ARM_TARGETS $RV_TARGETS \

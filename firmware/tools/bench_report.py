@@ -139,7 +139,9 @@ def main(out):
             bad.append("LIMIT: peak stack %d bytes in the S4-like generation (%s build, %s; > 2 KiB)" % (st, build, state))
         if build == "default" and state == "cached" and n_ins > GEN_CACHED_MAX:
             bad.append("TARGET: S4-like cached generation on M4F: {:,} instructions (> 15M)".format(n_ins))
-    same = len(set(toks.values())) == 1
+    # No runs at all (ATOME_BENCH_BUILDS=q15: the q15 engine has no cached
+    # plan, so this scenario is skipped) is not a difference.
+    same = len(set(toks.values())) <= 1
     print()
     print("Generated tokens identical in both builds and states: %s (%d runs)." % ("yes" if same else "NO", len(toks)))
     if not same:
