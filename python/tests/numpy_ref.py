@@ -359,6 +359,28 @@ def convert_blob(blob: bytes, cfg, fmt: str) -> bytes:
     return write_blob(w, fmt)
 
 
+def poison(w: "Weights", where: str, bad) -> "Weights":
+    """Puts the non-finite value `bad` into one parameter of w (in place):
+    `where` is embed, wq, gamma, ssm_a, ssm_b or unembed (the places the
+    non-finite blob tests cover). Returns w."""
+    bad = np.float32(bad)
+    if where == "embed":
+        w.embed.scale = bad
+    elif where == "wq":
+        w.layers[0].wq.scale = bad
+    elif where == "gamma":
+        w.layers[1].norm_g[3] = bad
+    elif where == "ssm_a":
+        w.layers[0].ssm_a[:] = bad
+    elif where == "ssm_b":
+        w.layers[2].ssm_b[5] = bad
+    elif where == "unembed":
+        w.unembed.scale = bad
+    else:
+        raise ValueError(where)
+    return w
+
+
 def random_weights(cfg, seed: int = 0, p3: bool = False, n_classes: int = 0,
                    sparsity: float = 0.45) -> Weights:
     """Random Weights shaped like trained ones: about 45% zero trits, scales

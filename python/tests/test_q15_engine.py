@@ -124,19 +124,7 @@ def test_random_blobs_every_packing(seed):
 def test_nonfinite_parameters(bad, where):
     eng = engine(DEFAULT)
     cfg = nr.Config.of(DEFAULT)
-    w = nr.random_weights(cfg, 9)
-    if where == "embed":
-        w.embed.scale = np.float32(bad)
-    elif where == "wq":
-        w.layers[0].wq.scale = np.float32(bad)
-    elif where == "gamma":
-        w.layers[1].norm_g[3] = np.float32(bad)
-    elif where == "ssm_a":
-        w.layers[0].ssm_a[:] = np.float32(bad)
-    elif where == "ssm_b":
-        w.layers[2].ssm_b[5] = np.float32(bad)
-    else:
-        w.unembed.scale = np.float32(bad)
+    w = nr.poison(nr.random_weights(cfg, 9), where, bad)
     blob = nr.write_blob(w, "ATOME01")
     assert same_as_ref(eng, blob, DEFAULT, seed=3, count=5) == 6
     got = np.asarray(Model.load(blob, eng).logits([5, 6, 7, 8, 9]), np.float32)

@@ -300,17 +300,7 @@ def test_classifier():
 def test_nonfinite_parameters_give_a_defined_result(bad):
     toks = [5, 6, 7, 8, 9]
     for where in ("embed", "wq", "gamma", "ssm_a", "unembed"):
-        w = nr.random_weights(SMALL, 9)
-        if where == "embed":
-            w.embed.scale = np.float32(bad)
-        elif where == "wq":
-            w.layers[0].wq.scale = np.float32(bad)
-        elif where == "gamma":
-            w.layers[1].norm_g[3] = np.float32(bad)
-        elif where == "ssm_a":
-            w.layers[0].ssm_a[:] = np.float32(bad)
-        else:
-            w.unembed.scale = np.float32(bad)
+        w = nr.poison(nr.random_weights(SMALL, 9), where, bad)
         blob = nr.write_blob(w, "ATOME01")
         wp = nr.parse_blob(blob, SMALL)
         a = q.logits_q15(wp, toks)
