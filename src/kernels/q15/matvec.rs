@@ -6,11 +6,11 @@
 //!
 //! - **Tables** (Trit2 with whole bytes per row, at least [`TABLE_MIN_ROWS`]
 //!   rows; Cortex-M0/M3, M33, RISC-V, and x86-64 without AVX2): for each
-//!   position and each chunk of 16 columns, eight 16-entry tables hold
+//!   position and each chunk of 8 columns, four 16-entry tables hold
 //!   `w0*x0 + w1*x1` for every 4-bit pair of 2-bit codes (code `10` reads
-//!   as 0, as in the decoder). Every row then reads four bytes of codes and
-//!   adds eight table entries: two weights per load and add, no decode, no
-//!   multiply. The tables (512 bytes of stack) are built once per position
+//!   as 0, as in the decoder). Every row then reads two bytes of codes and
+//!   adds four table entries: two weights per load and add, no decode, no
+//!   multiply. The tables (256 bytes of stack) are built once per position
 //!   and chunk and read by every row, of every matrix of a
 //!   [`matvec_q_multi`] call.
 //! - **SMLAD** (Trit2, Armv7E-M: Cortex-M4/M7, cfg `atome_dsp`): a byte of
@@ -42,8 +42,11 @@ mod dsp;
 /// Columns decoded per step (the decode buffer lives on the stack).
 const BLOCK: usize = 32;
 
-/// Columns per table chunk: one 32-bit word of Trit2 codes per row.
-const CHUNK: usize = 16;
+/// Columns per table chunk: two bytes of Trit2 codes per row. Eight, not
+/// sixteen: the tables take 256 bytes of stack instead of 512 (the q15
+/// build's peak stack must stay within 2 KiB on Cortex-M0), and the row
+/// loop's fixed cost per chunk is small beside its four table reads.
+const CHUNK: usize = 8;
 /// 2-column tables per chunk.
 const PAIRS: usize = CHUNK / 2;
 
@@ -237,10 +240,10 @@ fn decode_once(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32]
     }
 }
 
-/// Eight pair tables, code-major: `t[c0 + 4*c1][p] = w(c0)*x[2p] + w(c1)*x[2p+1]`
+/// Four pair tables, code-major: `t[c0 + 4*c1][p] = w(c0)*x[2p] + w(c1)*x[2p+1]`
 /// with the Trit2 code values w = [0, 1, 0, -1]. Code-major, so that the
-/// entries a row reads for one byte are `base + 32*nibble + constant`: one
-/// base register for all eight tables (ARMv6-M has eight low registers).
+/// entries a row reads for one byte are `base + 16*nibble + constant`: one
+/// base register for all four tables (ARMv6-M has eight low registers).
 type Tables = [[i32; PAIRS]; 16];
 
 /// The tables of columns c0..c0+16 of one position (x past its end: 0, so
@@ -273,48 +276,134 @@ fn build_tables(t: &mut Tables, x: &[i16], c0: usize) {
     }
 }
 
-/// Four Trit2 codes (one payload byte, byte K of a 16-column chunk)
+/// Four Trit2 codes (one payload byte, byte K of an 8-column chunk)
 /// against pair tables 2K and 2K+1.
 #[inline(always)]
 fn byte_sum<const K: usize>(t: &Tables, b: u8) -> i32 {
     t[(b & 15) as usize][2 * K].wrapping_add(t[(b >> 4) as usize][2 * K + 1])
 }
 
-/// Sixteen codes from four bytes.
+/// Eight codes from two bytes.
 #[inline(always)]
-fn word_sum(t: &Tables, a: u8, b: u8, c: u8, d: u8) -> i32 {
-    byte_sum::<0>(t, a).wrapping_add(byte_sum::<1>(t, b)).wrapping_add(byte_sum::<2>(t, c)).wrapping_add(byte_sum::<3>(t, d))
+fn chunk_sum(t: &Tables, a: u8, b: u8) -> i32 {
+    byte_sum::<0>(t, a).wrapping_add(byte_sum::<1>(t, b))
 }
 
-/// Adds, for every output row, its next sixteen codes (four bytes from
+/// Adds, for every output row, its next eight codes (two bytes from
 /// `data[at..]`, then `step` bytes further per row; bytes past the end of
 /// `data`: the zero code) against the tables.
-#[inline(never)]
-fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32]) {
+///
+/// `whole`: the caller checked, once per call, that every row's bytes of
+/// every chunk are inside `data` (a multiply per chunk is a library call
+/// on ARMv6-M).
+#[inline(always)]
+fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32], whole: bool) {
     let step = step.max(1);
-    // All rows inside the payload (the usual case): no per-row checks but
-    // the one the slice pattern makes.
-    let span = out.len().checked_sub(1).and_then(|m| m.checked_mul(step)).and_then(|s| s.checked_add(at + 4));
-    if let Some(d) = span.and_then(|e| data.get(at..e)) {
-        let mut p = d.as_ptr();
-        for o in out.iter_mut() {
-            // SAFETY: row j (< out.len()) reads d[j*step .. j*step + 4],
-            // inside d, whose length is (out.len() - 1) * step + 4. Checked
-            // slices cost 14 instructions of the ~54 per row and chunk on
-            // Cortex-M3 (scripts/q15_kernel_bench.sh).
-            let (a, b, c, e) = unsafe { (*p, *p.add(1), *p.add(2), *p.add(3)) };
-            // Bytes, not a word: ARMv6-M has no unaligned loads, and a
-            // byte splits into two 4-bit indexes for free.
-            *o = o.wrapping_add(word_sum(t, a, b, c, e));
-            p = p.wrapping_add(step);
-        }
+    // All rows inside the payload (the usual case): no per-row checks.
+    if let (true, Some(d)) = (whole, data.get(at..)) {
+        #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+        rows_thumb(t, d, step, out);
+        #[cfg(not(all(target_arch = "arm", not(target_has_atomic = "32"))))]
+        rows_whole(t, d, step, out);
         return;
     }
     let mut rest = data.get(at..).unwrap_or(&[]);
     for o in out.iter_mut() {
         let byte = |k: usize| rest.get(k).copied().unwrap_or(0);
-        *o = o.wrapping_add(word_sum(t, byte(0), byte(1), byte(2), byte(3)));
+        *o = o.wrapping_add(chunk_sum(t, byte(0), byte(1)));
         rest = rest.get(step..).unwrap_or(&[]);
+    }
+}
+
+/// [`add_rows`]'s usual case: `d` holds (out.len() - 1) * step + 2 bytes
+/// at least.
+#[cfg(not(all(target_arch = "arm", not(target_has_atomic = "32"))))]
+#[inline(always)]
+fn rows_whole(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
+    let mut p = d.as_ptr();
+    for o in out.iter_mut() {
+        // SAFETY: row j (< out.len()) reads d[j*step .. j*step + 2], inside
+        // d (the caller's `whole` check). Checked slices would add compares
+        // per row to a loop of about 30 instructions.
+        let (a, b) = unsafe { (*p, *p.add(1)) };
+        // Bytes, not a halfword: a byte splits into two 4-bit indexes for
+        // free.
+        *o = o.wrapping_add(chunk_sum(t, a, b));
+        p = p.wrapping_add(step);
+    }
+}
+
+/// [`add_rows`]'s usual case on ARMv6-M (Cortex-M0/M0+/M1: the Arm cores
+/// without 32-bit atomics, hence the cfg): 26 instructions per row and
+/// chunk (8 weights) where LLVM's code for the same loop spills and
+/// reloads (scripts/q15_kernel_bench.sh, M0 99x64: 4.26 -> 4.05
+/// instructions per weight term with the whole-payload check hoisted).
+/// Cortex-M3 keeps LLVM's code, which uses its Thumb-2 instructions. `d` holds (out.len() - 1) * step + 2
+/// bytes at least.
+#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+#[inline(always)]
+fn rows_thumb(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
+    if out.is_empty() || d.len() < 2 {
+        return;
+    }
+    let o = out.as_mut_ptr();
+    // SAFETY: row j (< out.len()) reads bytes d[j*step], d[j*step + 1]
+    // (j*step + 2 <= d.len(), as the caller cut d), and the table entries
+    // at t + 16*nibble + {0, 4, 8, 12} (nibble < 16: inside the 256-byte
+    // tables); it reads and then writes out[j] (the loop stops when the
+    // pointer reaches out's end; out is not empty). Word loads from t and
+    // out are aligned (i32 arrays). Only the named registers and the
+    // flags change; no stack use.
+    unsafe {
+        core::arch::asm!(
+            // Step and end to high registers (six low ones are all the
+            // allocator has here; Thumb-1 takes high registers only as
+            // clobbers); ADD and CMP read them.
+            "mov r8, r5",
+            "mov r10, r4",
+            "2:",
+            "ldr r3, [r0]",
+            "ldrb r4, [r1]",
+            // Low nibble of byte 0 (pair 0): t + 16*nibble.
+            "lsls r5, r4, #28",
+            "lsrs r5, r5, #24",
+            "ldr r5, [r2, r5]",
+            "adds r3, r3, r5",
+            // High nibble (pair 1): t + 16*nibble + 4.
+            "lsrs r4, r4, #4",
+            "lsls r4, r4, #4",
+            "adds r4, r4, r2",
+            "ldr r4, [r4, #4]",
+            "adds r3, r3, r4",
+            "ldrb r4, [r1, #1]",
+            // Byte 1: pairs 2 and 3.
+            "lsls r5, r4, #28",
+            "lsrs r5, r5, #24",
+            "adds r5, r5, r2",
+            "ldr r5, [r5, #8]",
+            "adds r3, r3, r5",
+            "lsrs r4, r4, #4",
+            "lsls r4, r4, #4",
+            "adds r4, r4, r2",
+            "ldr r4, [r4, #12]",
+            "adds r3, r3, r4",
+            "stmia r0!, {{r3}}",
+            "add r1, r8",
+            "cmp r0, r10",
+            "bne 2b",
+            // Registers named (r0 out, r1 codes, r2 tables, r3 sum, r4
+            // and r5 scratch): on Armv7-M the allocator may pick a high
+            // one, and STMIA's Thumb-1 form needs a low base.
+            inout("r0") o => _,
+            inout("r1") d.as_ptr() => _,
+            in("r2") t.as_ptr(),
+            out("r8") _,
+            out("r10") _,
+            out("r3") _,
+            inout("r4") o.wrapping_add(out.len()) => _,
+            inout("r5") step => _,
+            options(nostack),
+        );
     }
 }
 
@@ -323,7 +412,10 @@ fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32]) {
 const MAX_JOBS: usize = 8;
 
 /// Table kernel: Trit2 matrices of one width, `cols % 4 == 0` (every row
-/// starts on a byte), outputs not overlapping.
+/// starts on a byte), outputs not overlapping. Not inlined: the tables
+/// stay out of the frames of its callers (on Armv7E-M the SMLAD kernel
+/// runs instead, and `matvec_q_portable` need not carry them).
+#[inline(never)]
 fn trit2_tables(jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize) {
     for group in jobs.chunks_mut(MAX_JOBS) {
         trit2_tables_group(group, xs, xstride, n);
@@ -342,6 +434,14 @@ fn trit2_tables_group(jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize)
     for (o, j) in on.iter_mut().zip(jobs.iter()) {
         *o = inside(n, j.ostride, j.out.len());
     }
+    // Whether every row of a job is inside its payload: row j reads bytes
+    // j*bpr + at, +1 for chunk offsets at <= last (the last chunk's).
+    let (bpr, last_at) = (cols / 4, cols.saturating_sub(1) / CHUNK * (CHUNK / 4));
+    let mut whole = [false; MAX_JOBS];
+    for (f, j) in whole.iter_mut().zip(jobs.iter()) {
+        let need = j.w.rows.checked_sub(1).and_then(|r| r.checked_mul(bpr)).and_then(|v| v.checked_add(last_at + 2));
+        *f = need.is_some_and(|e| e <= j.w.data.len());
+    }
     // Positions past every job's outputs write nothing.
     let last = on.iter().copied().max().unwrap_or(0);
     for b in 0..last {
@@ -354,9 +454,9 @@ fn trit2_tables_group(jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize)
         let mut c0 = 0;
         while c0 < cols {
             build_tables(&mut t, x, c0);
-            for (j, &jn) in jobs.iter_mut().zip(&on) {
+            for ((j, &jn), &f) in jobs.iter_mut().zip(&on).zip(&whole) {
                 let ob = out_row(j.out, b, j.ostride, j.w.rows, jn);
-                add_rows(&t, j.w.data, c0 / 4, cols / 4, ob);
+                add_rows(&t, j.w.data, c0 / 4, bpr, ob, f);
             }
             c0 += CHUNK;
         }
