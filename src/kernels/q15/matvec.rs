@@ -258,21 +258,25 @@ fn build_tables(t: &mut Tables, x: &[i16], c0: usize) {
         let x1 = x.get(c0 + 2 * p + 1).map_or(0, |&v| i32::from(v));
         let (n0, n1) = (x0.wrapping_neg(), x1.wrapping_neg());
         let (a, b, c, d) = (x0.wrapping_add(x1), n0.wrapping_add(x1), x0.wrapping_add(n1), n0.wrapping_add(n1));
+        let put = |t: &mut Tables, nib: usize, v: i32| {
+            let (r, c) = slot(nib, p);
+            t[r][c] = v;
+        };
         // Spelled out: the size profile does not unroll loops. Index
         // c0 + 4*c1; codes 0 and 2 are the weight 0, so entries 0, 2, 8
         // and 10 are 0 for every x: set once by the caller.
-        t[1][p] = x0;
-        t[3][p] = n0;
-        t[4][p] = x1;
-        t[5][p] = a;
-        t[6][p] = x1;
-        t[7][p] = b;
-        t[9][p] = x0;
-        t[11][p] = n0;
-        t[12][p] = n1;
-        t[13][p] = c;
-        t[14][p] = n1;
-        t[15][p] = d;
+        put(t, 1, x0);
+        put(t, 3, n0);
+        put(t, 4, x1);
+        put(t, 5, a);
+        put(t, 6, x1);
+        put(t, 7, b);
+        put(t, 9, x0);
+        put(t, 11, n0);
+        put(t, 12, n1);
+        put(t, 13, c);
+        put(t, 14, n1);
+        put(t, 15, d);
     }
 }
 
@@ -280,7 +284,29 @@ fn build_tables(t: &mut Tables, x: &[i16], c0: usize) {
 /// against pair tables 2K and 2K+1.
 #[inline(always)]
 fn byte_sum<const K: usize>(t: &Tables, b: u8) -> i32 {
-    t[(b & 15) as usize][2 * K].wrapping_add(t[(b >> 4) as usize][2 * K + 1])
+    let (r0, c0) = slot((b & 15) as usize, 2 * K);
+    let (r1, c1) = slot((b >> 4) as usize, 2 * K + 1);
+    t[r0][c0].wrapping_add(t[r1][c1])
+}
+
+/// The Thumb-2 row loop ([`rows_thumb2`]: Cortex-M3, M33) reads the paged
+/// layout, the others the code-major one.
+const PAGED: bool = cfg!(all(target_arch = "arm", target_has_atomic = "32", not(atome_dsp)));
+
+/// Where the entry of nibble `nib` (codes c0 + 4*c1) of pair table `p`
+/// lives. Code-major: `t[nib][p]`, byte offset 16*nib + 4*p (ARMv6-M's
+/// loop adds a nibble times 16 to one base and reads at a small
+/// immediate). Paged: the two tables of byte K (pairs 2K, 2K+1) in 128
+/// bytes, offset 128*K + 8*nib + 4*(p % 2), so that Thumb-2's
+/// `LDR r, [base, nib, LSL #3]` reads an entry right after `UBFX`.
+#[inline(always)]
+const fn slot(nib: usize, p: usize) -> (usize, usize) {
+    if PAGED {
+        let f = (p / 2) * 32 + nib * 2 + p % 2;
+        (f / 4, f % 4)
+    } else {
+        (nib, p)
+    }
 }
 
 /// Eight codes from two bytes.
@@ -303,7 +329,9 @@ fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32], wh
     if let (true, Some(d)) = (whole, data.get(at..)) {
         #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
         rows_thumb(t, d, step, out);
-        #[cfg(not(all(target_arch = "arm", not(target_has_atomic = "32"))))]
+        #[cfg(all(target_arch = "arm", target_has_atomic = "32", not(atome_dsp)))]
+        rows_thumb2(t, d, step, out);
+        #[cfg(not(all(target_arch = "arm", not(atome_dsp))))]
         rows_whole(t, d, step, out);
         return;
     }
@@ -317,7 +345,7 @@ fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32], wh
 
 /// [`add_rows`]'s usual case: `d` holds (out.len() - 1) * step + 2 bytes
 /// at least.
-#[cfg(not(all(target_arch = "arm", not(target_has_atomic = "32"))))]
+#[cfg(not(all(target_arch = "arm", not(atome_dsp))))]
 #[inline(always)]
 fn rows_whole(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
     let mut p = d.as_ptr();
@@ -402,6 +430,65 @@ fn rows_thumb(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
             out("r3") _,
             inout("r4") o.wrapping_add(out.len()) => _,
             inout("r5") step => _,
+            options(nostack),
+        );
+    }
+}
+
+/// [`add_rows`]'s usual case on Armv7-M/Armv8-M Mainline without the DSP
+/// kernel (Cortex-M3, M33): a halfword of codes, per nibble `UBFX` (or a
+/// shift), `LDR` with the nibble scaled by 8 ([`slot`]'s paged layout) and
+/// an add: 19 instructions per row and chunk of 8 weights. `d` holds
+/// (out.len() - 1) * step + 2 bytes at least.
+#[cfg(all(target_arch = "arm", target_has_atomic = "32", not(atome_dsp)))]
+#[inline(always)]
+fn rows_thumb2(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
+    if out.is_empty() || d.len() < 2 {
+        return;
+    }
+    let o = out.as_mut_ptr();
+    let tp = t.as_ptr().cast::<i32>();
+    // SAFETY: row j (< out.len()) reads the halfword d[j*step..j*step + 2]
+    // (inside d, as the caller cut it; Armv7-M and Armv8-M Mainline allow
+    // unaligned LDRH from normal memory) and entries at t + 8*nibble +
+    // {0, 4} and t + 128 + 8*nibble + {0, 4} (nibble < 16: inside the
+    // 256-byte tables, word-aligned); it reads then writes out[j] (the
+    // loop stops when the pointer reaches out's end; out is not empty).
+    // Only the named registers and the flags change; no stack use.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "ldrh r5, [r1]",
+            "ldr r4, [r0]",
+            "and r12, r5, #15",
+            "ldr r12, [r2, r12, lsl #3]",
+            "add r4, r12",
+            "ubfx r12, r5, #4, #4",
+            "ldr r12, [r3, r12, lsl #3]",
+            "add r4, r12",
+            "ubfx r12, r5, #8, #4",
+            "ldr r12, [lr, r12, lsl #3]",
+            "add r4, r12",
+            "lsr r12, r5, #12",
+            "add r12, lr, r12, lsl #3",
+            "ldr r12, [r12, #4]",
+            "add r4, r12",
+            "str r4, [r0], #4",
+            "add r1, r8",
+            "cmp r0, r10",
+            "bne 2b",
+            // r0 out, r1 codes, r2/r3 byte 0's tables (t, t + 4), lr byte
+            // 1's (t + 128), r4 sum, r5 codes, r12 scratch, r8 step, r10 end.
+            inout("r0") o => _,
+            inout("r1") d.as_ptr() => _,
+            in("r2") tp,
+            in("r3") tp.wrapping_add(1),
+            inout("lr") tp.wrapping_add(32) => _,
+            out("r4") _,
+            out("r5") _,
+            out("r12") _,
+            in("r8") step,
+            in("r10") o.wrapping_add(out.len()),
             options(nostack),
         );
     }
