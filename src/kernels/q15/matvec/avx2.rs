@@ -286,15 +286,19 @@ unsafe fn trit2_fast(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut
         while j0 < rows {
             let r = (rows - j0).min(R);
             // Rows past the last repeat it (their sums are not stored).
-            let rp: [*const u8; R] = core::array::from_fn(|q| data[(j0 + q.min(r - 1)) * bpr..].as_ptr());
+            // One base and row offsets q * bpr (x86 addressing adds them):
+            // eight row pointers would not stay in registers. A short last
+            // block repeats its last row (sums not stored).
+            let base = data[j0 * bpr..].as_ptr();
+            let off: [usize; R] = core::array::from_fn(|q| q.min(r - 1) * bpr);
             for (b, xb) in xp.iter().enumerate().take(n) {
                 let mut acc = [_mm256_setzero_si256(); R];
                 for (v, &xv) in xb.iter().enumerate().take(nv) {
-                    for (a, &p) in acc.iter_mut().zip(&rp) {
-                        // SAFETY: p is row j (< rows) of data, which holds
-                        // bpr = 4 * nv bytes per row: bytes 4v..4v+4 of it
-                        // are inside.
-                        let wv = wvec_perm(unsafe { word_at(p.add(4 * v)) }, sh);
+                    for (a, &o) in acc.iter_mut().zip(&off) {
+                        // SAFETY: base + o is row j0 + q (< rows) of data,
+                        // which holds bpr = 4 * nv bytes per row: bytes
+                        // 4v..4v+4 of it are inside.
+                        let wv = wvec_perm(unsafe { word_at(base.add(o + 4 * v)) }, sh);
                         *a = _mm256_add_epi32(*a, _mm256_madd_epi16(wv, xv));
                     }
                 }
