@@ -5,7 +5,8 @@
 //! is cheapest and still give [`matvec_q_naive`]'s bits on every target:
 //!
 //! - **Tables** (Trit2 with whole bytes per row, at least [`TABLE_MIN_ROWS`]
-//!   rows; Cortex-M0/M3, M33, RISC-V, and x86-64 without AVX2): for each
+//!   rows; Cortex-M0/M3, M33, RISC-V, and x86-64 without AVX2; the row
+//!   loop in asm on ARMv6-M and on Armv7-M/v8-M Mainline): for each
 //!   position and each chunk of 8 columns, four 16-entry tables hold
 //!   `w0*x0 + w1*x1` for every 4-bit pair of 2-bit codes (code `10` reads
 //!   as 0, as in the decoder). Every row then reads two bytes of codes and
@@ -18,9 +19,12 @@
 //!   add their products with the activations (asm, `dsp.rs`).
 //! - **Decode once** (every other shape and packing): a row's codes are
 //!   decoded once per block of columns and used for all `n` positions.
-//! - **AVX2** (x86-64, detected at run time): eight rows decoded to int16,
-//!   then `vpmaddwd` by each position's activations (16 terms per
-//!   instruction), int32 lanes (`avx2.rs`).
+//! - **AVX2** (x86-64, detected at run time; `avx2.rs`): Trit2 without the
+//!   unused code `10` (one pass checks) is decoded by shifts, 16 weights
+//!   in three instructions, and `vpmaddwd` adds 16 terms into int32 lanes.
+//!   One or two positions: decode fused with the products, eight rows a
+//!   pass. More: twelve rows decoded once, then used for every position.
+//!   Other shapes: rows decoded by a byte table, then `vpmaddwd`.
 //!
 //! Instructions per weight term (`scripts/q15_kernel_bench.sh`, S3's
 //! shapes; x86-64: `tests/q15_matvec_cost.rs` under callgrind) are in the

@@ -1,10 +1,12 @@
-//! x86-64 AVX2 integer matvec: eight rows decoded once to int16 per block
-//! of columns, then for every position one `vpmaddwd` per row and 16
-//! columns (int32 lanes, wrapping adds: the same sum mod 2^32 as any
-//! order), eight row sums reduced together and added to the outputs with
-//! one 8-lane store. About 17 instructions per 128 weight terms in the
-//! inner loop. Outputs must not overlap (the caller checks); short inputs
-//! or outputs go to the portable kernels.
+//! x86-64 AVX2 integer matvec (int32 lanes, wrapping adds: the same sum
+//! mod 2^32 as any order). Trit2 with `cols % 16 == 0` and no code `10`
+//! ([`trit2_fast`]): weights decoded by shifts (broadcast, `vpsllvd`,
+//! `vpsraw`), fused with the products for one or two positions, else
+//! decoded once per block of twelve rows and used by every position (25
+//! instructions per 192 terms in the inner loop). Other shapes: eight rows
+//! decoded by a byte table per block of columns, then one `vpmaddwd` per
+//! row and 16 columns. Outputs must not overlap (the caller checks); short
+//! inputs or outputs go to the portable kernels.
 use core::arch::x86_64::*;
 
 use crate::format::{Packing, Tensor};
