@@ -7,9 +7,13 @@
 //!
 //! ```text
 //! cargo test --release --test q15_matvec_cost --no-run
-//! valgrind --tool=callgrind --toggle-collect='*matvec_q_multi*' --toggle-collect='*matvec_q_accel*' \
-//!     target/release/deps/q15_matvec_cost-* --ignored --exact s1_matvec_work
+//! valgrind --tool=callgrind --callgrind-out-file=cg.out \
+//!     target/release/deps/q15_matvec_cost-<hash> --ignored --exact s1_matvec_work
+//! callgrind_annotate --inclusive=yes cg.out | grep 'avx2::matvec \['
 //! ```
+//! (`matvec_q_multi` and `matvec_q_accel` are inlined into the test, so
+//! `--toggle-collect` on them collects nothing; on an AVX2 host the
+//! inclusive count of `avx2::matvec` is the kernels' work.)
 //! `s1_matvec_per_position` does the same work one position per call
 //! (n = 1, as an engine that runs position by position calls it).
 //! The test itself checks a sample of the results against the naive
