@@ -30,6 +30,17 @@ echo "$ROWS" | while IFS='|' read -r label target board; do
         printf "%-4s packing %s %4dx%-4d n=%-3d %9d insns  %5.2f per weight term\n", l, $3, $5, $7, $9, insns, insns / terms }' "$OUT/$label.out"
     text=$(arm-none-eabi-size -A "$elf" | awk '/^\.text/ {print $2}')
     echo "$label .text of the firmware (matvec + start-up): $text bytes"
+    # Static frames of the kernel's functions (pushed registers + sub sp,
+    # from the prologue): they add to the engine's peak stack.
+    arm-none-eabi-objdump -d --no-show-raw-insn -C "$elf" | awk -v l="$label" '
+        /^[0-9a-f]+ <.*>:$/ { if (fn != "" && fr > 0) printf "%-4s frame %5d B  %s\n", l, fr, fn; fn = ""; fr = 0; k = 0
+                              if ($0 ~ /q15::matvec/) { fn = $2; sub(/^<atome::kernels::q15::matvec::/, "", fn); sub(/>:$/, "", fn) } next }
+        fn == "" { next }
+        { k++ } k > 12 { next }
+        /\tpush(\.w)?\t/ { n = split($0, a, ","); fr += 4 * n }
+        /\tsub(\.w)?\tsp, (sp, )?#/ { match($0, /#[0-9]+/); fr += substr($0, RSTART + 1, RLENGTH - 1) }
+        END { if (fn != "" && fr > 0) printf "%-4s frame %5d B  %s\n", l, fr, fn }'
+
 done
 # The results must be the same bits on every core (different kernels: pair
 # tables on M0/M3, SMLAD on M4F).

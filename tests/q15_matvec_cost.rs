@@ -7,9 +7,15 @@
 //!
 //! ```text
 //! cargo test --release --test q15_matvec_cost --no-run
-//! valgrind --tool=callgrind --toggle-collect='*matvec_q_multi*' --toggle-collect='*matvec_q_accel*' \
-//!     target/release/deps/q15_matvec_cost-* --ignored --exact s1_matvec_work
+//! valgrind --tool=callgrind --callgrind-out-file=cg.out \
+//!     target/release/deps/q15_matvec_cost-<hash> --ignored --exact s1_matvec_work
+//! callgrind_annotate --inclusive=yes cg.out | grep 'avx2::matvec \['
 //! ```
+//! (`matvec_q_multi` and `matvec_q_accel` are inlined into the test, so
+//! `--toggle-collect` on them collects nothing; on an AVX2 host the
+//! inclusive count of `avx2::matvec` is the kernels' work.)
+//! `s1_matvec_per_position` does the same work one position per call
+//! (n = 1, as an engine that runs position by position calls it).
 //! The test itself checks a sample of the results against the naive
 //! definition (outside the collected functions).
 use atome::format::{Packing, Tensor};
@@ -66,5 +72,40 @@ fn s1_matvec_work() {
     let mut want = vec![0i32; v];
     matvec_q_naive(&head, &xs[..d], d, 1, &mut want, v);
     assert_eq!(logits, want);
+    assert_eq!(terms, 50_790_400);
+}
+
+#[test]
+#[ignore]
+fn s1_matvec_per_position() {
+    let (d, dh, l, v, n) = (256usize, 64usize, 8usize, 256usize, 64usize);
+    let mut s = 0x1234_5678_9ABC_DEF1u64;
+    let acc = Accel::detect();
+    let xs: Vec<i16> = (0..n * d).map(|_| ((rnd(&mut s) % 65535) as i32 - 32767) as i16).collect();
+    let mut terms = 0usize;
+    for _ in 0..l {
+        let (dq, dk, dv, dr) = (trit2(dh, d, &mut s), trit2(dh, d, &mut s), trit2(d, d, &mut s), trit2(3, d, &mut s));
+        let t = |data, rows| Tensor { data, scale: 1.0, rows, cols: d, packing: Packing::Trit2 };
+        let (wq, wk, wv, wr) = (t(&dq[..], dh), t(&dk[..], dh), t(&dv[..], d), t(&dr[..], 3));
+        let (mut q, mut k, mut vv, mut r) = (vec![0i32; dh], vec![0i32; dh], vec![0i32; d], vec![0i32; 3]);
+        for p in 0..n {
+            let mut jobs = [
+                MvJobQ { w: &wq, out: &mut q, ostride: dh },
+                MvJobQ { w: &wk, out: &mut k, ostride: dh },
+                MvJobQ { w: &wv, out: &mut vv, ostride: d },
+                MvJobQ { w: &wr, out: &mut r, ostride: 3 },
+            ];
+            matvec_q_multi(acc, &mut jobs, &xs[p * d..], d, 1);
+            terms += (2 * dh + d + 3) * d;
+        }
+        let mut want = vec![0i32; d];
+        matvec_q_naive(&wv, &xs[(n - 1) * d..], d, 1, &mut want, d);
+        assert_eq!(vv, want);
+    }
+    let dh_ = trit2(v, d, &mut s);
+    let head = Tensor { data: &dh_, scale: 1.0, rows: v, cols: d, packing: Packing::Trit2 };
+    let mut logits = vec![0i32; v];
+    matvec_q_accel(acc, &head, &xs[..d], d, 1, &mut logits, v);
+    terms += v * d;
     assert_eq!(terms, 50_790_400);
 }

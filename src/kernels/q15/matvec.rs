@@ -5,12 +5,13 @@
 //! is cheapest and still give [`matvec_q_naive`]'s bits on every target:
 //!
 //! - **Tables** (Trit2 with whole bytes per row, at least [`TABLE_MIN_ROWS`]
-//!   rows; Cortex-M0/M3, M33, RISC-V, and x86-64 without AVX2): for each
-//!   position and each chunk of 16 columns, eight 16-entry tables hold
+//!   rows; Cortex-M0/M3, M33, RISC-V, and x86-64 without AVX2; the row
+//!   loop in asm on ARMv6-M and on Armv7-M/v8-M Mainline): for each
+//!   position and each chunk of 8 columns, four 16-entry tables hold
 //!   `w0*x0 + w1*x1` for every 4-bit pair of 2-bit codes (code `10` reads
-//!   as 0, as in the decoder). Every row then reads four bytes of codes and
-//!   adds eight table entries: two weights per load and add, no decode, no
-//!   multiply. The tables (512 bytes of stack) are built once per position
+//!   as 0, as in the decoder). Every row then reads two bytes of codes and
+//!   adds four table entries: two weights per load and add, no decode, no
+//!   multiply. The tables (256 bytes of stack) are built once per position
 //!   and chunk and read by every row, of every matrix of a
 //!   [`matvec_q_multi`] call.
 //! - **SMLAD** (Trit2, Armv7E-M: Cortex-M4/M7, cfg `atome_dsp`): a byte of
@@ -18,9 +19,12 @@
 //!   add their products with the activations (asm, `dsp.rs`).
 //! - **Decode once** (every other shape and packing): a row's codes are
 //!   decoded once per block of columns and used for all `n` positions.
-//! - **AVX2** (x86-64, detected at run time): eight rows decoded to int16,
-//!   then `vpmaddwd` by each position's activations (16 terms per
-//!   instruction), int32 lanes (`avx2.rs`).
+//! - **AVX2** (x86-64, detected at run time; `avx2.rs`): Trit2 without the
+//!   unused code `10` (one pass checks) is decoded by shifts, 16 weights
+//!   in three instructions, and `vpmaddwd` adds 16 terms into int32 lanes.
+//!   One or two positions: decode fused with the products, eight rows a
+//!   pass. More: twelve rows decoded once, then used for every position.
+//!   Other shapes: rows decoded by a byte table, then `vpmaddwd`.
 //!
 //! Instructions per weight term (`scripts/q15_kernel_bench.sh`, S3's
 //! shapes; x86-64: `tests/q15_matvec_cost.rs` under callgrind) are in the
@@ -42,8 +46,11 @@ mod dsp;
 /// Columns decoded per step (the decode buffer lives on the stack).
 const BLOCK: usize = 32;
 
-/// Columns per table chunk: one 32-bit word of Trit2 codes per row.
-const CHUNK: usize = 16;
+/// Columns per table chunk: two bytes of Trit2 codes per row. Eight, not
+/// sixteen: the tables take 256 bytes of stack instead of 512 (the q15
+/// build's peak stack must stay within 2 KiB on Cortex-M0), and the row
+/// loop's fixed cost per chunk is small beside its four table reads.
+const CHUNK: usize = 8;
 /// 2-column tables per chunk.
 const PAIRS: usize = CHUNK / 2;
 
@@ -237,10 +244,10 @@ fn decode_once(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32]
     }
 }
 
-/// Eight pair tables, code-major: `t[c0 + 4*c1][p] = w(c0)*x[2p] + w(c1)*x[2p+1]`
+/// Four pair tables, code-major: `t[c0 + 4*c1][p] = w(c0)*x[2p] + w(c1)*x[2p+1]`
 /// with the Trit2 code values w = [0, 1, 0, -1]. Code-major, so that the
-/// entries a row reads for one byte are `base + 32*nibble + constant`: one
-/// base register for all eight tables (ARMv6-M has eight low registers).
+/// entries a row reads for one byte are `base + 16*nibble + constant`: one
+/// base register for all four tables (ARMv6-M has eight low registers).
 type Tables = [[i32; PAIRS]; 16];
 
 /// The tables of columns c0..c0+16 of one position (x past its end: 0, so
@@ -255,66 +262,239 @@ fn build_tables(t: &mut Tables, x: &[i16], c0: usize) {
         let x1 = x.get(c0 + 2 * p + 1).map_or(0, |&v| i32::from(v));
         let (n0, n1) = (x0.wrapping_neg(), x1.wrapping_neg());
         let (a, b, c, d) = (x0.wrapping_add(x1), n0.wrapping_add(x1), x0.wrapping_add(n1), n0.wrapping_add(n1));
+        let put = |t: &mut Tables, nib: usize, v: i32| {
+            let (r, c) = slot(nib, p);
+            t[r][c] = v;
+        };
         // Spelled out: the size profile does not unroll loops. Index
         // c0 + 4*c1; codes 0 and 2 are the weight 0, so entries 0, 2, 8
         // and 10 are 0 for every x: set once by the caller.
-        t[1][p] = x0;
-        t[3][p] = n0;
-        t[4][p] = x1;
-        t[5][p] = a;
-        t[6][p] = x1;
-        t[7][p] = b;
-        t[9][p] = x0;
-        t[11][p] = n0;
-        t[12][p] = n1;
-        t[13][p] = c;
-        t[14][p] = n1;
-        t[15][p] = d;
+        put(t, 1, x0);
+        put(t, 3, n0);
+        put(t, 4, x1);
+        put(t, 5, a);
+        put(t, 6, x1);
+        put(t, 7, b);
+        put(t, 9, x0);
+        put(t, 11, n0);
+        put(t, 12, n1);
+        put(t, 13, c);
+        put(t, 14, n1);
+        put(t, 15, d);
     }
 }
 
-/// Four Trit2 codes (one payload byte, byte K of a 16-column chunk)
+/// Four Trit2 codes (one payload byte, byte K of an 8-column chunk)
 /// against pair tables 2K and 2K+1.
 #[inline(always)]
 fn byte_sum<const K: usize>(t: &Tables, b: u8) -> i32 {
-    t[(b & 15) as usize][2 * K].wrapping_add(t[(b >> 4) as usize][2 * K + 1])
+    let (r0, c0) = slot((b & 15) as usize, 2 * K);
+    let (r1, c1) = slot((b >> 4) as usize, 2 * K + 1);
+    t[r0][c0].wrapping_add(t[r1][c1])
 }
 
-/// Sixteen codes from four bytes.
+/// The Thumb-2 row loop ([`rows_thumb2`]: Cortex-M3, M33) reads the paged
+/// layout, the others the code-major one.
+const PAGED: bool = cfg!(all(target_arch = "arm", target_has_atomic = "32", not(atome_dsp)));
+
+/// Where the entry of nibble `nib` (codes c0 + 4*c1) of pair table `p`
+/// lives. Code-major: `t[nib][p]`, byte offset 16*nib + 4*p (ARMv6-M's
+/// loop adds a nibble times 16 to one base and reads at a small
+/// immediate). Paged: the two tables of byte K (pairs 2K, 2K+1) in 128
+/// bytes, offset 128*K + 8*nib + 4*(p % 2), so that Thumb-2's
+/// `LDR r, [base, nib, LSL #3]` reads an entry right after `UBFX`.
 #[inline(always)]
-fn word_sum(t: &Tables, a: u8, b: u8, c: u8, d: u8) -> i32 {
-    byte_sum::<0>(t, a).wrapping_add(byte_sum::<1>(t, b)).wrapping_add(byte_sum::<2>(t, c)).wrapping_add(byte_sum::<3>(t, d))
+const fn slot(nib: usize, p: usize) -> (usize, usize) {
+    if PAGED {
+        let f = (p / 2) * 32 + nib * 2 + p % 2;
+        (f / 4, f % 4)
+    } else {
+        (nib, p)
+    }
 }
 
-/// Adds, for every output row, its next sixteen codes (four bytes from
+/// Eight codes from two bytes.
+#[inline(always)]
+fn chunk_sum(t: &Tables, a: u8, b: u8) -> i32 {
+    byte_sum::<0>(t, a).wrapping_add(byte_sum::<1>(t, b))
+}
+
+/// Adds, for every output row, its next eight codes (two bytes from
 /// `data[at..]`, then `step` bytes further per row; bytes past the end of
 /// `data`: the zero code) against the tables.
-#[inline(never)]
-fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32]) {
+///
+/// `whole`: the caller checked, once per call, that every row's bytes of
+/// every chunk are inside `data` (a multiply per chunk is a library call
+/// on ARMv6-M).
+#[inline(always)]
+fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32], whole: bool) {
     let step = step.max(1);
-    // All rows inside the payload (the usual case): no per-row checks but
-    // the one the slice pattern makes.
-    let span = out.len().checked_sub(1).and_then(|m| m.checked_mul(step)).and_then(|s| s.checked_add(at + 4));
-    if let Some(d) = span.and_then(|e| data.get(at..e)) {
-        let mut p = d.as_ptr();
-        for o in out.iter_mut() {
-            // SAFETY: row j (< out.len()) reads d[j*step .. j*step + 4],
-            // inside d, whose length is (out.len() - 1) * step + 4. Checked
-            // slices cost 14 instructions of the ~54 per row and chunk on
-            // Cortex-M3 (scripts/q15_kernel_bench.sh).
-            let (a, b, c, e) = unsafe { (*p, *p.add(1), *p.add(2), *p.add(3)) };
-            // Bytes, not a word: ARMv6-M has no unaligned loads, and a
-            // byte splits into two 4-bit indexes for free.
-            *o = o.wrapping_add(word_sum(t, a, b, c, e));
-            p = p.wrapping_add(step);
-        }
+    // All rows inside the payload (the usual case): no per-row checks.
+    if let (true, Some(d)) = (whole, data.get(at..)) {
+        #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+        rows_thumb(t, d, step, out);
+        #[cfg(all(target_arch = "arm", target_has_atomic = "32", not(atome_dsp)))]
+        rows_thumb2(t, d, step, out);
+        #[cfg(not(all(target_arch = "arm", not(atome_dsp))))]
+        rows_whole(t, d, step, out);
         return;
     }
     let mut rest = data.get(at..).unwrap_or(&[]);
     for o in out.iter_mut() {
         let byte = |k: usize| rest.get(k).copied().unwrap_or(0);
-        *o = o.wrapping_add(word_sum(t, byte(0), byte(1), byte(2), byte(3)));
+        *o = o.wrapping_add(chunk_sum(t, byte(0), byte(1)));
         rest = rest.get(step..).unwrap_or(&[]);
+    }
+}
+
+/// [`add_rows`]'s usual case: `d` holds (out.len() - 1) * step + 2 bytes
+/// at least.
+#[cfg(not(all(target_arch = "arm", not(atome_dsp))))]
+#[inline(always)]
+fn rows_whole(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
+    let mut p = d.as_ptr();
+    for o in out.iter_mut() {
+        // SAFETY: row j (< out.len()) reads d[j*step .. j*step + 2], inside
+        // d (the caller's `whole` check). Checked slices would add compares
+        // per row to a loop of about 30 instructions.
+        let (a, b) = unsafe { (*p, *p.add(1)) };
+        // Bytes, not a halfword: a byte splits into two 4-bit indexes for
+        // free.
+        *o = o.wrapping_add(chunk_sum(t, a, b));
+        p = p.wrapping_add(step);
+    }
+}
+
+/// [`add_rows`]'s usual case on ARMv6-M (Cortex-M0/M0+/M1: the Arm cores
+/// without 32-bit atomics, hence the cfg): 26 instructions per row and
+/// chunk (8 weights) where LLVM's code for the same loop spills and
+/// reloads (scripts/q15_kernel_bench.sh, M0 99x64: 4.26 -> 4.05
+/// instructions per weight term with the whole-payload check hoisted).
+/// Cortex-M3 keeps LLVM's code, which uses its Thumb-2 instructions. `d` holds (out.len() - 1) * step + 2
+/// bytes at least.
+#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+#[inline(always)]
+fn rows_thumb(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
+    if out.is_empty() || d.len() < 2 {
+        return;
+    }
+    let o = out.as_mut_ptr();
+    // SAFETY: row j (< out.len()) reads bytes d[j*step], d[j*step + 1]
+    // (j*step + 2 <= d.len(), as the caller cut d), and the table entries
+    // at t + 16*nibble + {0, 4, 8, 12} (nibble < 16: inside the 256-byte
+    // tables); it reads and then writes out[j] (the loop stops when the
+    // pointer reaches out's end; out is not empty). Word loads from t and
+    // out are aligned (i32 arrays). Only the named registers and the
+    // flags change; no stack use.
+    unsafe {
+        core::arch::asm!(
+            // Step and end to high registers (six low ones are all the
+            // allocator has here; Thumb-1 takes high registers only as
+            // clobbers); ADD and CMP read them.
+            "mov r8, r5",
+            "mov r10, r4",
+            "2:",
+            "ldr r3, [r0]",
+            "ldrb r4, [r1]",
+            // Low nibble of byte 0 (pair 0): t + 16*nibble.
+            "lsls r5, r4, #28",
+            "lsrs r5, r5, #24",
+            "ldr r5, [r2, r5]",
+            "adds r3, r3, r5",
+            // High nibble (pair 1): t + 16*nibble + 4.
+            "lsrs r4, r4, #4",
+            "lsls r4, r4, #4",
+            "adds r4, r4, r2",
+            "ldr r4, [r4, #4]",
+            "adds r3, r3, r4",
+            "ldrb r4, [r1, #1]",
+            // Byte 1: pairs 2 and 3.
+            "lsls r5, r4, #28",
+            "lsrs r5, r5, #24",
+            "adds r5, r5, r2",
+            "ldr r5, [r5, #8]",
+            "adds r3, r3, r5",
+            "lsrs r4, r4, #4",
+            "lsls r4, r4, #4",
+            "adds r4, r4, r2",
+            "ldr r4, [r4, #12]",
+            "adds r3, r3, r4",
+            "stmia r0!, {{r3}}",
+            "add r1, r8",
+            "cmp r0, r10",
+            "bne 2b",
+            // Registers named (r0 out, r1 codes, r2 tables, r3 sum, r4
+            // and r5 scratch): on Armv7-M the allocator may pick a high
+            // one, and STMIA's Thumb-1 form needs a low base.
+            inout("r0") o => _,
+            inout("r1") d.as_ptr() => _,
+            in("r2") t.as_ptr(),
+            out("r8") _,
+            out("r10") _,
+            out("r3") _,
+            inout("r4") o.wrapping_add(out.len()) => _,
+            inout("r5") step => _,
+            options(nostack),
+        );
+    }
+}
+
+/// [`add_rows`]'s usual case on Armv7-M/Armv8-M Mainline without the DSP
+/// kernel (Cortex-M3, M33): a halfword of codes, per nibble `UBFX` (or a
+/// shift), `LDR` with the nibble scaled by 8 ([`slot`]'s paged layout) and
+/// an add: 19 instructions per row and chunk of 8 weights. `d` holds
+/// (out.len() - 1) * step + 2 bytes at least.
+#[cfg(all(target_arch = "arm", target_has_atomic = "32", not(atome_dsp)))]
+#[inline(always)]
+fn rows_thumb2(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
+    if out.is_empty() || d.len() < 2 {
+        return;
+    }
+    let o = out.as_mut_ptr();
+    let tp = t.as_ptr().cast::<i32>();
+    // SAFETY: row j (< out.len()) reads the halfword d[j*step..j*step + 2]
+    // (inside d, as the caller cut it; Armv7-M and Armv8-M Mainline allow
+    // unaligned LDRH from normal memory) and entries at t + 8*nibble +
+    // {0, 4} and t + 128 + 8*nibble + {0, 4} (nibble < 16: inside the
+    // 256-byte tables, word-aligned); it reads then writes out[j] (the
+    // loop stops when the pointer reaches out's end; out is not empty).
+    // Only the named registers and the flags change; no stack use.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "ldrh r5, [r1]",
+            "ldr r4, [r0]",
+            "and r12, r5, #15",
+            "ldr r12, [r2, r12, lsl #3]",
+            "add r4, r12",
+            "ubfx r12, r5, #4, #4",
+            "ldr r12, [r3, r12, lsl #3]",
+            "add r4, r12",
+            "ubfx r12, r5, #8, #4",
+            "ldr r12, [lr, r12, lsl #3]",
+            "add r4, r12",
+            "lsr r12, r5, #12",
+            "add r12, lr, r12, lsl #3",
+            "ldr r12, [r12, #4]",
+            "add r4, r12",
+            "str r4, [r0], #4",
+            "add r1, r8",
+            "cmp r0, r10",
+            "bne 2b",
+            // r0 out, r1 codes, r2/r3 byte 0's tables (t, t + 4), lr byte
+            // 1's (t + 128), r4 sum, r5 codes, r12 scratch, r8 step, r10 end.
+            inout("r0") o => _,
+            inout("r1") d.as_ptr() => _,
+            in("r2") tp,
+            in("r3") tp.wrapping_add(1),
+            inout("lr") tp.wrapping_add(32) => _,
+            out("r4") _,
+            out("r5") _,
+            out("r12") _,
+            in("r8") step,
+            in("r10") o.wrapping_add(out.len()),
+            options(nostack),
+        );
     }
 }
 
@@ -323,7 +503,10 @@ fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32]) {
 const MAX_JOBS: usize = 8;
 
 /// Table kernel: Trit2 matrices of one width, `cols % 4 == 0` (every row
-/// starts on a byte), outputs not overlapping.
+/// starts on a byte), outputs not overlapping. Not inlined: the tables
+/// stay out of the frames of its callers (on Armv7E-M the SMLAD kernel
+/// runs instead, and `matvec_q_portable` need not carry them).
+#[inline(never)]
 fn trit2_tables(jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize) {
     for group in jobs.chunks_mut(MAX_JOBS) {
         trit2_tables_group(group, xs, xstride, n);
@@ -342,6 +525,14 @@ fn trit2_tables_group(jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize)
     for (o, j) in on.iter_mut().zip(jobs.iter()) {
         *o = inside(n, j.ostride, j.out.len());
     }
+    // Whether every row of a job is inside its payload: row j reads bytes
+    // j*bpr + at, +1 for chunk offsets at <= last (the last chunk's).
+    let (bpr, last_at) = (cols / 4, cols.saturating_sub(1) / CHUNK * (CHUNK / 4));
+    let mut whole = [false; MAX_JOBS];
+    for (f, j) in whole.iter_mut().zip(jobs.iter()) {
+        let need = j.w.rows.checked_sub(1).and_then(|r| r.checked_mul(bpr)).and_then(|v| v.checked_add(last_at + 2));
+        *f = need.is_some_and(|e| e <= j.w.data.len());
+    }
     // Positions past every job's outputs write nothing.
     let last = on.iter().copied().max().unwrap_or(0);
     for b in 0..last {
@@ -354,9 +545,9 @@ fn trit2_tables_group(jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize)
         let mut c0 = 0;
         while c0 < cols {
             build_tables(&mut t, x, c0);
-            for (j, &jn) in jobs.iter_mut().zip(&on) {
+            for ((j, &jn), &f) in jobs.iter_mut().zip(&on).zip(&whole) {
                 let ob = out_row(j.out, b, j.ostride, j.w.rows, jn);
-                add_rows(&t, j.w.data, c0 / 4, cols / 4, ob);
+                add_rows(&t, j.w.data, c0 / 4, bpr, ob, f);
             }
             c0 += CHUNK;
         }

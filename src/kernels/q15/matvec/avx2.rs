@@ -1,10 +1,12 @@
-//! x86-64 AVX2 integer matvec: eight rows decoded once to int16 per block
-//! of columns, then for every position one `vpmaddwd` per row and 16
-//! columns (int32 lanes, wrapping adds: the same sum mod 2^32 as any
-//! order), eight row sums reduced together and added to the outputs with
-//! one 8-lane store. About 17 instructions per 128 weight terms in the
-//! inner loop. Outputs must not overlap (the caller checks); short inputs
-//! or outputs go to the portable kernels.
+//! x86-64 AVX2 integer matvec (int32 lanes, wrapping adds: the same sum
+//! mod 2^32 as any order). Trit2 with `cols % 16 == 0` and no code `10`
+//! ([`trit2_fast`]): weights decoded by shifts (broadcast, `vpsllvd`,
+//! `vpsraw`), fused with the products for one or two positions, else
+//! decoded once per block of twelve rows and used by every position (25
+//! instructions per 192 terms in the inner loop). Other shapes: eight rows
+//! decoded by a byte table per block of columns, then one `vpmaddwd` per
+//! row and 16 columns. Outputs must not overlap (the caller checks); short
+//! inputs or outputs go to the portable kernels.
 use core::arch::x86_64::*;
 
 use crate::format::{Packing, Tensor};
@@ -98,6 +100,10 @@ pub(super) unsafe fn matvec(w: &Tensor, xs: &[i16], xstride: usize, n: usize, ou
         (Some(nx), Some(no)) if nx <= xs.len() && no <= out.len() => {}
         _ => return super::matvec_q_portable(w, xs, xstride, n, out, ostride),
     }
+    // SAFETY: same CPU requirement as this function's.
+    if unsafe { trit2_fast(w, xs, xstride, n, out, ostride) } {
+        return;
+    }
     if cols == 0 {
         for b in 0..n {
             out[b * ostride..b * ostride + rows].fill(0);
@@ -164,4 +170,364 @@ pub(super) unsafe fn matvec(w: &Tensor, xs: &[i16], xstride: usize, n: usize, ou
         }
         j0 += r;
     }
+}
+
+/// Widest rows of the Trit2 kernel below: vectors of 16 columns per row
+/// (its decoded rows take R * MAXV * 32 = 8 KiB of stack).
+const MAXV: usize = 32;
+
+/// Whether any Trit2 code of `d` is `10` (hi bit set, lo bit clear): the
+/// kernel below reads a code's two bits as the signed value lo - 2*hi,
+/// which is the weight for every other code. One pass, ~0.04 instructions
+/// per weight: the blobs' encoders never write `10`.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn has_code10(d: &[u8]) -> bool {
+    let mut acc = _mm256_setzero_si256();
+    let chunks = d.chunks_exact(32);
+    let rest = chunks.remainder();
+    for c in chunks {
+        // SAFETY: c is 32 bytes; loadu needs no alignment.
+        let v = unsafe { _mm256_loadu_si256(c.as_ptr().cast()) };
+        // Per byte, v + v is v << 1: lo bits moved onto the hi bits.
+        acc = _mm256_or_si256(acc, _mm256_andnot_si256(_mm256_add_epi8(v, v), v));
+    }
+    _mm256_testz_si256(acc, _mm256_set1_epi8(0xAAu8 as i8)) == 0 || rest.iter().any(|&b| b & !(b << 1) & 0xAA != 0)
+}
+
+/// Sixteen Trit2 codes (one 32-bit word, code k in bits 2k+1:2k) as int16
+/// lo - 2*hi (the weight, for codes other than `10`), lane 2k = code k,
+/// lane 2k+1 = code k+8: one broadcast, one variable shift per 32-bit lane
+/// (lane k by 14 - 2k puts code k on bits 15:14 and code k+8 on bits
+/// 31:30), one arithmetic shift. Three instructions for 16 weights; the
+/// activations are permuted to match ([`perm16`]).
+// (Under Miri, which runs no asm, the fused loop uses it; elsewhere
+// [`fused8`] does the same in asm.)
+#[cfg_attr(not(miri), allow(dead_code))]
+#[target_feature(enable = "avx2")]
+#[inline]
+fn wvec_perm(word: u32, sh: __m256i) -> __m256i {
+    _mm256_srai_epi16::<14>(_mm256_sllv_epi32(_mm256_set1_epi32(word as i32), sh))
+}
+
+/// The same sixteen weights in column order (lane k = code k): lane k of
+/// 32 bits shifted left by 28 - 4k puts code 2k+1 on bits 31:30 and code
+/// 2k on bits 29:28, a shift right by 14 moves the latter to 15:14; one
+/// blend takes the odd int16 lanes from the first. Five instructions, for
+/// weights decoded once and used for several positions.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn wvec_natural(word: u32, sh: __m256i) -> __m256i {
+    let s = _mm256_sllv_epi32(_mm256_set1_epi32(word as i32), sh);
+    _mm256_srai_epi16::<14>(_mm256_blend_epi16::<0b1010_1010>(_mm256_srli_epi32::<14>(s), s))
+}
+
+/// Columns 0..16 of `x` in [`wvec_perm`]'s order: lane 2k = x[k], lane
+/// 2k+1 = x[k+8].
+#[target_feature(enable = "avx2")]
+#[inline]
+fn perm16(x: &[i16; 16]) -> __m256i {
+    // SAFETY: x is 16 int16 (32 bytes); loadu needs no alignment.
+    let (lo, hi) = unsafe { (_mm_loadu_si128(x.as_ptr().cast()), _mm_loadu_si128(x.as_ptr().add(8).cast())) };
+    _mm256_set_m128i(_mm_unpackhi_epi16(lo, hi), _mm_unpacklo_epi16(lo, hi))
+}
+
+/// Little-endian word at `p`.
+///
+/// # Safety
+/// p..p+4 must be readable.
+#[cfg_attr(not(miri), allow(dead_code))]
+#[inline(always)]
+unsafe fn word_at(p: *const u8) -> u32 {
+    // SAFETY: the caller's.
+    u32::from_le(unsafe { p.cast::<u32>().read_unaligned() })
+}
+
+/// Row sums of a block of up to R rows for one position, written to `o`
+/// (at most R long).
+#[target_feature(enable = "avx2")]
+#[inline]
+fn store_rows(acc: &[__m256i; R], o: &mut [i32]) {
+    let sums = hsum8(acc);
+    if o.len() == R {
+        // SAFETY: o holds 8 int32 (32 bytes); storeu needs no alignment.
+        unsafe { _mm256_storeu_si256(o.as_mut_ptr().cast(), sums) };
+        return;
+    }
+    let mut s = [0i32; R];
+    // SAFETY: s is 32 bytes; storeu needs no alignment.
+    unsafe { _mm256_storeu_si256(s.as_mut_ptr().cast(), sums) };
+    o.copy_from_slice(&s[..o.len()]);
+}
+
+/// Trit2, `cols % 16 == 0`, `16 <= cols <= 16 * MAXV`, the whole payload,
+/// inputs and outputs present, no code `10`: decode by shifts (no table,
+/// no decode buffer for one or two positions), `vpmaddwd` into int32
+/// lanes, eight rows a pass. False (nothing written) otherwise.
+///
+/// # Safety
+/// The CPU must have AVX2.
+#[target_feature(enable = "avx2")]
+unsafe fn trit2_fast(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) -> bool {
+    let (rows, cols) = (w.rows, w.cols);
+    let (nv, bpr) = (cols / 16, cols / 4);
+    if w.packing != Packing::Trit2 || !cols.is_multiple_of(16) || nv == 0 || nv > MAXV {
+        return false;
+    }
+    let data = match rows.checked_mul(bpr).and_then(|len| w.data.get(..len)) {
+        Some(d) if !has_code10(d) => d,
+        _ => return false,
+    };
+    // (The caller checked xs and out for n positions.)
+    if n <= 2 {
+        let sh = _mm256_setr_epi32(14, 12, 10, 8, 6, 4, 2, 0);
+        let mut xp = [[_mm256_setzero_si256(); MAXV]; 2];
+        for (b, xb) in xp.iter_mut().enumerate().take(n) {
+            let x = &xs[b * xstride..b * xstride + cols];
+            for (d, c) in xb.iter_mut().zip(x.chunks_exact(16)) {
+                *d = perm16(c.try_into().unwrap_or(&[0; 16]));
+            }
+        }
+        let mut j0 = 0;
+        while j0 < rows {
+            let r = (rows - j0).min(R);
+            // Rows past the last repeat it (their sums are not stored).
+            // One base and row offsets q * bpr (x86 addressing adds them):
+            // eight row pointers would not stay in registers. A short last
+            // block repeats its last row (sums not stored).
+            let base = data[j0 * bpr..].as_ptr();
+            let off: [usize; R] = core::array::from_fn(|q| q.min(r - 1) * bpr);
+            for (b, xb) in xp.iter().enumerate().take(n) {
+                #[cfg(not(miri))]
+                // SAFETY: base + off[q] is row j0 + q (< rows) of data,
+                // which holds bpr = 4 * nv bytes per row; xb holds MAXV >=
+                // nv vectors; nv > 0 (checked above).
+                let acc = unsafe { fused8(base, &off, xb, nv, sh) };
+                #[cfg(miri)]
+                let mut acc = [_mm256_setzero_si256(); R];
+                #[cfg(miri)]
+                for (v, &xv) in xb.iter().enumerate().take(nv) {
+                    for (a, &o) in acc.iter_mut().zip(&off) {
+                        // SAFETY: base + o is row j0 + q (< rows) of data,
+                        // which holds bpr = 4 * nv bytes per row: bytes
+                        // 4v..4v+4 of it are inside.
+                        let wv = wvec_perm(unsafe { word_at(base.add(o + 4 * v)) }, sh);
+                        *a = _mm256_add_epi32(*a, _mm256_madd_epi16(wv, xv));
+                    }
+                }
+                store_rows(&acc, &mut out[b * ostride + j0..b * ostride + j0 + r]);
+            }
+            j0 += r;
+        }
+        return true;
+    }
+    // Blocks of 12 rows (12 accumulators, the activation vector and a
+    // product in the 16 registers: 25 instructions per 192 terms), the
+    // rest in blocks of 4.
+    let big = rows / RB * RB;
+    let mut wb = [[_mm256_setzero_si256(); MAXV]; RB];
+    let mut j0 = 0;
+    while j0 < big {
+        rows_block(&mut wb, &data[j0 * bpr..(j0 + RB) * bpr], nv, xs, xstride, n, out, ostride, j0);
+        j0 += RB;
+    }
+    let mut wb4 = [[_mm256_setzero_si256(); MAXV]; 4];
+    while j0 < rows {
+        let r = (rows - j0).min(4);
+        // The rows of a short last block repeat its last row (sums not stored).
+        let mut src = [&data[..0]; 4];
+        for (q, s) in src.iter_mut().enumerate() {
+            *s = &data[(j0 + q.min(r - 1)) * bpr..][..bpr];
+        }
+        rows_block4(&mut wb4, &src, r, nv, xs, xstride, n, out, ostride, j0);
+        j0 += r;
+    }
+    true
+}
+
+/// Rows per block of the several-position kernel.
+const RB: usize = 12;
+
+/// K rows of codes (4 * nv bytes each) decoded, in column order, into `wb`.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn decode_rows<const K: usize>(wb: &mut [[__m256i; MAXV]; K], src: &[&[u8]; K], nv: usize) {
+    let sh = _mm256_setr_epi32(28, 24, 20, 16, 12, 8, 4, 0);
+    for (row, s) in wb.iter_mut().zip(src) {
+        for (d, c) in row.iter_mut().zip(s.chunks_exact(4)).take(nv) {
+            *d = wvec_natural(u32::from_le_bytes([c[0], c[1], c[2], c[3]]), sh);
+        }
+    }
+}
+
+/// K row sums of one position over nv vectors of decoded rows.
+#[target_feature(enable = "avx2")]
+#[inline]
+fn dot_rows<const K: usize>(wb: &[[__m256i; MAXV]; K], x: &[i16], nv: usize) -> [__m256i; K] {
+    let mut acc = [_mm256_setzero_si256(); K];
+    for v in 0..nv.min(MAXV) {
+        // SAFETY: 16 * v + 16 <= 16 * nv = x.len() (the callers cut x to
+        // cols); loadu needs no alignment.
+        let xv = unsafe { _mm256_loadu_si256(x.as_ptr().add(16 * v).cast()) };
+        for (a, row) in acc.iter_mut().zip(wb) {
+            *a = _mm256_add_epi32(*a, _mm256_madd_epi16(row[v], xv));
+        }
+    }
+    acc
+}
+
+/// Rows j0..j0+RB (`src`: their payload, RB * bpr bytes) for n positions.
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+fn rows_block(
+    wb: &mut [[__m256i; MAXV]; RB],
+    src: &[u8],
+    nv: usize,
+    xs: &[i16],
+    xstride: usize,
+    n: usize,
+    out: &mut [i32],
+    ostride: usize,
+    j0: usize,
+) {
+    let bpr = 4 * nv;
+    let rows: [&[u8]; RB] = core::array::from_fn(|q| &src[q * bpr..(q + 1) * bpr]);
+    decode_rows(wb, &rows, nv);
+    for b in 0..n {
+        let acc = dot_rows(wb, &xs[b * xstride..b * xstride + 16 * nv], nv);
+        let o = &mut out[b * ostride + j0..b * ostride + j0 + RB];
+        let (a8, a4) = acc.split_at(8);
+        if let (Ok(a8), Ok(a4)) = (<&[__m256i; 8]>::try_from(a8), <&[__m256i; 4]>::try_from(a4)) {
+            let (o8, o4) = o.split_at_mut(8);
+            store_rows(a8, o8);
+            store4(a4, o4);
+        }
+    }
+}
+
+/// Up to four rows (`r` of them stored; `src` repeats the last).
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+fn rows_block4(
+    wb: &mut [[__m256i; MAXV]; 4],
+    src: &[&[u8]; 4],
+    r: usize,
+    nv: usize,
+    xs: &[i16],
+    xstride: usize,
+    n: usize,
+    out: &mut [i32],
+    ostride: usize,
+    j0: usize,
+) {
+    decode_rows(wb, src, nv);
+    for b in 0..n {
+        let acc = dot_rows(wb, &xs[b * xstride..b * xstride + 16 * nv], nv);
+        store4(&acc, &mut out[b * ostride + j0..b * ostride + j0 + r]);
+    }
+}
+
+/// Four row sums (lane sums of `a`) written to `o` (at most 4 long).
+#[target_feature(enable = "avx2")]
+#[inline]
+fn store4(a: &[__m256i; 4], o: &mut [i32]) {
+    let h = _mm256_hadd_epi32(_mm256_hadd_epi32(a[0], a[1]), _mm256_hadd_epi32(a[2], a[3]));
+    // h = [rows 0-3 of lanes 0-3 | rows 0-3 of lanes 4-7]
+    let s = _mm_add_epi32(_mm256_castsi256_si128(h), _mm256_extracti128_si256::<1>(h));
+    let mut t = [0i32; 4];
+    // SAFETY: t is 16 bytes; storeu needs no alignment.
+    unsafe { _mm_storeu_si128(t.as_mut_ptr().cast(), s) };
+    o.copy_from_slice(&t[..o.len()]);
+}
+
+/// The fused loop of [`trit2_fast`] for one position and eight rows, in
+/// asm: LLVM keeps only some of the eight row pointers in registers and
+/// reloads the rest every step (52 instructions per 128 terms against 43
+/// here). Lane sums as [`wvec_perm`] and `vpmaddwd` give them.
+///
+/// # Safety
+/// The CPU must have AVX2; nv > 0; for each q, `base + off[q]` must be
+/// readable for 4 * nv bytes; `xp` holds at least nv vectors.
+#[cfg(not(miri))]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn fused8(base: *const u8, off: &[usize; R], xp: &[__m256i; MAXV], nv: usize, sh: __m256i) -> [__m256i; R] {
+    let mut acc = [_mm256_setzero_si256(); R];
+    // SAFETY: the loop reads the words at base + off[q] + 4v and the
+    // vectors xp[v] for v < nv (i = 4v; the vector at xp + 8i), inside by
+    // the caller's contract; loads need no alignment; only the named
+    // registers and the flags change; no stack use.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "vmovdqu {x}, ymmword ptr [{xp} + {i}*8]",
+            "vpbroadcastd {t}, dword ptr [{p0} + {i}]",
+            "vpsllvd {t}, {t}, {sh}",
+            "vpsraw {t}, {t}, 14",
+            "vpmaddwd {t}, {t}, {x}",
+            "vpaddd {a0}, {a0}, {t}",
+            "vpbroadcastd {t}, dword ptr [{p1} + {i}]",
+            "vpsllvd {t}, {t}, {sh}",
+            "vpsraw {t}, {t}, 14",
+            "vpmaddwd {t}, {t}, {x}",
+            "vpaddd {a1}, {a1}, {t}",
+            "vpbroadcastd {t}, dword ptr [{p2} + {i}]",
+            "vpsllvd {t}, {t}, {sh}",
+            "vpsraw {t}, {t}, 14",
+            "vpmaddwd {t}, {t}, {x}",
+            "vpaddd {a2}, {a2}, {t}",
+            "vpbroadcastd {t}, dword ptr [{p3} + {i}]",
+            "vpsllvd {t}, {t}, {sh}",
+            "vpsraw {t}, {t}, 14",
+            "vpmaddwd {t}, {t}, {x}",
+            "vpaddd {a3}, {a3}, {t}",
+            "vpbroadcastd {t}, dword ptr [{p4} + {i}]",
+            "vpsllvd {t}, {t}, {sh}",
+            "vpsraw {t}, {t}, 14",
+            "vpmaddwd {t}, {t}, {x}",
+            "vpaddd {a4}, {a4}, {t}",
+            "vpbroadcastd {t}, dword ptr [{p5} + {i}]",
+            "vpsllvd {t}, {t}, {sh}",
+            "vpsraw {t}, {t}, 14",
+            "vpmaddwd {t}, {t}, {x}",
+            "vpaddd {a5}, {a5}, {t}",
+            "vpbroadcastd {t}, dword ptr [{p6} + {i}]",
+            "vpsllvd {t}, {t}, {sh}",
+            "vpsraw {t}, {t}, 14",
+            "vpmaddwd {t}, {t}, {x}",
+            "vpaddd {a6}, {a6}, {t}",
+            "vpbroadcastd {t}, dword ptr [{p7} + {i}]",
+            "vpsllvd {t}, {t}, {sh}",
+            "vpsraw {t}, {t}, 14",
+            "vpmaddwd {t}, {t}, {x}",
+            "vpaddd {a7}, {a7}, {t}",
+            "add {i}, 4",
+            "cmp {i}, {end}",
+            "jne 2b",
+            p0 = in(reg) base.add(off[0]),
+            p1 = in(reg) base.add(off[1]),
+            p2 = in(reg) base.add(off[2]),
+            p3 = in(reg) base.add(off[3]),
+            p4 = in(reg) base.add(off[4]),
+            p5 = in(reg) base.add(off[5]),
+            p6 = in(reg) base.add(off[6]),
+            p7 = in(reg) base.add(off[7]),
+            xp = in(reg) xp.as_ptr(),
+            i = inout(reg) 0usize => _,
+            end = in(reg) 4 * nv,
+            sh = in(ymm_reg) sh,
+            x = out(ymm_reg) _,
+            t = out(ymm_reg) _,
+            a0 = inout(ymm_reg) acc[0],
+            a1 = inout(ymm_reg) acc[1],
+            a2 = inout(ymm_reg) acc[2],
+            a3 = inout(ymm_reg) acc[3],
+            a4 = inout(ymm_reg) acc[4],
+            a5 = inout(ymm_reg) acc[5],
+            a6 = inout(ymm_reg) acc[6],
+            a7 = inout(ymm_reg) acc[7],
+            options(readonly, nostack),
+        );
+    }
+    acc
 }
