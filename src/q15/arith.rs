@@ -36,7 +36,56 @@ pub fn rshr(v: i64, s: i32) -> i64 {
     } else if s >= 63 {
         0
     } else {
-        (v + (1i64 << (s - 1))) >> s
+        // floor((v + 2^(s-1)) / 2^s) = floor((floor(v / 2^(s-1)) + 1) / 2):
+        // one variable shift (a library call on Cortex-M0) instead of two.
+        ((v >> (s - 1)) + 1) >> 1
+    }
+}
+
+/// [`rshr`] of an int32 whose result the caller knows fits (s <= 0: the
+/// exact left shift; s >= 32: 0 for |v| < 2^31).
+#[inline(always)]
+pub fn rshr32(v: i32, s: i32) -> i32 {
+    if s <= 0 {
+        v << (-s).min(31)
+    } else if s >= 32 {
+        0
+    } else {
+        ((v >> (s - 1)) + 1) >> 1
+    }
+}
+
+/// Where a 32 x 32 -> 64-bit product is a library call: thumbv6m (Cortex-M0,
+/// no `SMULL`; no 32-bit compare-and-swap either, which is how cfg tells it).
+const NO_SMULL: bool = cfg!(all(target_arch = "arm", not(target_has_atomic = "32")));
+
+/// a * b exactly, for any int32 a and b: four 16 x 16 multiplies where the
+/// core has no 32 x 32 -> 64 one (a 64 x 64 library call otherwise).
+#[inline(always)]
+pub fn mul64(a: i32, b: i32) -> i64 {
+    if NO_SMULL {
+        let (ah, al) = (a >> 16, a & 0xFFFF);
+        let (bh, bl) = (b >> 16, b & 0xFFFF);
+        // al, bl in [0, 2^16): al * bl < 2^32 (unsigned); ah * bl and
+        // al * bh fit int32 with their sign; ah * bh < 2^30.
+        let ll = (al as u32).wrapping_mul(bl as u32);
+        let mid = i64::from(ah * bl) + i64::from(al * bh);
+        (i64::from(ah * bh) << 32) + (mid << 16) + i64::from(ll)
+    } else {
+        i64::from(a) * i64::from(b)
+    }
+}
+
+/// a * b exactly for |b| <= 32767 (an activation mantissa): two 16 x 16
+/// multiplies where the core has no 32 x 32 -> 64 one.
+#[inline(always)]
+pub fn mul64_16(a: i32, b: i32) -> i64 {
+    if NO_SMULL {
+        // al in [0, 2^16): |al * b| < 2^31; |ah * b| < 2^31.
+        let (ah, al) = (a >> 16, a & 0xFFFF);
+        (i64::from(ah * b) << 16) + i64::from(al * b)
+    } else {
+        i64::from(a) * i64::from(b)
     }
 }
 
@@ -164,7 +213,14 @@ pub fn fq(f: f32, e: i32, bits: u32) -> i64 {
     if m == 0 {
         return 0;
     }
-    qm(m, (e - ex).min(63), bits)
+    let s = e - ex;
+    if (1..32).contains(&s) && bits < 31 {
+        // |m| < 2^24: the rounding in int32 (always the case inside a block
+        // whose exponent fquant_exp gave: s >= bitlen(m) - bits >= 1 there).
+        let lim = (1i32 << bits) - 1;
+        return i64::from((((m as i32) >> (s - 1)) + 1) >> 1).clamp(-i64::from(lim), i64::from(lim));
+    }
+    qm(m, s.min(63), bits)
 }
 
 /// fquant15 of one float (a weight record's scale): (mantissa, exponent).

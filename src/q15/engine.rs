@@ -46,21 +46,25 @@ pub struct Bufs<'w> {
 
 /// quant15 of exact integers `src` at exponent e into `out`; the exponent.
 fn quant_into(src: &[i32], e: i32, out: &mut [i16]) -> i32 {
-    let mx = src.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0) as u64;
-    let s = qshift(mx, QA);
+    let mx = src.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0);
+    let s = qshift(u64::from(mx), QA);
+    // s = bitlen(mx) - 15: every rshr32 result is within +-2^15 (int32 work).
     for (o, &v) in out.iter_mut().zip(src) {
-        *o = qm(i64::from(v), s, QA) as i16;
+        *o = rshr32(v, s).clamp(-LIM15, LIM15) as i16;
     }
-    qexp(mx, e, QA)
+    qexp(u64::from(mx), e, QA)
 }
+
+/// 2^15 - 1, the activation saturation.
+const LIM15: i32 = (1 << QA) - 1;
 
 /// Exact W h (one position) into `out` (W.rows values).
 fn mv(w: &Tensor, h: &[i16], out: &mut [i32]) {
     matvec_q(w, h, w.cols, 1, out, w.rows);
 }
 
-/// Exact dot products of rows j0.. of W with h, one at a time: the heads'
-/// outputs (V or n_classes rows) need no i32 buffer of their size.
+/// Exact dot product of row j of W with h (the head's fallback when its
+/// rows cannot be cut at a byte boundary).
 fn row_dot(w: &Tensor, j: usize, h: &[i16]) -> i64 {
     let mut codes = [0i8; 32];
     let mut acc = 0i64;
@@ -69,23 +73,42 @@ fn row_dot(w: &Tensor, j: usize, h: &[i16]) -> i64 {
         let len = (w.cols - c0).min(codes.len());
         w.decode(j * w.cols + c0, &mut codes[..len]);
         for (i, &c) in codes[..len].iter().enumerate() {
-            acc += i64::from(c) * i64::from(h.get(c0 + i).copied().unwrap_or(0));
+            acc += i64::from(i32::from(c) * i32::from(h.get(c0 + i).copied().unwrap_or(0)));
         }
         c0 += len;
     }
     acc
 }
 
+/// Rows j0..j0+n of W as a tensor of their own, when row j0 starts on a
+/// whole unit of the packing (4 Trit2 codes a byte, 5 Base3, 8 P3 in 3 bytes).
+fn rows_of<'a>(w: &Tensor<'a>, j0: usize, n: usize) -> Option<Tensor<'a>> {
+    let first = j0.checked_mul(w.cols)?;
+    let unit = match w.packing {
+        Packing::Trit2 => 4,
+        Packing::Base3 => 5,
+        Packing::P3 => 8,
+    };
+    if first % unit != 0 {
+        return None;
+    }
+    let data = w.data.get(w.packing.payload_len(first)..).unwrap_or(&[]);
+    Some(Tensor { data, scale: w.scale, rows: n, cols: w.cols, packing: w.packing })
+}
+
 /// LayerNorm of the block (xm, ex) with (g, b) into `out`; its exponent.
 /// `z` (D values) holds the normalized values in Q20.
+#[inline(never)]
 fn layer_norm(xm: &[i16], ex: i32, g: &PVec, b: &PVec, z: &mut [i32], out: &mut [i16]) -> i32 {
     let d = xm.len() as i64;
-    let (mut s, mut q) = (0i64, 0i64);
+    // |S| <= D * 32767 < 2^31 and m^2 < 2^30 (docs/Q15.md#integer-widths).
+    let (mut s32, mut q) = (0i32, 0i64);
     for &m in xm {
-        let m = i64::from(m);
-        s += m;
-        q += m * m;
+        let m = i32::from(m);
+        s32 += m;
+        q += i64::from(m * m);
     }
+    let s = i64::from(s32);
     let n = d * q - s * s;
     const LIM: i64 = 1 << 62;
     let base = 21475 * d * d;
@@ -105,13 +128,21 @@ fn layer_norm(xm: &[i16], ex: i32, g: &PVec, b: &PVec, z: &mut [i32], out: &mut 
     let n2 = n + eps;
     let inv = 1.0f32 / crate::math::sqrtf(n2.max(1) as f32);
     let (mi, ei) = f32_parts(inv);
+    let zs = -ei - ZF;
     for (zi, &m) in z.iter_mut().zip(xm) {
-        *zi = if n2 == 0 { 0 } else { rshr((d * i64::from(m) - s) * mi, -ei - ZF) as i32 };
+        *zi = if n2 == 0 {
+            0
+        } else if d <= 32767 {
+            // c_i = D m_i - S: |D m_i| < 2^30 and |S| < 2^30, so int32.
+            rshr(mul64(d as i32 * i32::from(m) - s32, mi as i32), zs) as i32
+        } else {
+            rshr((d * i64::from(m) - s) * mi, zs) as i32
+        };
     }
     let (e1, e2) = (ecomb(g.e, -ZF), b.e);
     let a = align_at(&[top(e1, QP as i32 + 28), top(e2, QP as i32)], 61);
     let (s1, s2) = (ashift(a, e1), ashift(a, e2));
-    let val = |i: usize, zi: i32| rshr(g.m(i) * i64::from(zi), s1) + rshr(b.m(i), s2);
+    let val = |i: usize, zi: i32| rshr(mul64(g.m(i) as i32, zi), s1) + rshr(b.m(i), s2);
     let mut mx = 0u64;
     for (i, &zi) in z.iter().enumerate().take(xm.len()) {
         mx = mx.max(val(i, zi).unsigned_abs());
@@ -153,6 +184,7 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
     }
     // Embedding.
     let em = Scale::of(&model.embed);
+    let emm = em.m as i32;
     for t in 0..n {
         let tok = toks.id(t, dims.vocab);
         let tmp = b.mv.get_mut(..d)?;
@@ -162,7 +194,8 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
             let len = (d - c0).min(32);
             model.embed.decode(tok * d + c0, &mut codes[..len]);
             for (o, &c) in tmp[c0..c0 + len].iter_mut().zip(&codes[..len]) {
-                *o = (i64::from(c) * em.m) as i32;
+                // |w| <= 9, |sm| <= 32767: int32.
+                *o = i32::from(c) * emm;
             }
             c0 += len;
         }
@@ -183,13 +216,6 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
                 b.tanh[c] = t;
             }
         }
-        let tanh_at = |c: usize, tb: &[i32], lg: &[f32]| -> i64 {
-            if in_logits {
-                i64::from(lg.get(c).map_or(0, |f| f.to_bits() as i32))
-            } else {
-                i64::from(tb.get(c).copied().unwrap_or(0))
-            }
-        };
         for hs in b.hs.iter_mut() {
             *hs = 0;
         }
@@ -206,26 +232,8 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
             };
             *b.ering.get_mut(slot)? = eh as i16;
             let h = b.ring.get(slot * d..(slot + 1) * d)?;
-            // SSM step.
-            {
-                let e1 = ecomb(ehs, -30);
-                let e2 = ecomb(p.sb.e, eh);
-                let a = align_at(&[top(e1, 60), top(e2, QP as i32 + QA as i32)], 61);
-                let (s1, s2) = (ashift(a, e1), ashift(a, e2));
-                let (tb, lg) = (&*b.tanh, &*logits);
-                let val = |c: usize, hc: i32| -> i64 {
-                    rshr(tanh_at(c, tb, lg) * i64::from(hc), s1) + rshr(p.sb.m(c) * i64::from(h[c]), s2)
-                };
-                let mut mx = 0u64;
-                for (c, &hc) in b.hs.iter().enumerate() {
-                    mx = mx.max(val(c, hc).unsigned_abs());
-                }
-                let sh = qshift(mx, QH);
-                for (c, hc) in b.hs.iter_mut().enumerate() {
-                    *hc = qm(val(c, *hc), sh, QH) as i32;
-                }
-                ehs = qexp(mx, a, QH);
-            }
+            let tanh = if in_logits { Tanh::Bits(logits.get(..d)?) } else { Tanh::Ints(b.tanh.get(..d)?) };
+            ehs = ssm_step(&p.sb, tanh, b.hs.get_mut(..d)?, ehs, h, eh);
             // Keys and values of this position.
             mv(&bl.wk, h, b.mv);
             let e = quant_into(b.mv.get(..dh)?, eh, b.k.get_mut(t * dh..(t + 1) * dh)?);
@@ -248,82 +256,171 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
                 *b.ent.get_mut(l)? = hsum.to_bits() as i32;
             }
             let esp = attention(&bl.wq, &p, t, eh, dims.top_k, b)?;
-            // Conv: taps aligned to the largest exponent among them.
-            let mut et = E_ZERO;
-            for k in 0..kk.min(t + 1) {
-                let ek = i32::from(*b.ering.get((t - k) % kk)?);
-                if ek != E_ZERO {
-                    et = if et == E_ZERO { ek } else { et.max(ek) };
-                }
-            }
-            let ring = &*b.ring;
-            let ering = &*b.ering;
-            let conv = &bl.conv;
-            let local = |c: usize| -> i64 {
-                // The channel's K taps decoded at once (one unpack per channel).
-                let mut taps = [0i8; 16];
-                let wide = kk > taps.len();
-                if !wide {
-                    conv.decode(c * kk, &mut taps[..kk]);
-                }
-                let mut acc = 0i64;
-                for k in 0..kk.min(t + 1) {
-                    let row = (t - k) % kk;
-                    let ek = i32::from(ering[row]);
-                    if ek == E_ZERO {
-                        continue;
-                    }
-                    let w = if wide { conv.weight(c * kk + k) } else { taps.get(k).copied().unwrap_or(0) };
-                    acc += i64::from(w) * rshr(i64::from(ring[row * d + c]), et - ek);
-                }
-                acc
-            };
-            // The exact conv sums, once, in the matvec buffer (free here:
-            // |L| <= 9 K 32767 fits an int32 for K <= 7281).
-            let mut mxl = 0u64;
-            for (c, o) in b.mv.iter_mut().enumerate().take(d) {
-                let v = local(c);
-                *o = v as i32;
-                mxl = mxl.max(v.unsigned_abs());
-            }
-            let (sl, el) = (qshift(mxl, QA), qexp(mxl, et, QA));
-            let lsum = &*b.mv;
-            // State: c_out times the hidden state.
-            let hs = &*b.hs;
-            let state = |c: usize| p.sc.m(c) * i64::from(hs[c]);
-            let mut mxs = 0u64;
-            for c in 0..d {
-                mxs = mxs.max(state(c).unsigned_abs());
-            }
-            let (ss, es) = (qshift(mxs, QA), qexp(mxs, ecomb_plain(p.sc.e, ehs), QA));
-            // Mix.
-            let (c0m, c0e) = quant_scalar(i64::from(r[0]) * p.conv.m, p.conv.e - 30, QA);
-            let (c1m, c1e) = quant_scalar(i64::from(r[1]), -30, QA);
-            let (c2m, c2e) = quant_scalar(i64::from(r[2]) * p.wv.m, p.wv.e - 30, QA);
+            let (mxl, et) = conv_sums(&bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
             let ex = i32::from(*b.ex.get(t)?);
-            let (e0, e1, e2) = (ecomb(c0e, el), ecomb(c1e, es), ecomb(c2e, esp));
-            let a = align_at(&[top(ex, 15), top(e0, 30), top(e1, 30), top(e2, 30)], 60);
-            let sh = [ashift(a, ex), ashift(a, e0), ashift(a, e1), ashift(a, e2)];
-            let sp = &*b.sparse;
-            let val = |c: usize, xc: i16| -> i64 {
-                rshr(i64::from(xc), sh[0])
-                    + rshr(c0m * qm(i64::from(lsum[c]), sl, QA), sh[1])
-                    + rshr(c1m * qm(state(c), ss, QA), sh[2])
-                    + rshr(c2m * i64::from(sp[c]), sh[3])
-            };
-            let xr = b.x.get_mut(t * d..(t + 1) * d)?;
-            let mut mx = 0u64;
-            for (c, &xc) in xr.iter().enumerate() {
-                mx = mx.max(val(c, xc).unsigned_abs());
-            }
-            let s = qshift(mx, QA);
-            for (c, xc) in xr.iter_mut().enumerate() {
-                *xc = qm(val(c, *xc), s, QA) as i16;
-            }
-            *b.ex.get_mut(t)? = qexp(mx, a, QA) as i16;
+            let st = State { sc: &p.sc, hs: b.hs.get(..d)?, ehs };
+            let e = mix(&p, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get(..d)?, esp), r, b.x.get_mut(t * d..(t + 1) * d)?, ex);
+            *b.ex.get_mut(t)? = e as i16;
         }
     }
     Some(())
+}
+
+/// Where a layer's tanh(a) constants are: their own int32 buffer, or bit
+/// patterns in the logits area.
+#[derive(Clone, Copy)]
+enum Tanh<'a> {
+    Ints(&'a [i32]),
+    Bits(&'a [f32]),
+}
+
+impl Tanh<'_> {
+    #[inline(always)]
+    fn at(self, c: usize) -> i32 {
+        match self {
+            Tanh::Ints(t) => t.get(c).copied().unwrap_or(0),
+            Tanh::Bits(t) => t.get(c).map_or(0, |f| f.to_bits() as i32),
+        }
+    }
+}
+
+/// One SSM step (docs/Q15.md#ssm-state-pathway) on the hidden mantissas
+/// `hs` (exponent ehs) with the normalized row (h, eh); the new exponent.
+#[inline(never)]
+fn ssm_step(sb: &PVec, tanh: Tanh, hs: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32 {
+    let e1 = ecomb(ehs, -30);
+    let e2 = ecomb(sb.e, eh);
+    let a = align_at(&[top(e1, 60), top(e2, QP as i32 + QA as i32)], 61);
+    let (s1, s2) = (ashift(a, e1), ashift(a, e2));
+    // |T| <= 2^30, |hs| < 2^30, |b| < 2^23, |h| <= 32767.
+    let val = |c: usize, hc: i32| -> i64 {
+        rshr(mul64(tanh.at(c), hc), s1) + rshr(mul64_16(sb.m(c) as i32, i32::from(h[c])), s2)
+    };
+    let mut mx = 0u64;
+    for (c, &hc) in hs.iter().enumerate() {
+        mx = mx.max(val(c, hc).unsigned_abs());
+    }
+    let sh = qshift(mx, QH);
+    for (c, hc) in hs.iter_mut().enumerate() {
+        *hc = qm(val(c, *hc), sh, QH) as i32;
+    }
+    qexp(mx, a, QH)
+}
+
+/// The exact conv sums of position t into `out` (D values; |L| <= 9 K 32767
+/// fits an int32 for K <= 7281, which `run` checks): (max |L|, E_t).
+#[inline(never)]
+fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out: &mut [i32]) -> (u32, i32) {
+    let kk = ering.len();
+    let nt = kk.min(t + 1);
+    // Taps aligned to the largest exponent among them.
+    let mut et = E_ZERO;
+    for k in 0..nt {
+        let ek = i32::from(ering[(t - k) % kk]);
+        if ek != E_ZERO {
+            et = if et == E_ZERO { ek } else { et.max(ek) };
+        }
+    }
+    let mut mx = 0u32;
+    const TAPS: usize = 16;
+    if kk <= TAPS {
+        // Each tap's row and shift once per position (-1: a zero row).
+        let (mut rows, mut shs) = ([0usize; TAPS], [-1i32; TAPS]);
+        for k in 0..nt {
+            let row = (t - k) % kk;
+            let ek = i32::from(ering[row]);
+            rows[k] = row * d;
+            if ek != E_ZERO {
+                shs[k] = et - ek;
+            }
+        }
+        let mut taps = [0i8; TAPS];
+        for (c, o) in out.iter_mut().enumerate() {
+            // The channel's K taps decoded at once (one unpack per channel).
+            conv.decode(c * kk, &mut taps[..kk]);
+            let mut acc = 0i32;
+            for k in 0..nt {
+                if shs[k] >= 0 {
+                    let x = i32::from(ring.get(rows[k] + c).copied().unwrap_or(0));
+                    acc += i32::from(taps[k]) * rshr32(x, shs[k]);
+                }
+            }
+            *o = acc;
+            mx = mx.max(acc.unsigned_abs());
+        }
+    } else {
+        for (c, o) in out.iter_mut().enumerate() {
+            let mut acc = 0i32;
+            for k in 0..nt {
+                let row = (t - k) % kk;
+                let ek = i32::from(ering[row]);
+                if ek == E_ZERO {
+                    continue;
+                }
+                let x = i32::from(ring.get(row * d + c).copied().unwrap_or(0));
+                acc += i32::from(conv.weight(c * kk + k)) * rshr32(x, et - ek);
+            }
+            *o = acc;
+            mx = mx.max(acc.unsigned_abs());
+        }
+    }
+    (mx, et)
+}
+
+/// The SSM output gain and hidden state of a mix.
+struct State<'a, 'b> {
+    sc: &'b PVec<'a>,
+    hs: &'b [i32],
+    ehs: i32,
+}
+
+/// The mix of position t (docs/Q15.md#mix) into its residual row `xr`
+/// (exponent ex); the new exponent. `lm` holds the exact conv sums and
+/// becomes scratch.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): (&[i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32 {
+    let (sl, el) = (qshift(u64::from(mxl), QA), qexp(u64::from(mxl), et, QA));
+    // State: c_out times the hidden state (|c_out| < 2^23, |hs| < 2^30).
+    let state = |c: usize| mul64(st.sc.m(c) as i32, st.hs[c]);
+    let mut mxs = 0u64;
+    for c in 0..lm.len() {
+        mxs = mxs.max(state(c).unsigned_abs());
+    }
+    let (ss, es) = (qshift(mxs, QA), qexp(mxs, ecomb_plain(st.sc.e, st.ehs), QA));
+    // The local and state mantissas, once, packed in one int32 per channel
+    // (low half: local; high half: state).
+    for (c, o) in lm.iter_mut().enumerate() {
+        let ql = rshr32(*o, sl).clamp(-LIM15, LIM15);
+        let qs = qm(state(c), ss, QA) as i32;
+        *o = (qs << 16) | (ql & 0xFFFF);
+    }
+    let (c0m, c0e) = quant_scalar(i64::from(r[0]) * p.conv.m, p.conv.e - 30, QA);
+    let (c1m, c1e) = quant_scalar(i64::from(r[1]), -30, QA);
+    let (c2m, c2e) = quant_scalar(i64::from(r[2]) * p.wv.m, p.wv.e - 30, QA);
+    let (e0, e1, e2) = (ecomb(c0e, el), ecomb(c1e, es), ecomb(c2e, esp));
+    let a = align_at(&[top(ex, 15), top(e0, 30), top(e1, 30), top(e2, 30)], 60);
+    let sh = [ashift(a, ex), ashift(a, e0), ashift(a, e1), ashift(a, e2)];
+    let (c0, c1, c2) = (c0m as i32, c1m as i32, c2m as i32);
+    let lm = &*lm;
+    // Each product is of two 15-bit mantissas: int32.
+    let val = |c: usize, xc: i16| -> i64 {
+        let w = lm[c];
+        let (ql, qs) = ((w << 16) >> 16, w >> 16);
+        rshr(i64::from(xc), sh[0])
+            + rshr(i64::from(c0 * ql), sh[1])
+            + rshr(i64::from(c1 * qs), sh[2])
+            + rshr(i64::from(c2 * i32::from(sp[c])), sh[3])
+    };
+    let mut mx = 0u64;
+    for (c, &xc) in xr.iter().enumerate() {
+        mx = mx.max(val(c, xc).unsigned_abs());
+    }
+    let s = qshift(mx, QA);
+    for (c, xc) in xr.iter_mut().enumerate() {
+        *xc = qm(val(c, *xc), s, QA) as i16;
+    }
+    qexp(mx, a, QA)
 }
 
 /// The sparse pathway of position t into `b.sparse`; its exponent.
@@ -390,15 +487,40 @@ fn attention(wq: &Tensor, p: &LayerQ, t: usize, eh: i32, top_k: usize, b: &mut B
         }
     }
     let (vals, ev) = (&*b.v, &*b.ev);
+    let slots = idx[..keff].iter().zip(pr.iter());
+    if f != E_ZERO && idx[..keff].iter().all(|&j| {
+        let e = i32::from(ev[j as usize]);
+        e == f || e == E_ZERO
+    }) {
+        // Every slot's values on F's grid (or zero): A = B * 2^16 with
+        // B = sum p_s v_s exact, so quant15(A) = quant15(B) shifted by 16
+        // (rshr(B * 2^16, s + 16) = rshr(B, s)); |p| <= 2^30, |v| <= 32767.
+        let bsum = |c: usize| -> i64 {
+            let mut a = 0i64;
+            for (&j, &ps) in slots.clone() {
+                a += mul64_16(ps, i32::from(vals[j as usize * d + c]));
+            }
+            a
+        };
+        let mut mx = 0u64;
+        for c in 0..d {
+            mx = mx.max(bsum(c).unsigned_abs());
+        }
+        let s = qshift(mx, QA);
+        for c in 0..d {
+            b.sparse[c] = qm(bsum(c), s, QA) as i16;
+        }
+        return Some(qexp(mx, f - 30, QA));
+    }
     let acc = |c: usize| -> i64 {
         let mut a = 0i64;
-        for (&j, &ps) in idx[..keff].iter().zip(pr.iter()) {
+        for (&j, &ps) in slots.clone() {
             let j = j as usize;
             let e = i32::from(ev[j]);
             if e == E_ZERO {
                 continue;
             }
-            a += rshr(i64::from(ps) * i64::from(vals[j * d + c]), (f - 16 - e).min(63));
+            a += rshr(mul64_16(ps, i32::from(vals[j * d + c])), (f - 16 - e).min(63));
         }
         a
     };
@@ -427,20 +549,37 @@ pub fn final_row(model: &Model, n: usize, b: &mut Bufs) -> Option<i32> {
 
 /// Logits of a head over the final row (h, eh): each the exact integer
 /// result rounded once to binary32, into `out` (rows values); the first
-/// largest.
-pub fn head_logits(w: &Tensor, h: &[i16], eh: i32, mut out: Option<&mut [f32]>) -> usize {
+/// largest. The exact sums come by blocks of `mv.len()` rows through the
+/// matvec kernel.
+pub fn head_logits(w: &Tensor, h: &[i16], eh: i32, mv: &mut [i32], mut out: Option<&mut [f32]>) -> usize {
     let sc = Scale::of(w);
+    let e = ecomb_plain(sc.e, eh);
+    let blk = mv.len().max(1);
     let mut best = 0;
     let mut best_v = 0.0f32;
-    for j in 0..w.rows {
-        let v = to_f32(row_dot(w, j, h) * sc.m, ecomb_plain(sc.e, eh));
-        if j == 0 || v > best_v {
-            best = j;
-            best_v = v;
+    let mut j0 = 0;
+    while j0 < w.rows {
+        let nb = blk.min(w.rows - j0);
+        let sub = rows_of(w, j0, nb);
+        if let Some(t) = &sub {
+            matvec_q(t, h, w.cols, 1, mv, nb);
         }
-        if let Some(o) = out.as_deref_mut().and_then(|o| o.get_mut(j)) {
-            *o = v;
+        for i in 0..nb {
+            let j = j0 + i;
+            let acc = match sub {
+                Some(_) => i64::from(mv.get(i).copied().unwrap_or(0)),
+                None => row_dot(w, j, h),
+            };
+            let v = to_f32(acc * sc.m, e);
+            if j == 0 || v > best_v {
+                best = j;
+                best_v = v;
+            }
+            if let Some(o) = out.as_deref_mut().and_then(|o| o.get_mut(j)) {
+                *o = v;
+            }
         }
+        j0 += nb;
     }
     best
 }
