@@ -31,14 +31,52 @@ pub fn rshr(v: i64, s: i32) -> i64 {
         if v == 0 || s < -62 {
             0
         } else {
-            v << -s
+            shl64(v, (-s) as u32)
         }
     } else if s >= 63 {
         0
     } else {
         // floor((v + 2^(s-1)) / 2^s) = floor((floor(v / 2^(s-1)) + 1) / 2):
-        // one variable shift (a library call on Cortex-M0) instead of two.
-        ((v >> (s - 1)) + 1) >> 1
+        // one variable shift instead of two.
+        (sar64(v, (s - 1) as u32) + 1) >> 1
+    }
+}
+
+/// v << n (n < 64), in 32-bit halves where a 64-bit shift is a library
+/// call (Cortex-M0).
+#[inline(always)]
+fn shl64(v: i64, n: u32) -> i64 {
+    if NO_SMULL {
+        let (lo, hi) = (v as u32, (v >> 32) as u32);
+        let (lo2, hi2) = if n == 0 {
+            (lo, hi)
+        } else if n < 32 {
+            (lo << n, (hi << n) | (lo >> (32 - n)))
+        } else {
+            (0, lo << (n - 32))
+        };
+        ((u64::from(hi2) << 32) | u64::from(lo2)) as i64
+    } else {
+        v << n
+    }
+}
+
+/// v >> n (arithmetic, n < 64), in 32-bit halves where a 64-bit shift is a
+/// library call (Cortex-M0).
+#[inline(always)]
+fn sar64(v: i64, n: u32) -> i64 {
+    if NO_SMULL {
+        let (lo, hi) = (v as u32, (v >> 32) as i32);
+        let (lo2, hi2) = if n == 0 {
+            (lo, hi)
+        } else if n < 32 {
+            ((lo >> n) | ((hi as u32) << (32 - n)), hi >> n)
+        } else {
+            ((hi >> (n - 32)) as u32, hi >> 31)
+        };
+        (i64::from(hi2) << 32) | i64::from(lo2)
+    } else {
+        v >> n
     }
 }
 

@@ -3,7 +3,7 @@
 //! time within a layer. Every row has its own exponent, so this order gives
 //! the same bits as any other (the numpy reference's cached and lean senses).
 use super::arith::*;
-use super::params::{LayerQ, PVec, Scale};
+use super::params::{LayerQ, PSrc, PVec, Scale};
 use crate::format::{Model, Packing, Tensor};
 use crate::forward::Tokens;
 use crate::kernels::q15::matvec_q;
@@ -99,7 +99,7 @@ fn rows_of<'a>(w: &Tensor<'a>, j0: usize, n: usize) -> Option<Tensor<'a>> {
 /// LayerNorm of the block (xm, ex) with (g, b) into `out`; its exponent.
 /// `z` (D values) holds the normalized values in Q20.
 #[inline(never)]
-fn layer_norm(xm: &[i16], ex: i32, g: &PVec, b: &PVec, z: &mut [i32], out: &mut [i16]) -> i32 {
+fn layer_norm(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, z: &mut [i32], out: &mut [i16]) -> i32 {
     let d = xm.len() as i64;
     // |S| <= D * 32767 < 2^31 and m^2 < 2^30 (docs/Q15.md#integer-widths).
     let (mut s32, mut q) = (0i32, 0i64);
@@ -142,7 +142,7 @@ fn layer_norm(xm: &[i16], ex: i32, g: &PVec, b: &PVec, z: &mut [i32], out: &mut 
     let (e1, e2) = (ecomb(g.e, -ZF), b.e);
     let a = align_at(&[top(e1, QP as i32 + 28), top(e2, QP as i32)], 61);
     let (s1, s2) = (ashift(a, e1), ashift(a, e2));
-    let val = |i: usize, zi: i32| rshr(mul64(g.m(i) as i32, zi), s1) + rshr(b.m(i), s2);
+    let val = |i: usize, zi: i32| rshr(mul64(g.m(i), zi), s1) + rshr(i64::from(b.m(i)), s2);
     let mut mx = 0u64;
     for (i, &zi) in z.iter().enumerate().take(xm.len()) {
         mx = mx.max(val(i, zi).unsigned_abs());
@@ -208,14 +208,23 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
         let last = l + 1 == l_n;
         // tanh(a): in its own buffer, or as bit patterns in the logits area.
         let in_logits = b.tanh.len() < d;
+        let (tanh_area, free) = if in_logits { logits.split_at_mut(d) } else { (&mut [][..], &mut logits[..]) };
         for c in 0..d {
             let t = tanh_q30(bl.ssm.a.get(c));
             if in_logits {
-                *logits.get_mut(c)? = f32::from_bits(t as u32);
+                *tanh_area.get_mut(c)? = f32::from_bits(t as u32);
             } else {
                 b.tanh[c] = t;
             }
         }
+        let tanh_area = &*tanh_area;
+        // The parameter vectors converted once per layer into the rest of
+        // the logits area, as far as it goes (the others at each use).
+        let mut areas = free.chunks_exact_mut(d);
+        let pg = PSrc::new(p.g, areas.next());
+        let pb = PSrc::new(p.b, areas.next());
+        let psb = PSrc::new(p.sb, areas.next());
+        let psc = PSrc::new(p.sc, areas.next());
         for hs in b.hs.iter_mut() {
             *hs = 0;
         }
@@ -228,12 +237,12 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
                 let xr = b.x.get(t * d..(t + 1) * d)?;
                 let ex = i32::from(*b.ex.get(t)?);
                 let out = b.ring.get_mut(slot * d..(slot + 1) * d)?;
-                layer_norm(xr, ex, &p.g, &p.b, b.mv.get_mut(..d)?, out)
+                layer_norm(xr, ex, &pg, &pb, b.mv.get_mut(..d)?, out)
             };
             *b.ering.get_mut(slot)? = eh as i16;
             let h = b.ring.get(slot * d..(slot + 1) * d)?;
-            let tanh = if in_logits { Tanh::Bits(logits.get(..d)?) } else { Tanh::Ints(b.tanh.get(..d)?) };
-            ehs = ssm_step(&p.sb, tanh, b.hs.get_mut(..d)?, ehs, h, eh);
+            let tanh = if in_logits { Tanh::Bits(tanh_area) } else { Tanh::Ints(b.tanh.get(..d)?) };
+            ehs = ssm_step(&psb, tanh, b.hs.get_mut(..d)?, ehs, h, eh);
             // Keys and values of this position.
             mv(&bl.wk, h, b.mv);
             let e = quant_into(b.mv.get(..dh)?, eh, b.k.get_mut(t * dh..(t + 1) * dh)?);
@@ -258,7 +267,7 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
             let esp = attention(&bl.wq, &p, t, eh, dims.top_k, b)?;
             let (mxl, et) = conv_sums(&bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
             let ex = i32::from(*b.ex.get(t)?);
-            let st = State { sc: &p.sc, hs: b.hs.get(..d)?, ehs };
+            let st = State { sc: &psc, hs: b.hs.get(..d)?, ehs };
             let e = mix(&p, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get(..d)?, esp), r, b.x.get_mut(t * d..(t + 1) * d)?, ex);
             *b.ex.get_mut(t)? = e as i16;
         }
@@ -287,14 +296,14 @@ impl Tanh<'_> {
 /// One SSM step (docs/Q15.md#ssm-state-pathway) on the hidden mantissas
 /// `hs` (exponent ehs) with the normalized row (h, eh); the new exponent.
 #[inline(never)]
-fn ssm_step(sb: &PVec, tanh: Tanh, hs: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32 {
+fn ssm_step(sb: &PSrc, tanh: Tanh, hs: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32 {
     let e1 = ecomb(ehs, -30);
     let e2 = ecomb(sb.e, eh);
     let a = align_at(&[top(e1, 60), top(e2, QP as i32 + QA as i32)], 61);
     let (s1, s2) = (ashift(a, e1), ashift(a, e2));
     // |T| <= 2^30, |hs| < 2^30, |b| < 2^23, |h| <= 32767.
     let val = |c: usize, hc: i32| -> i64 {
-        rshr(mul64(tanh.at(c), hc), s1) + rshr(mul64_16(sb.m(c) as i32, i32::from(h[c])), s2)
+        rshr(mul64(tanh.at(c), hc), s1) + rshr(mul64_16(sb.m(c), i32::from(h[c])), s2)
     };
     let mut mx = 0u64;
     for (c, &hc) in hs.iter().enumerate() {
@@ -334,19 +343,26 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
                 shs[k] = et - ek;
             }
         }
-        let mut taps = [0i8; TAPS];
-        for (c, o) in out.iter_mut().enumerate() {
-            // The channel's K taps decoded at once (one unpack per channel).
-            conv.decode(c * kk, &mut taps[..kk]);
-            let mut acc = 0i32;
-            for k in 0..nt {
-                if shs[k] >= 0 {
-                    let x = i32::from(ring.get(rows[k] + c).copied().unwrap_or(0));
-                    acc += i32::from(taps[k]) * rshr32(x, shs[k]);
+        // The taps of several channels decoded at once.
+        let mut taps = [0i8; 4 * TAPS];
+        let per = taps.len() / kk;
+        let mut c0 = 0;
+        while c0 < d {
+            let nc = per.min(d - c0);
+            conv.decode(c0 * kk, &mut taps[..nc * kk]);
+            for (i, o) in out.iter_mut().skip(c0).take(nc).enumerate() {
+                let c = c0 + i;
+                let mut acc = 0i32;
+                for k in 0..nt {
+                    if shs[k] >= 0 {
+                        let x = i32::from(ring.get(rows[k] + c).copied().unwrap_or(0));
+                        acc += i32::from(taps[i * kk + k]) * rshr32(x, shs[k]);
+                    }
                 }
+                *o = acc;
+                mx = mx.max(acc.unsigned_abs());
             }
-            *o = acc;
-            mx = mx.max(acc.unsigned_abs());
+            c0 += nc;
         }
     } else {
         for (c, o) in out.iter_mut().enumerate() {
@@ -369,7 +385,7 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
 
 /// The SSM output gain and hidden state of a mix.
 struct State<'a, 'b> {
-    sc: &'b PVec<'a>,
+    sc: &'b PSrc<'a>,
     hs: &'b [i32],
     ehs: i32,
 }
@@ -382,7 +398,7 @@ struct State<'a, 'b> {
 fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): (&[i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32 {
     let (sl, el) = (qshift(u64::from(mxl), QA), qexp(u64::from(mxl), et, QA));
     // State: c_out times the hidden state (|c_out| < 2^23, |hs| < 2^30).
-    let state = |c: usize| mul64(st.sc.m(c) as i32, st.hs[c]);
+    let state = |c: usize| mul64(st.sc.m(c), st.hs[c]);
     let mut mxs = 0u64;
     for c in 0..lm.len() {
         mxs = mxs.max(state(c).unsigned_abs());
@@ -488,29 +504,60 @@ fn attention(wq: &Tensor, p: &LayerQ, t: usize, eh: i32, top_k: usize, b: &mut B
     }
     let (vals, ev) = (&*b.v, &*b.ev);
     let slots = idx[..keff].iter().zip(pr.iter());
-    if f != E_ZERO && idx[..keff].iter().all(|&j| {
+    // D = the largest f - e_s among the slots (zero values excluded).
+    let mut dmax = 0;
+    for &j in idx[..keff].iter() {
         let e = i32::from(ev[j as usize]);
-        e == f || e == E_ZERO
-    }) {
-        // Every slot's values on F's grid (or zero): A = B * 2^16 with
-        // B = sum p_s v_s exact, so quant15(A) = quant15(B) shifted by 16
-        // (rshr(B * 2^16, s + 16) = rshr(B, s)); |p| <= 2^30, |v| <= 32767.
-        let bsum = |c: usize| -> i64 {
-            let mut a = 0i64;
-            for (&j, &ps) in slots.clone() {
-                a += mul64_16(ps, i32::from(vals[j as usize * d + c]));
+        if e != E_ZERO {
+            dmax = dmax.max(f - e);
+        }
+    }
+    // With every f - e_s <= 16 each term is exact: A = sum p_s v_s
+    // 2^(16 - d_s) = B * 2^(16 - D) with B = sum P_s v_s, P_s = p_s 2^(D - d_s).
+    let mut psum = 0i64;
+    if f != E_ZERO && dmax <= 16 {
+        for (&j, &ps) in slots.clone() {
+            let e = i32::from(ev[j as usize]);
+            if e != E_ZERO {
+                psum += i64::from(ps) << (dmax - (f - e));
             }
-            a
-        };
+        }
+    }
+    if f != E_ZERO && dmax <= 16 && psum < 1 << 31 {
+        // quant15(A) = quant15(B) on the grid 2^(16 - D) finer
+        // (rshr(B * 2^k, s + k) = rshr(B, s)). B is built in int32
+        // halves, B = H * 2^15 + L with 0 <= L < 2^15: 0 <= P_s and
+        // sum P_s < 2^31, so |B| < 2^46 and |H| < 2^31 throughout.
+        let (hi, lo) = (b.mv.get_mut(..d)?, b.sparse.get_mut(..d)?);
+        hi.fill(0);
+        lo.fill(0);
+        for (&j, &ps) in slots {
+            let e = i32::from(ev[j as usize]);
+            if e == E_ZERO {
+                continue;
+            }
+            let ps = ps << (dmax - (f - e));
+            let (ph, pl) = (ps >> 15, ps & 0x7FFF);
+            let row = vals.get(j as usize * d..(j as usize + 1) * d)?;
+            for ((h, l), &v) in hi.iter_mut().zip(lo.iter_mut()).zip(row) {
+                let v = i32::from(v);
+                let lw = i32::from(*l) + pl * v;
+                *h += ph * v + (lw >> 15);
+                *l = (lw & 0x7FFF) as i16;
+            }
+        }
+        let whole = |h: i32, l: i16| (i64::from(h) << 15) + i64::from(l);
         let mut mx = 0u64;
-        for c in 0..d {
-            mx = mx.max(bsum(c).unsigned_abs());
+        for (&h, &l) in hi.iter().zip(lo.iter()) {
+            mx = mx.max(whole(h, l).unsigned_abs());
         }
         let s = qshift(mx, QA);
-        for c in 0..d {
-            b.sparse[c] = qm(bsum(c), s, QA) as i16;
+        for (&h, l) in hi.iter().zip(lo.iter_mut()) {
+            // s >= 16: rshr(H 2^15 + L, s) = rshr(H, s - 15), as 0 <= L < 2^15.
+            let q = if s >= 16 { i64::from(rshr32(h, s - 15)) } else { rshr(whole(h, *l), s) };
+            *l = q.clamp(-i64::from(LIM15), i64::from(LIM15)) as i16;
         }
-        return Some(qexp(mx, f - 30, QA));
+        return Some(qexp(mx, f - 30 - dmax, QA));
     }
     let acc = |c: usize| -> i64 {
         let mut a = 0i64;
@@ -539,8 +586,8 @@ fn attention(wq: &Tensor, p: &LayerQ, t: usize, eh: i32, top_k: usize, b: &mut B
 /// exponent. Then [`head_logits`] reads it.
 pub fn final_row(model: &Model, n: usize, b: &mut Bufs) -> Option<i32> {
     let d = model.dims.d_model;
-    let g = PVec::new(model.final_norm.gamma, d);
-    let be = PVec::new(model.final_norm.beta, d);
+    let g = PSrc::new(PVec::new(model.final_norm.gamma, d), None);
+    let be = PSrc::new(PVec::new(model.final_norm.beta, d), None);
     let xr = b.x.get((n - 1) * d..n * d)?;
     let ex = i32::from(*b.ex.get(n - 1)?);
     layer_norm(xr, ex, &g, &be, b.mv.get_mut(..d)?, b.ring.get_mut(..d)?)
