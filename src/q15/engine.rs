@@ -155,6 +155,7 @@ fn layer_norm(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, z: &mut [i32], out: &mut 
 }
 
 /// Q30 router probabilities (3) of the normalized row h at exponent eh.
+#[inline(never)]
 fn router(w: &Tensor, sc: Scale, h: &[i16], eh: i32, mvb: &mut [i32]) -> [i32; 3] {
     let mut acc = [0i32; 3];
     mv(w, h, mvb);
@@ -183,24 +184,8 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
         return None;
     }
     // Embedding.
-    let em = Scale::of(&model.embed);
-    let emm = em.m as i32;
     for t in 0..n {
-        let tok = toks.id(t, dims.vocab);
-        let tmp = b.mv.get_mut(..d)?;
-        let mut codes = [0i8; 32];
-        let mut c0 = 0;
-        while c0 < d {
-            let len = (d - c0).min(32);
-            model.embed.decode(tok * d + c0, &mut codes[..len]);
-            for (o, &c) in tmp[c0..c0 + len].iter_mut().zip(&codes[..len]) {
-                // |w| <= 9, |sm| <= 32767: int32.
-                *o = i32::from(c) * emm;
-            }
-            c0 += len;
-        }
-        let e = quant_into(tmp, em.e, b.x.get_mut(t * d..(t + 1) * d)?);
-        *b.ex.get_mut(t)? = e as i16;
+        embed(&model.embed, toks.id(t, dims.vocab), t, b)?;
     }
     for l in 0..l_n {
         let bl = model.block(l);
@@ -255,16 +240,11 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
             }
             let r = router(&bl.router, p.router, h, eh, b.mv);
             if t + 1 == n {
-                let mut hsum = 0.0f32;
-                for &ri in &r {
-                    let v = to_f32(i64::from(ri), -30);
-                    if v >= f32::MIN_POSITIVE {
-                        hsum -= v * lnf(v);
-                    }
-                }
-                *b.ent.get_mut(l)? = hsum.to_bits() as i32;
+                *b.ent.get_mut(l)? = entropy(r);
             }
-            let esp = attention(&bl.wq, &p, t, eh, dims.top_k, b)?;
+            mv(&bl.wq, h, b.mv);
+            let eq = quant_into(b.mv.get(..dh)?, eh, b.q.get_mut(..dh)?);
+            let esp = attention(dh, &p, t, eq, dims.top_k, b)?;
             let (mxl, et) = conv_sums(&bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
             let ex = i32::from(*b.ex.get(t)?);
             let st = State { sc: &psc, hs: b.hs.get(..d)?, ehs };
@@ -273,6 +253,42 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
         }
     }
     Some(())
+}
+
+/// Row t of the residual: the embedding of `tok`.
+#[inline(never)]
+fn embed(w: &Tensor, tok: usize, t: usize, b: &mut Bufs) -> Option<()> {
+    let d = w.cols;
+    let em = Scale::of(w);
+    let emm = em.m as i32;
+    let tmp = b.mv.get_mut(..d)?;
+    let mut codes = [0i8; 32];
+    let mut c0 = 0;
+    while c0 < d {
+        let len = (d - c0).min(32);
+        w.decode(tok * d + c0, &mut codes[..len]);
+        for (o, &c) in tmp[c0..c0 + len].iter_mut().zip(&codes[..len]) {
+            // |w| <= 9, |sm| <= 32767: int32.
+            *o = i32::from(c) * emm;
+        }
+        c0 += len;
+    }
+    let e = quant_into(tmp, em.e, b.x.get_mut(t * d..(t + 1) * d)?);
+    *b.ex.get_mut(t)? = e as i16;
+    Some(())
+}
+
+/// The router entropy (nats) of probabilities r (Q30), as binary32 bits.
+#[inline(always)]
+fn entropy(r: [i32; 3]) -> i32 {
+    let mut hsum = 0.0f32;
+    for &ri in &r {
+        let v = to_f32(i64::from(ri), -30);
+        if v >= f32::MIN_POSITIVE {
+            hsum -= v * lnf(v);
+        }
+    }
+    hsum.to_bits() as i32
 }
 
 /// Where a layer's tanh(a) constants are: their own int32 buffer, or bit
@@ -439,13 +455,12 @@ fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): 
     qexp(mx, a, QA)
 }
 
-/// The sparse pathway of position t into `b.sparse`; its exponent.
-fn attention(wq: &Tensor, p: &LayerQ, t: usize, eh: i32, top_k: usize, b: &mut Bufs) -> Option<i32> {
-    let (dh, d) = (wq.rows, b.sparse.len());
-    let slot = t % (b.ering.len().max(1));
-    let h = b.ring.get(slot * d..(slot + 1) * d)?;
-    mv(wq, h, b.mv);
-    let eq = quant_into(b.mv.get(..dh)?, eh, b.q.get_mut(..dh)?);
+/// The sparse pathway of position t into `b.sparse` (the query (b.q, eq)
+/// already there); its exponent. Calls no matvec: its frame is not under
+/// the kernels' on the stack.
+#[inline(never)]
+fn attention(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<i32> {
+    let d = b.sparse.len();
     let mut kt = E_ZERO;
     for &e in b.ek.get(..=t)? {
         let e = i32::from(e);
