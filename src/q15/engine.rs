@@ -99,7 +99,7 @@ fn rows_of<'a>(w: &Tensor<'a>, j0: usize, n: usize) -> Option<Tensor<'a>> {
 /// LayerNorm of the block (xm, ex) with (g, b) into `out`; its exponent.
 /// `z` (D values) holds the normalized values in Q20.
 #[inline(never)]
-fn layer_norm(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, z: &mut [i32], out: &mut [i16]) -> i32 {
+fn layer_norm(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, z: &mut [i32], mid: &mut [i16], out: &mut [i16]) -> i32 {
     let d = xm.len() as i64;
     // |S| <= D * 32767 < 2^31 and m^2 < 2^30 (docs/Q15.md#integer-widths).
     let (mut s32, mut q) = (0i32, 0i64);
@@ -143,13 +143,16 @@ fn layer_norm(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, z: &mut [i32], out: &mut 
     let a = align_at(&[top(e1, QP as i32 + 28), top(e2, QP as i32)], 61);
     let (s1, s2) = (ashift(a, e1), ashift(a, e2));
     let val = |i: usize, zi: i32| rshr(mul64(g.m(i), zi), s1) + rshr(i64::from(b.m(i)), s2);
+    // Each sum computed once, kept in z, mid and out until the quantization.
     let mut mx = 0u64;
-    for (i, &zi) in z.iter().enumerate().take(xm.len()) {
-        mx = mx.max(val(i, zi).unsigned_abs());
+    for (i, ((zi, m), o)) in z.iter_mut().zip(mid.iter_mut()).zip(out.iter_mut()).enumerate().take(xm.len()) {
+        let v = val(i, *zi);
+        mx = mx.max(v.unsigned_abs());
+        (*zi, *m, *o) = split3(v);
     }
     let sh = qshift(mx, QA);
-    for (i, (o, &zi)) in out.iter_mut().zip(z.iter()).enumerate().take(xm.len()) {
-        *o = qm(val(i, zi), sh, QA) as i16;
+    for ((&zi, &m), o) in z.iter().zip(mid.iter()).zip(out.iter_mut()).take(xm.len()) {
+        *o = qm(join3(zi, m, *o), sh, QA) as i16;
     }
     qexp(mx, a, QA)
 }
@@ -222,12 +225,12 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
                 let xr = b.x.get(t * d..(t + 1) * d)?;
                 let ex = i32::from(*b.ex.get(t)?);
                 let out = b.ring.get_mut(slot * d..(slot + 1) * d)?;
-                layer_norm(xr, ex, &pg, &pb, b.mv.get_mut(..d)?, out)
+                layer_norm(xr, ex, &pg, &pb, b.mv.get_mut(..d)?, b.sparse.get_mut(..d)?, out)
             };
             *b.ering.get_mut(slot)? = eh as i16;
             let h = b.ring.get(slot * d..(slot + 1) * d)?;
             let tanh = if in_logits { Tanh::Bits(tanh_area) } else { Tanh::Ints(b.tanh.get(..d)?) };
-            ehs = ssm_step(&psb, tanh, b.hs.get_mut(..d)?, ehs, h, eh);
+            ehs = ssm_step(&psb, tanh, b.hs.get_mut(..d)?, b.mv.get_mut(..d)?, ehs, h, eh);
             // Keys and values of this position.
             mv(&bl.wk, h, b.mv);
             let e = quant_into(b.mv.get(..dh)?, eh, b.k.get_mut(t * dh..(t + 1) * dh)?);
@@ -248,7 +251,7 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
             let (mxl, et) = conv_sums(&bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
             let ex = i32::from(*b.ex.get(t)?);
             let st = State { sc: &psc, hs: b.hs.get(..d)?, ehs };
-            let e = mix(&p, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get(..d)?, esp), r, b.x.get_mut(t * d..(t + 1) * d)?, ex);
+            let e = mix(&p, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(t * d..(t + 1) * d)?, ex);
             *b.ex.get_mut(t)? = e as i16;
         }
     }
@@ -312,22 +315,25 @@ impl Tanh<'_> {
 /// One SSM step (docs/Q15.md#ssm-state-pathway) on the hidden mantissas
 /// `hs` (exponent ehs) with the normalized row (h, eh); the new exponent.
 #[inline(never)]
-fn ssm_step(sb: &PSrc, tanh: Tanh, hs: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32 {
+fn ssm_step(sb: &PSrc, tanh: Tanh, hs: &mut [i32], lo: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32 {
     let e1 = ecomb(ehs, -30);
     let e2 = ecomb(sb.e, eh);
     let a = align_at(&[top(e1, 60), top(e2, QP as i32 + QA as i32)], 61);
     let (s1, s2) = (ashift(a, e1), ashift(a, e2));
-    // |T| <= 2^30, |hs| < 2^30, |b| < 2^23, |h| <= 32767.
-    let val = |c: usize, hc: i32| -> i64 {
-        rshr(mul64(tanh.at(c), hc), s1) + rshr(mul64_16(sb.m(c), i32::from(h[c])), s2)
-    };
+    // |T| <= 2^30, |hs| < 2^30, |b| < 2^23, |h| <= 32767. Each sum is
+    // computed once and kept split: high word in hs (whose old value it
+    // replaces), low word in `lo`.
     let mut mx = 0u64;
-    for (c, &hc) in hs.iter().enumerate() {
-        mx = mx.max(val(c, hc).unsigned_abs());
+    for (c, (hc, l)) in hs.iter_mut().zip(lo.iter_mut()).enumerate() {
+        let v = rshr(mul64(tanh.at(c), *hc), s1) + rshr(mul64_16(sb.m(c), i32::from(h[c])), s2);
+        mx = mx.max(v.unsigned_abs());
+        *hc = (v >> 32) as i32;
+        *l = v as i32;
     }
     let sh = qshift(mx, QH);
-    for (c, hc) in hs.iter_mut().enumerate() {
-        *hc = qm(val(c, *hc), sh, QH) as i32;
+    for (hc, &l) in hs.iter_mut().zip(lo.iter()) {
+        let v = (i64::from(*hc) << 32) | i64::from(l as u32);
+        *hc = qm(v, sh, QH) as i32;
     }
     qexp(mx, a, QH)
 }
@@ -411,7 +417,7 @@ struct State<'a, 'b> {
 /// becomes scratch.
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): (&[i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32 {
+fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32 {
     let (sl, el) = (qshift(u64::from(mxl), QA), qexp(u64::from(mxl), et, QA));
     // State: c_out times the hidden state (|c_out| < 2^23, |hs| < 2^30).
     let state = |c: usize| mul64(st.sc.m(c), st.hs[c]);
@@ -434,25 +440,36 @@ fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): 
     let a = align_at(&[top(ex, 15), top(e0, 30), top(e1, 30), top(e2, 30)], 60);
     let sh = [ashift(a, ex), ashift(a, e0), ashift(a, e1), ashift(a, e2)];
     let (c0, c1, c2) = (c0m as i32, c1m as i32, c2m as i32);
-    let lm = &*lm;
-    // Each product is of two 15-bit mantissas: int32.
-    let val = |c: usize, xc: i16| -> i64 {
-        let w = lm[c];
-        let (ql, qs) = ((w << 16) >> 16, w >> 16);
-        rshr(i64::from(xc), sh[0])
+    // Each product is of two 15-bit mantissas: int32. Each sum computed
+    // once, kept in lm, sp and xr until the quantization.
+    let mut mx = 0u64;
+    for ((w, spc), xc) in lm.iter_mut().zip(sp.iter_mut()).zip(xr.iter_mut()) {
+        let (ql, qs) = ((*w << 16) >> 16, *w >> 16);
+        let v = rshr(i64::from(*xc), sh[0])
             + rshr(i64::from(c0 * ql), sh[1])
             + rshr(i64::from(c1 * qs), sh[2])
-            + rshr(i64::from(c2 * i32::from(sp[c])), sh[3])
-    };
-    let mut mx = 0u64;
-    for (c, &xc) in xr.iter().enumerate() {
-        mx = mx.max(val(c, xc).unsigned_abs());
+            + rshr(i64::from(c2 * i32::from(*spc)), sh[3]);
+        mx = mx.max(v.unsigned_abs());
+        (*w, *spc, *xc) = split3(v);
     }
     let s = qshift(mx, QA);
-    for (c, xc) in xr.iter_mut().enumerate() {
-        *xc = qm(val(c, *xc), s, QA) as i16;
+    for ((&w, &spc), xc) in lm.iter().zip(sp.iter()).zip(xr.iter_mut()) {
+        *xc = qm(join3(w, spc, *xc), s, QA) as i16;
     }
     qexp(mx, a, QA)
+}
+
+/// A 64-bit sum kept between the two passes of a quantization in an int32
+/// and two int16 (bits 0-31, 32-47, 48-63).
+#[inline(always)]
+fn split3(v: i64) -> (i32, i16, i16) {
+    (v as i32, (v >> 32) as i16, (v >> 48) as i16)
+}
+
+/// The sum [`split3`] kept.
+#[inline(always)]
+fn join3(lo: i32, mid: i16, hi: i16) -> i64 {
+    (i64::from(hi) << 48) | (i64::from(mid as u16) << 32) | i64::from(lo as u32)
 }
 
 /// The sparse pathway of position t into `b.sparse` (the query (b.q, eq)
@@ -605,7 +622,7 @@ pub fn final_row(model: &Model, n: usize, b: &mut Bufs) -> Option<i32> {
     let be = PSrc::new(PVec::new(model.final_norm.beta, d), None);
     let xr = b.x.get((n - 1) * d..n * d)?;
     let ex = i32::from(*b.ex.get(n - 1)?);
-    layer_norm(xr, ex, &g, &be, b.mv.get_mut(..d)?, b.ring.get_mut(..d)?)
+    layer_norm(xr, ex, &g, &be, b.mv.get_mut(..d)?, b.sparse.get_mut(..d)?, b.ring.get_mut(..d)?)
         .into()
 }
 
