@@ -296,19 +296,34 @@ fn to_q24(v: i64, k: i32) -> i64 {
     }
 }
 
+/// g * v for a sign g in {-1, 0, 1}; on Cortex-M0 without a multiply (a
+/// library call there).
+#[inline(always)]
+pub fn sgn_mul(g: i64, v: i64) -> i64 {
+    if NO_SMULL {
+        match g {
+            1 => v,
+            -1 => -v,
+            _ => 0,
+        }
+    } else {
+        g * v
+    }
+}
+
 /// softmax_q of the real scores sig(j) * cm * 2^ce, j < out.len(): Q30
 /// probabilities into `out`.
 pub fn softmax_q(sig: impl Fn(usize) -> i64, cm: i64, ce: i32, out: &mut [i32]) {
     let g = cm.signum();
     let mut mx = i64::MIN;
     for j in 0..out.len() {
-        mx = mx.max(g * sig(j));
+        mx = mx.max(sgn_mul(g, sig(j)));
     }
     let (km, ke) = quant_scalar(cm.abs() * L2E_Q30, ce - 30, QA);
     let k = ke + 24;
     let mut z = 0i64;
     for (j, o) in out.iter_mut().enumerate() {
-        let d = mx - g * sig(j);
+        let d = mx - sgn_mul(g, sig(j));
         let e = exp2q(to_q24(d * km, k));
         *o = e as i32;
         z += e;

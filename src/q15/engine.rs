@@ -507,12 +507,12 @@ fn attention(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Buf
     let mut cnt = 0usize;
     for j in 0..=t {
         let sg = sigma(j);
-        let s = g * sg;
-        if cnt == keff && s <= g * score(lo, hi, cnt - 1) {
+        let s = sgn_mul(g, sg);
+        if cnt == keff && s <= sgn_mul(g, score(lo, hi, cnt - 1)) {
             continue;
         }
         let mut pos = cnt.min(keff - 1);
-        while pos > 0 && g * score(lo, hi, pos - 1) < s {
+        while pos > 0 && sgn_mul(g, score(lo, hi, pos - 1)) < s {
             if pos < keff {
                 idx[pos] = idx[pos - 1];
                 lo[pos] = lo[pos - 1];
