@@ -129,24 +129,32 @@ fn layer_norm(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, z: &mut [i32], mid: &mut 
     let inv = 1.0f32 / crate::math::sqrtf(n2.max(1) as f32);
     let (mi, ei) = f32_parts(inv);
     let zs = -ei - ZF;
-    for (zi, &m) in z.iter_mut().zip(xm) {
-        *zi = if n2 == 0 {
-            0
-        } else if d <= 32767 {
-            // c_i = D m_i - S: |D m_i| < 2^30 and |S| < 2^30, so int32.
-            rshr(mul64(d as i32 * i32::from(m) - s32, mi as i32), zs) as i32
-        } else {
-            rshr((d * i64::from(m) - s) * mi, zs) as i32
-        };
-    }
     let (e1, e2) = (ecomb(g.e, -ZF), b.e);
     let a = align_at(&[top(e1, QP as i32 + 28), top(e2, QP as i32)], 61);
     let (s1, s2) = (ashift(a, e1), ashift(a, e2));
-    let val = |i: usize, zi: i32| rshr(mul64(g.m(i), zi), s1) + rshr(i64::from(b.m(i)), s2);
+    // When both terms are shifted left (the usual case), the sum is 2^k W
+    // with W's terms shifted by l1, l2 >= 0 (one of them 0), and
+    // quant15(2^k W) = quant15(W) at an exponent k higher.
+    let (k, l1, l2) = if s1 <= 0 && s2 <= 0 {
+        let k = (-s1).min(-s2);
+        (k, s1 + k, s2 + k)
+    } else {
+        (0, s1, s2)
+    };
     // Each sum computed once, kept in z, mid and out until the quantization.
     let mut mx = 0u64;
-    for (i, ((zi, m), o)) in z.iter_mut().zip(mid.iter_mut()).zip(out.iter_mut()).enumerate().take(xm.len()) {
-        let v = val(i, *zi);
+    for (i, (((zi, m), o), &xi)) in z.iter_mut().zip(mid.iter_mut()).zip(out.iter_mut()).zip(xm).enumerate() {
+        let zv = if n2 == 0 {
+            0
+        } else if d <= 32767 {
+            // c_i = D m_i - S: |D m_i| < 2^30 and |S| < 2^30, so int32.
+            rshr(mul64(d as i32 * i32::from(xi) - s32, mi as i32), zs) as i32
+        } else {
+            rshr((d * i64::from(xi) - s) * mi, zs) as i32
+        };
+        let gz = mul64(g.m(i), zv);
+        let bm = i64::from(b.m(i));
+        let v = (if l1 == 0 { gz } else { rshr(gz, l1) }) + (if l2 == 0 { bm } else { rshr(bm, l2) });
         mx = mx.max(v.unsigned_abs());
         (*zi, *m, *o) = split3(v);
     }
@@ -154,7 +162,7 @@ fn layer_norm(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, z: &mut [i32], mid: &mut 
     for ((&zi, &m), o) in z.iter().zip(mid.iter()).zip(out.iter_mut()).take(xm.len()) {
         *o = qm(join3(zi, m, *o), sh, QA) as i16;
     }
-    qexp(mx, a, QA)
+    qexp(mx, a + k, QA)
 }
 
 /// Q30 router probabilities (3) of the normalized row h at exponent eh.
