@@ -31,12 +31,99 @@ pub fn rshr(v: i64, s: i32) -> i64 {
         if v == 0 || s < -62 {
             0
         } else {
-            v << -s
+            shl64(v, (-s) as u32)
         }
     } else if s >= 63 {
         0
     } else {
-        (v + (1i64 << (s - 1))) >> s
+        // floor((v + 2^(s-1)) / 2^s) = floor((floor(v / 2^(s-1)) + 1) / 2):
+        // one variable shift instead of two.
+        (sar64(v, (s - 1) as u32) + 1) >> 1
+    }
+}
+
+/// v << n (n < 64), in 32-bit halves where a 64-bit shift is a library
+/// call (Cortex-M0).
+#[inline(always)]
+fn shl64(v: i64, n: u32) -> i64 {
+    if NO_SMULL {
+        let (lo, hi) = (v as u32, (v >> 32) as u32);
+        let (lo2, hi2) = if n == 0 {
+            (lo, hi)
+        } else if n < 32 {
+            (lo << n, (hi << n) | (lo >> (32 - n)))
+        } else {
+            (0, lo << (n - 32))
+        };
+        ((u64::from(hi2) << 32) | u64::from(lo2)) as i64
+    } else {
+        v << n
+    }
+}
+
+/// v >> n (arithmetic, n < 64), in 32-bit halves where a 64-bit shift is a
+/// library call (Cortex-M0).
+#[inline(always)]
+fn sar64(v: i64, n: u32) -> i64 {
+    if NO_SMULL {
+        let (lo, hi) = (v as u32, (v >> 32) as i32);
+        let (lo2, hi2) = if n == 0 {
+            (lo, hi)
+        } else if n < 32 {
+            ((lo >> n) | ((hi as u32) << (32 - n)), hi >> n)
+        } else {
+            ((hi >> (n - 32)) as u32, hi >> 31)
+        };
+        (i64::from(hi2) << 32) | i64::from(lo2)
+    } else {
+        v >> n
+    }
+}
+
+/// [`rshr`] of an int32 whose result the caller knows fits (s <= 0: the
+/// exact left shift; s >= 32: 0 for |v| < 2^31).
+#[inline(always)]
+pub fn rshr32(v: i32, s: i32) -> i32 {
+    if s <= 0 {
+        v << (-s).min(31)
+    } else if s >= 32 {
+        0
+    } else {
+        ((v >> (s - 1)) + 1) >> 1
+    }
+}
+
+/// Where a 32 x 32 -> 64-bit product is a library call: thumbv6m (Cortex-M0,
+/// no `SMULL`; no 32-bit compare-and-swap either, which is how cfg tells it).
+const NO_SMULL: bool = cfg!(all(target_arch = "arm", not(target_has_atomic = "32")));
+
+/// a * b exactly, for any int32 a and b: four 16 x 16 multiplies where the
+/// core has no 32 x 32 -> 64 one (a 64 x 64 library call otherwise).
+#[inline(always)]
+pub fn mul64(a: i32, b: i32) -> i64 {
+    if NO_SMULL {
+        let (ah, al) = (a >> 16, a & 0xFFFF);
+        let (bh, bl) = (b >> 16, b & 0xFFFF);
+        // al, bl in [0, 2^16): al * bl < 2^32 (unsigned); ah * bl and
+        // al * bh fit int32 with their sign; ah * bh < 2^30.
+        let ll = (al as u32).wrapping_mul(bl as u32);
+        let mid = i64::from(ah * bl) + i64::from(al * bh);
+        (i64::from(ah * bh) << 32) + (mid << 16) + i64::from(ll)
+    } else {
+        i64::from(a) * i64::from(b)
+    }
+}
+
+/// a * b exactly for |b| <= 32767 (an activation mantissa): two 16 x 16
+/// multiplies where the core has no 32 x 32 -> 64 one.
+#[inline(always)]
+pub fn mul64_16(a: i32, b: i32) -> i64 {
+    if NO_SMULL {
+        // al in [0, 2^16): |al * b| < 2^31; |ah * b| < 2^31.
+        let (ah, al) = (a >> 16, a & 0xFFFF);
+        (i64::from(ah * b) << 16) + i64::from(al * b)
+    } else {
+        i64::from(a) * i64::from(b)
     }
 }
 
@@ -164,7 +251,14 @@ pub fn fq(f: f32, e: i32, bits: u32) -> i64 {
     if m == 0 {
         return 0;
     }
-    qm(m, (e - ex).min(63), bits)
+    let s = e - ex;
+    if (1..32).contains(&s) && bits < 31 {
+        // |m| < 2^24: the rounding in int32 (always the case inside a block
+        // whose exponent fquant_exp gave: s >= bitlen(m) - bits >= 1 there).
+        let lim = (1i32 << bits) - 1;
+        return i64::from((((m as i32) >> (s - 1)) + 1) >> 1).clamp(-i64::from(lim), i64::from(lim));
+    }
+    qm(m, s.min(63), bits)
 }
 
 /// fquant15 of one float (a weight record's scale): (mantissa, exponent).
@@ -202,19 +296,34 @@ fn to_q24(v: i64, k: i32) -> i64 {
     }
 }
 
+/// g * v for a sign g in {-1, 0, 1}; on Cortex-M0 without a multiply (a
+/// library call there).
+#[inline(always)]
+pub fn sgn_mul(g: i64, v: i64) -> i64 {
+    if NO_SMULL {
+        match g {
+            1 => v,
+            -1 => -v,
+            _ => 0,
+        }
+    } else {
+        g * v
+    }
+}
+
 /// softmax_q of the real scores sig(j) * cm * 2^ce, j < out.len(): Q30
 /// probabilities into `out`.
 pub fn softmax_q(sig: impl Fn(usize) -> i64, cm: i64, ce: i32, out: &mut [i32]) {
     let g = cm.signum();
     let mut mx = i64::MIN;
     for j in 0..out.len() {
-        mx = mx.max(g * sig(j));
+        mx = mx.max(sgn_mul(g, sig(j)));
     }
     let (km, ke) = quant_scalar(cm.abs() * L2E_Q30, ce - 30, QA);
     let k = ke + 24;
     let mut z = 0i64;
     for (j, o) in out.iter_mut().enumerate() {
-        let d = mx - g * sig(j);
+        let d = mx - sgn_mul(g, sig(j));
         let e = exp2q(to_q24(d * km, k));
         *o = e as i32;
         z += e;

@@ -3,7 +3,7 @@
 //! time within a layer. Every row has its own exponent, so this order gives
 //! the same bits as any other (the numpy reference's cached and lean senses).
 use super::arith::*;
-use super::params::{LayerQ, PVec, Scale};
+use super::params::{LayerQ, PSrc, PVec, Scale};
 use crate::format::{Model, Packing, Tensor};
 use crate::forward::Tokens;
 use crate::kernels::q15::matvec_q;
@@ -46,21 +46,25 @@ pub struct Bufs<'w> {
 
 /// quant15 of exact integers `src` at exponent e into `out`; the exponent.
 fn quant_into(src: &[i32], e: i32, out: &mut [i16]) -> i32 {
-    let mx = src.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0) as u64;
-    let s = qshift(mx, QA);
+    let mx = src.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0);
+    let s = qshift(u64::from(mx), QA);
+    // s = bitlen(mx) - 15: every rshr32 result is within +-2^15 (int32 work).
     for (o, &v) in out.iter_mut().zip(src) {
-        *o = qm(i64::from(v), s, QA) as i16;
+        *o = rshr32(v, s).clamp(-LIM15, LIM15) as i16;
     }
-    qexp(mx, e, QA)
+    qexp(u64::from(mx), e, QA)
 }
+
+/// 2^15 - 1, the activation saturation.
+const LIM15: i32 = (1 << QA) - 1;
 
 /// Exact W h (one position) into `out` (W.rows values).
 fn mv(w: &Tensor, h: &[i16], out: &mut [i32]) {
     matvec_q(w, h, w.cols, 1, out, w.rows);
 }
 
-/// Exact dot products of rows j0.. of W with h, one at a time: the heads'
-/// outputs (V or n_classes rows) need no i32 buffer of their size.
+/// Exact dot product of row j of W with h (the head's fallback when its
+/// rows cannot be cut at a byte boundary).
 fn row_dot(w: &Tensor, j: usize, h: &[i16]) -> i64 {
     let mut codes = [0i8; 32];
     let mut acc = 0i64;
@@ -69,23 +73,42 @@ fn row_dot(w: &Tensor, j: usize, h: &[i16]) -> i64 {
         let len = (w.cols - c0).min(codes.len());
         w.decode(j * w.cols + c0, &mut codes[..len]);
         for (i, &c) in codes[..len].iter().enumerate() {
-            acc += i64::from(c) * i64::from(h.get(c0 + i).copied().unwrap_or(0));
+            acc += i64::from(i32::from(c) * i32::from(h.get(c0 + i).copied().unwrap_or(0)));
         }
         c0 += len;
     }
     acc
 }
 
+/// Rows j0..j0+n of W as a tensor of their own, when row j0 starts on a
+/// whole unit of the packing (4 Trit2 codes a byte, 5 Base3, 8 P3 in 3 bytes).
+fn rows_of<'a>(w: &Tensor<'a>, j0: usize, n: usize) -> Option<Tensor<'a>> {
+    let first = j0.checked_mul(w.cols)?;
+    let unit = match w.packing {
+        Packing::Trit2 => 4,
+        Packing::Base3 => 5,
+        Packing::P3 => 8,
+    };
+    if first % unit != 0 {
+        return None;
+    }
+    let data = w.data.get(w.packing.payload_len(first)..).unwrap_or(&[]);
+    Some(Tensor { data, scale: w.scale, rows: n, cols: w.cols, packing: w.packing })
+}
+
 /// LayerNorm of the block (xm, ex) with (g, b) into `out`; its exponent.
 /// `z` (D values) holds the normalized values in Q20.
-fn layer_norm(xm: &[i16], ex: i32, g: &PVec, b: &PVec, z: &mut [i32], out: &mut [i16]) -> i32 {
+#[inline(never)]
+fn layer_norm(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, z: &mut [i32], mid: &mut [i16], out: &mut [i16]) -> i32 {
     let d = xm.len() as i64;
-    let (mut s, mut q) = (0i64, 0i64);
+    // |S| <= D * 32767 < 2^31 and m^2 < 2^30 (docs/Q15.md#integer-widths).
+    let (mut s32, mut q) = (0i32, 0i64);
     for &m in xm {
-        let m = i64::from(m);
-        s += m;
-        q += m * m;
+        let m = i32::from(m);
+        s32 += m;
+        q += i64::from(m * m);
     }
+    let s = i64::from(s32);
     let n = d * q - s * s;
     const LIM: i64 = 1 << 62;
     let base = 21475 * d * d;
@@ -105,25 +128,45 @@ fn layer_norm(xm: &[i16], ex: i32, g: &PVec, b: &PVec, z: &mut [i32], out: &mut 
     let n2 = n + eps;
     let inv = 1.0f32 / crate::math::sqrtf(n2.max(1) as f32);
     let (mi, ei) = f32_parts(inv);
-    for (zi, &m) in z.iter_mut().zip(xm) {
-        *zi = if n2 == 0 { 0 } else { rshr((d * i64::from(m) - s) * mi, -ei - ZF) as i32 };
-    }
+    let zs = -ei - ZF;
     let (e1, e2) = (ecomb(g.e, -ZF), b.e);
     let a = align_at(&[top(e1, QP as i32 + 28), top(e2, QP as i32)], 61);
     let (s1, s2) = (ashift(a, e1), ashift(a, e2));
-    let val = |i: usize, zi: i32| rshr(g.m(i) * i64::from(zi), s1) + rshr(b.m(i), s2);
+    // When both terms are shifted left (the usual case), the sum is 2^k W
+    // with W's terms shifted by l1, l2 >= 0 (one of them 0), and
+    // quant15(2^k W) = quant15(W) at an exponent k higher.
+    let (k, l1, l2) = if s1 <= 0 && s2 <= 0 {
+        let k = (-s1).min(-s2);
+        (k, s1 + k, s2 + k)
+    } else {
+        (0, s1, s2)
+    };
+    // Each sum computed once, kept in z, mid and out until the quantization.
     let mut mx = 0u64;
-    for (i, &zi) in z.iter().enumerate().take(xm.len()) {
-        mx = mx.max(val(i, zi).unsigned_abs());
+    for (i, (((zi, m), o), &xi)) in z.iter_mut().zip(mid.iter_mut()).zip(out.iter_mut()).zip(xm).enumerate() {
+        let zv = if n2 == 0 {
+            0
+        } else if d <= 32767 {
+            // c_i = D m_i - S: |D m_i| < 2^30 and |S| < 2^30, so int32.
+            rshr(mul64(d as i32 * i32::from(xi) - s32, mi as i32), zs) as i32
+        } else {
+            rshr((d * i64::from(xi) - s) * mi, zs) as i32
+        };
+        let gz = mul64(g.m(i), zv);
+        let bm = i64::from(b.m(i));
+        let v = (if l1 == 0 { gz } else { rshr(gz, l1) }) + (if l2 == 0 { bm } else { rshr(bm, l2) });
+        mx = mx.max(v.unsigned_abs());
+        (*zi, *m, *o) = split3(v);
     }
     let sh = qshift(mx, QA);
-    for (i, (o, &zi)) in out.iter_mut().zip(z.iter()).enumerate().take(xm.len()) {
-        *o = qm(val(i, zi), sh, QA) as i16;
+    for ((&zi, &m), o) in z.iter().zip(mid.iter()).zip(out.iter_mut()).take(xm.len()) {
+        *o = qm(join3(zi, m, *o), sh, QA) as i16;
     }
-    qexp(mx, a, QA)
+    qexp(mx, a + k, QA)
 }
 
 /// Q30 router probabilities (3) of the normalized row h at exponent eh.
+#[inline(never)]
 fn router(w: &Tensor, sc: Scale, h: &[i16], eh: i32, mvb: &mut [i32]) -> [i32; 3] {
     let mut acc = [0i32; 3];
     mv(w, h, mvb);
@@ -152,22 +195,8 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
         return None;
     }
     // Embedding.
-    let em = Scale::of(&model.embed);
     for t in 0..n {
-        let tok = toks.id(t, dims.vocab);
-        let tmp = b.mv.get_mut(..d)?;
-        let mut codes = [0i8; 32];
-        let mut c0 = 0;
-        while c0 < d {
-            let len = (d - c0).min(32);
-            model.embed.decode(tok * d + c0, &mut codes[..len]);
-            for (o, &c) in tmp[c0..c0 + len].iter_mut().zip(&codes[..len]) {
-                *o = (i64::from(c) * em.m) as i32;
-            }
-            c0 += len;
-        }
-        let e = quant_into(tmp, em.e, b.x.get_mut(t * d..(t + 1) * d)?);
-        *b.ex.get_mut(t)? = e as i16;
+        embed(&model.embed, toks.id(t, dims.vocab), t, b)?;
     }
     for l in 0..l_n {
         let bl = model.block(l);
@@ -175,21 +204,23 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
         let last = l + 1 == l_n;
         // tanh(a): in its own buffer, or as bit patterns in the logits area.
         let in_logits = b.tanh.len() < d;
+        let (tanh_area, free) = if in_logits { logits.split_at_mut(d) } else { (&mut [][..], &mut logits[..]) };
         for c in 0..d {
             let t = tanh_q30(bl.ssm.a.get(c));
             if in_logits {
-                *logits.get_mut(c)? = f32::from_bits(t as u32);
+                *tanh_area.get_mut(c)? = f32::from_bits(t as u32);
             } else {
                 b.tanh[c] = t;
             }
         }
-        let tanh_at = |c: usize, tb: &[i32], lg: &[f32]| -> i64 {
-            if in_logits {
-                i64::from(lg.get(c).map_or(0, |f| f.to_bits() as i32))
-            } else {
-                i64::from(tb.get(c).copied().unwrap_or(0))
-            }
-        };
+        let tanh_area = &*tanh_area;
+        // The parameter vectors converted once per layer into the rest of
+        // the logits area, as far as it goes (the others at each use).
+        let mut areas = free.chunks_exact_mut(d);
+        let pg = PSrc::new(p.g, areas.next());
+        let pb = PSrc::new(p.b, areas.next());
+        let psb = PSrc::new(p.sb, areas.next());
+        let psc = PSrc::new(p.sc, areas.next());
         for hs in b.hs.iter_mut() {
             *hs = 0;
         }
@@ -202,30 +233,12 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
                 let xr = b.x.get(t * d..(t + 1) * d)?;
                 let ex = i32::from(*b.ex.get(t)?);
                 let out = b.ring.get_mut(slot * d..(slot + 1) * d)?;
-                layer_norm(xr, ex, &p.g, &p.b, b.mv.get_mut(..d)?, out)
+                layer_norm(xr, ex, &pg, &pb, b.mv.get_mut(..d)?, b.sparse.get_mut(..d)?, out)
             };
             *b.ering.get_mut(slot)? = eh as i16;
             let h = b.ring.get(slot * d..(slot + 1) * d)?;
-            // SSM step.
-            {
-                let e1 = ecomb(ehs, -30);
-                let e2 = ecomb(p.sb.e, eh);
-                let a = align_at(&[top(e1, 60), top(e2, QP as i32 + QA as i32)], 61);
-                let (s1, s2) = (ashift(a, e1), ashift(a, e2));
-                let (tb, lg) = (&*b.tanh, &*logits);
-                let val = |c: usize, hc: i32| -> i64 {
-                    rshr(tanh_at(c, tb, lg) * i64::from(hc), s1) + rshr(p.sb.m(c) * i64::from(h[c]), s2)
-                };
-                let mut mx = 0u64;
-                for (c, &hc) in b.hs.iter().enumerate() {
-                    mx = mx.max(val(c, hc).unsigned_abs());
-                }
-                let sh = qshift(mx, QH);
-                for (c, hc) in b.hs.iter_mut().enumerate() {
-                    *hc = qm(val(c, *hc), sh, QH) as i32;
-                }
-                ehs = qexp(mx, a, QH);
-            }
+            let tanh = if in_logits { Tanh::Bits(tanh_area) } else { Tanh::Ints(b.tanh.get(..d)?) };
+            ehs = ssm_step(&psb, tanh, b.hs.get_mut(..d)?, b.mv.get_mut(..d)?, ehs, h, eh);
             // Keys and values of this position.
             mv(&bl.wk, h, b.mv);
             let e = quant_into(b.mv.get(..dh)?, eh, b.k.get_mut(t * dh..(t + 1) * dh)?);
@@ -238,101 +251,241 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
             }
             let r = router(&bl.router, p.router, h, eh, b.mv);
             if t + 1 == n {
-                let mut hsum = 0.0f32;
-                for &ri in &r {
-                    let v = to_f32(i64::from(ri), -30);
-                    if v >= f32::MIN_POSITIVE {
-                        hsum -= v * lnf(v);
-                    }
-                }
-                *b.ent.get_mut(l)? = hsum.to_bits() as i32;
+                *b.ent.get_mut(l)? = entropy(r);
             }
-            let esp = attention(&bl.wq, &p, t, eh, dims.top_k, b)?;
-            // Conv: taps aligned to the largest exponent among them.
-            let mut et = E_ZERO;
-            for k in 0..kk.min(t + 1) {
-                let ek = i32::from(*b.ering.get((t - k) % kk)?);
-                if ek != E_ZERO {
-                    et = if et == E_ZERO { ek } else { et.max(ek) };
-                }
-            }
-            let ring = &*b.ring;
-            let ering = &*b.ering;
-            let conv = &bl.conv;
-            let local = |c: usize| -> i64 {
-                // The channel's K taps decoded at once (one unpack per channel).
-                let mut taps = [0i8; 16];
-                let wide = kk > taps.len();
-                if !wide {
-                    conv.decode(c * kk, &mut taps[..kk]);
-                }
-                let mut acc = 0i64;
-                for k in 0..kk.min(t + 1) {
-                    let row = (t - k) % kk;
-                    let ek = i32::from(ering[row]);
-                    if ek == E_ZERO {
-                        continue;
-                    }
-                    let w = if wide { conv.weight(c * kk + k) } else { taps.get(k).copied().unwrap_or(0) };
-                    acc += i64::from(w) * rshr(i64::from(ring[row * d + c]), et - ek);
-                }
-                acc
-            };
-            // The exact conv sums, once, in the matvec buffer (free here:
-            // |L| <= 9 K 32767 fits an int32 for K <= 7281).
-            let mut mxl = 0u64;
-            for (c, o) in b.mv.iter_mut().enumerate().take(d) {
-                let v = local(c);
-                *o = v as i32;
-                mxl = mxl.max(v.unsigned_abs());
-            }
-            let (sl, el) = (qshift(mxl, QA), qexp(mxl, et, QA));
-            let lsum = &*b.mv;
-            // State: c_out times the hidden state.
-            let hs = &*b.hs;
-            let state = |c: usize| p.sc.m(c) * i64::from(hs[c]);
-            let mut mxs = 0u64;
-            for c in 0..d {
-                mxs = mxs.max(state(c).unsigned_abs());
-            }
-            let (ss, es) = (qshift(mxs, QA), qexp(mxs, ecomb_plain(p.sc.e, ehs), QA));
-            // Mix.
-            let (c0m, c0e) = quant_scalar(i64::from(r[0]) * p.conv.m, p.conv.e - 30, QA);
-            let (c1m, c1e) = quant_scalar(i64::from(r[1]), -30, QA);
-            let (c2m, c2e) = quant_scalar(i64::from(r[2]) * p.wv.m, p.wv.e - 30, QA);
+            mv(&bl.wq, h, b.mv);
+            let eq = quant_into(b.mv.get(..dh)?, eh, b.q.get_mut(..dh)?);
+            let esp = attention(dh, &p, t, eq, dims.top_k, b)?;
+            let (mxl, et) = conv_sums(&bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
             let ex = i32::from(*b.ex.get(t)?);
-            let (e0, e1, e2) = (ecomb(c0e, el), ecomb(c1e, es), ecomb(c2e, esp));
-            let a = align_at(&[top(ex, 15), top(e0, 30), top(e1, 30), top(e2, 30)], 60);
-            let sh = [ashift(a, ex), ashift(a, e0), ashift(a, e1), ashift(a, e2)];
-            let sp = &*b.sparse;
-            let val = |c: usize, xc: i16| -> i64 {
-                rshr(i64::from(xc), sh[0])
-                    + rshr(c0m * qm(i64::from(lsum[c]), sl, QA), sh[1])
-                    + rshr(c1m * qm(state(c), ss, QA), sh[2])
-                    + rshr(c2m * i64::from(sp[c]), sh[3])
-            };
-            let xr = b.x.get_mut(t * d..(t + 1) * d)?;
-            let mut mx = 0u64;
-            for (c, &xc) in xr.iter().enumerate() {
-                mx = mx.max(val(c, xc).unsigned_abs());
-            }
-            let s = qshift(mx, QA);
-            for (c, xc) in xr.iter_mut().enumerate() {
-                *xc = qm(val(c, *xc), s, QA) as i16;
-            }
-            *b.ex.get_mut(t)? = qexp(mx, a, QA) as i16;
+            let st = State { sc: &psc, hs: b.hs.get(..d)?, ehs };
+            let e = mix(&p, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(t * d..(t + 1) * d)?, ex);
+            *b.ex.get_mut(t)? = e as i16;
         }
     }
     Some(())
 }
 
-/// The sparse pathway of position t into `b.sparse`; its exponent.
-fn attention(wq: &Tensor, p: &LayerQ, t: usize, eh: i32, top_k: usize, b: &mut Bufs) -> Option<i32> {
-    let (dh, d) = (wq.rows, b.sparse.len());
-    let slot = t % (b.ering.len().max(1));
-    let h = b.ring.get(slot * d..(slot + 1) * d)?;
-    mv(wq, h, b.mv);
-    let eq = quant_into(b.mv.get(..dh)?, eh, b.q.get_mut(..dh)?);
+/// Row t of the residual: the embedding of `tok`.
+#[inline(never)]
+fn embed(w: &Tensor, tok: usize, t: usize, b: &mut Bufs) -> Option<()> {
+    let d = w.cols;
+    let em = Scale::of(w);
+    let emm = em.m as i32;
+    let tmp = b.mv.get_mut(..d)?;
+    let mut codes = [0i8; 32];
+    let mut c0 = 0;
+    while c0 < d {
+        let len = (d - c0).min(32);
+        w.decode(tok * d + c0, &mut codes[..len]);
+        for (o, &c) in tmp[c0..c0 + len].iter_mut().zip(&codes[..len]) {
+            // |w| <= 9, |sm| <= 32767: int32.
+            *o = i32::from(c) * emm;
+        }
+        c0 += len;
+    }
+    let e = quant_into(tmp, em.e, b.x.get_mut(t * d..(t + 1) * d)?);
+    *b.ex.get_mut(t)? = e as i16;
+    Some(())
+}
+
+/// The router entropy (nats) of probabilities r (Q30), as binary32 bits.
+#[inline(always)]
+fn entropy(r: [i32; 3]) -> i32 {
+    let mut hsum = 0.0f32;
+    for &ri in &r {
+        let v = to_f32(i64::from(ri), -30);
+        if v >= f32::MIN_POSITIVE {
+            hsum -= v * lnf(v);
+        }
+    }
+    hsum.to_bits() as i32
+}
+
+/// Where a layer's tanh(a) constants are: their own int32 buffer, or bit
+/// patterns in the logits area.
+#[derive(Clone, Copy)]
+enum Tanh<'a> {
+    Ints(&'a [i32]),
+    Bits(&'a [f32]),
+}
+
+impl Tanh<'_> {
+    #[inline(always)]
+    fn at(self, c: usize) -> i32 {
+        match self {
+            Tanh::Ints(t) => t.get(c).copied().unwrap_or(0),
+            Tanh::Bits(t) => t.get(c).map_or(0, |f| f.to_bits() as i32),
+        }
+    }
+}
+
+/// One SSM step (docs/Q15.md#ssm-state-pathway) on the hidden mantissas
+/// `hs` (exponent ehs) with the normalized row (h, eh); the new exponent.
+#[inline(never)]
+fn ssm_step(sb: &PSrc, tanh: Tanh, hs: &mut [i32], lo: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32 {
+    let e1 = ecomb(ehs, -30);
+    let e2 = ecomb(sb.e, eh);
+    let a = align_at(&[top(e1, 60), top(e2, QP as i32 + QA as i32)], 61);
+    let (s1, s2) = (ashift(a, e1), ashift(a, e2));
+    // |T| <= 2^30, |hs| < 2^30, |b| < 2^23, |h| <= 32767. Each sum is
+    // computed once and kept split: high word in hs (whose old value it
+    // replaces), low word in `lo`.
+    let mut mx = 0u64;
+    for (c, (hc, l)) in hs.iter_mut().zip(lo.iter_mut()).enumerate() {
+        let v = rshr(mul64(tanh.at(c), *hc), s1) + rshr(mul64_16(sb.m(c), i32::from(h[c])), s2);
+        mx = mx.max(v.unsigned_abs());
+        *hc = (v >> 32) as i32;
+        *l = v as i32;
+    }
+    let sh = qshift(mx, QH);
+    for (hc, &l) in hs.iter_mut().zip(lo.iter()) {
+        let v = (i64::from(*hc) << 32) | i64::from(l as u32);
+        *hc = qm(v, sh, QH) as i32;
+    }
+    qexp(mx, a, QH)
+}
+
+/// The exact conv sums of position t into `out` (D values; |L| <= 9 K 32767
+/// fits an int32 for K <= 7281, which `run` checks): (max |L|, E_t).
+#[inline(never)]
+fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out: &mut [i32]) -> (u32, i32) {
+    let kk = ering.len();
+    let nt = kk.min(t + 1);
+    // Taps aligned to the largest exponent among them.
+    let mut et = E_ZERO;
+    for k in 0..nt {
+        let ek = i32::from(ering[(t - k) % kk]);
+        if ek != E_ZERO {
+            et = if et == E_ZERO { ek } else { et.max(ek) };
+        }
+    }
+    let mut mx = 0u32;
+    const TAPS: usize = 16;
+    if kk <= TAPS {
+        // Each tap's row and shift once per position (-1: a zero row).
+        let (mut rows, mut shs) = ([0usize; TAPS], [-1i32; TAPS]);
+        for k in 0..nt {
+            let row = (t - k) % kk;
+            let ek = i32::from(ering[row]);
+            rows[k] = row * d;
+            if ek != E_ZERO {
+                shs[k] = et - ek;
+            }
+        }
+        // The taps of several channels decoded at once.
+        let mut taps = [0i8; 4 * TAPS];
+        let per = taps.len() / kk;
+        let mut c0 = 0;
+        while c0 < d {
+            let nc = per.min(d - c0);
+            conv.decode(c0 * kk, &mut taps[..nc * kk]);
+            for (i, o) in out.iter_mut().skip(c0).take(nc).enumerate() {
+                let c = c0 + i;
+                let mut acc = 0i32;
+                for k in 0..nt {
+                    if shs[k] >= 0 {
+                        let x = i32::from(ring.get(rows[k] + c).copied().unwrap_or(0));
+                        acc += i32::from(taps[i * kk + k]) * rshr32(x, shs[k]);
+                    }
+                }
+                *o = acc;
+                mx = mx.max(acc.unsigned_abs());
+            }
+            c0 += nc;
+        }
+    } else {
+        for (c, o) in out.iter_mut().enumerate() {
+            let mut acc = 0i32;
+            for k in 0..nt {
+                let row = (t - k) % kk;
+                let ek = i32::from(ering[row]);
+                if ek == E_ZERO {
+                    continue;
+                }
+                let x = i32::from(ring.get(row * d + c).copied().unwrap_or(0));
+                acc += i32::from(conv.weight(c * kk + k)) * rshr32(x, et - ek);
+            }
+            *o = acc;
+            mx = mx.max(acc.unsigned_abs());
+        }
+    }
+    (mx, et)
+}
+
+/// The SSM output gain and hidden state of a mix.
+struct State<'a, 'b> {
+    sc: &'b PSrc<'a>,
+    hs: &'b [i32],
+    ehs: i32,
+}
+
+/// The mix of position t (docs/Q15.md#mix) into its residual row `xr`
+/// (exponent ex); the new exponent. `lm` holds the exact conv sums and
+/// becomes scratch.
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32 {
+    let (sl, el) = (qshift(u64::from(mxl), QA), qexp(u64::from(mxl), et, QA));
+    // State: c_out times the hidden state (|c_out| < 2^23, |hs| < 2^30).
+    let state = |c: usize| mul64(st.sc.m(c), st.hs[c]);
+    let mut mxs = 0u64;
+    for c in 0..lm.len() {
+        mxs = mxs.max(state(c).unsigned_abs());
+    }
+    let (ss, es) = (qshift(mxs, QA), qexp(mxs, ecomb_plain(st.sc.e, st.ehs), QA));
+    // The local and state mantissas, once, packed in one int32 per channel
+    // (low half: local; high half: state).
+    for (c, o) in lm.iter_mut().enumerate() {
+        let ql = rshr32(*o, sl).clamp(-LIM15, LIM15);
+        let qs = qm(state(c), ss, QA) as i32;
+        *o = (qs << 16) | (ql & 0xFFFF);
+    }
+    let (c0m, c0e) = quant_scalar(i64::from(r[0]) * p.conv.m, p.conv.e - 30, QA);
+    let (c1m, c1e) = quant_scalar(i64::from(r[1]), -30, QA);
+    let (c2m, c2e) = quant_scalar(i64::from(r[2]) * p.wv.m, p.wv.e - 30, QA);
+    let (e0, e1, e2) = (ecomb(c0e, el), ecomb(c1e, es), ecomb(c2e, esp));
+    let a = align_at(&[top(ex, 15), top(e0, 30), top(e1, 30), top(e2, 30)], 60);
+    let sh = [ashift(a, ex), ashift(a, e0), ashift(a, e1), ashift(a, e2)];
+    let (c0, c1, c2) = (c0m as i32, c1m as i32, c2m as i32);
+    // Each product is of two 15-bit mantissas: int32. Each sum computed
+    // once, kept in lm, sp and xr until the quantization.
+    let mut mx = 0u64;
+    for ((w, spc), xc) in lm.iter_mut().zip(sp.iter_mut()).zip(xr.iter_mut()) {
+        let (ql, qs) = ((*w << 16) >> 16, *w >> 16);
+        let v = rshr(i64::from(*xc), sh[0])
+            + rshr(i64::from(c0 * ql), sh[1])
+            + rshr(i64::from(c1 * qs), sh[2])
+            + rshr(i64::from(c2 * i32::from(*spc)), sh[3]);
+        mx = mx.max(v.unsigned_abs());
+        (*w, *spc, *xc) = split3(v);
+    }
+    let s = qshift(mx, QA);
+    for ((&w, &spc), xc) in lm.iter().zip(sp.iter()).zip(xr.iter_mut()) {
+        *xc = qm(join3(w, spc, *xc), s, QA) as i16;
+    }
+    qexp(mx, a, QA)
+}
+
+/// A 64-bit sum kept between the two passes of a quantization in an int32
+/// and two int16 (bits 0-31, 32-47, 48-63).
+#[inline(always)]
+fn split3(v: i64) -> (i32, i16, i16) {
+    (v as i32, (v >> 32) as i16, (v >> 48) as i16)
+}
+
+/// The sum [`split3`] kept.
+#[inline(always)]
+fn join3(lo: i32, mid: i16, hi: i16) -> i64 {
+    (i64::from(hi) << 48) | (i64::from(mid as u16) << 32) | i64::from(lo as u32)
+}
+
+/// The sparse pathway of position t into `b.sparse` (the query (b.q, eq)
+/// already there); its exponent. Calls no matvec: its frame is not under
+/// the kernels' on the stack.
+#[inline(never)]
+fn attention(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<i32> {
+    let d = b.sparse.len();
     let mut kt = E_ZERO;
     for &e in b.ek.get(..=t)? {
         let e = i32::from(e);
@@ -362,12 +515,12 @@ fn attention(wq: &Tensor, p: &LayerQ, t: usize, eh: i32, top_k: usize, b: &mut B
     let mut cnt = 0usize;
     for j in 0..=t {
         let sg = sigma(j);
-        let s = g * sg;
-        if cnt == keff && s <= g * score(lo, hi, cnt - 1) {
+        let s = sgn_mul(g, sg);
+        if cnt == keff && s <= sgn_mul(g, score(lo, hi, cnt - 1)) {
             continue;
         }
         let mut pos = cnt.min(keff - 1);
-        while pos > 0 && g * score(lo, hi, pos - 1) < s {
+        while pos > 0 && sgn_mul(g, score(lo, hi, pos - 1)) < s {
             if pos < keff {
                 idx[pos] = idx[pos - 1];
                 lo[pos] = lo[pos - 1];
@@ -390,15 +543,71 @@ fn attention(wq: &Tensor, p: &LayerQ, t: usize, eh: i32, top_k: usize, b: &mut B
         }
     }
     let (vals, ev) = (&*b.v, &*b.ev);
+    let slots = idx[..keff].iter().zip(pr.iter());
+    // D = the largest f - e_s among the slots (zero values excluded).
+    let mut dmax = 0;
+    for &j in idx[..keff].iter() {
+        let e = i32::from(ev[j as usize]);
+        if e != E_ZERO {
+            dmax = dmax.max(f - e);
+        }
+    }
+    // With every f - e_s <= 16 each term is exact: A = sum p_s v_s
+    // 2^(16 - d_s) = B * 2^(16 - D) with B = sum P_s v_s, P_s = p_s 2^(D - d_s).
+    let mut psum = 0i64;
+    if f != E_ZERO && dmax <= 16 {
+        for (&j, &ps) in slots.clone() {
+            let e = i32::from(ev[j as usize]);
+            if e != E_ZERO {
+                psum += i64::from(ps) << (dmax - (f - e));
+            }
+        }
+    }
+    if f != E_ZERO && dmax <= 16 && psum < 1 << 31 {
+        // quant15(A) = quant15(B) on the grid 2^(16 - D) finer
+        // (rshr(B * 2^k, s + k) = rshr(B, s)). B is built in int32
+        // halves, B = H * 2^15 + L with 0 <= L < 2^15: 0 <= P_s and
+        // sum P_s < 2^31, so |B| < 2^46 and |H| < 2^31 throughout.
+        let (hi, lo) = (b.mv.get_mut(..d)?, b.sparse.get_mut(..d)?);
+        hi.fill(0);
+        lo.fill(0);
+        for (&j, &ps) in slots {
+            let e = i32::from(ev[j as usize]);
+            if e == E_ZERO {
+                continue;
+            }
+            let ps = ps << (dmax - (f - e));
+            let (ph, pl) = (ps >> 15, ps & 0x7FFF);
+            let row = vals.get(j as usize * d..(j as usize + 1) * d)?;
+            for ((h, l), &v) in hi.iter_mut().zip(lo.iter_mut()).zip(row) {
+                let v = i32::from(v);
+                let lw = i32::from(*l) + pl * v;
+                *h += ph * v + (lw >> 15);
+                *l = (lw & 0x7FFF) as i16;
+            }
+        }
+        let whole = |h: i32, l: i16| (i64::from(h) << 15) + i64::from(l);
+        let mut mx = 0u64;
+        for (&h, &l) in hi.iter().zip(lo.iter()) {
+            mx = mx.max(whole(h, l).unsigned_abs());
+        }
+        let s = qshift(mx, QA);
+        for (&h, l) in hi.iter().zip(lo.iter_mut()) {
+            // s >= 16: rshr(H 2^15 + L, s) = rshr(H, s - 15), as 0 <= L < 2^15.
+            let q = if s >= 16 { i64::from(rshr32(h, s - 15)) } else { rshr(whole(h, *l), s) };
+            *l = q.clamp(-i64::from(LIM15), i64::from(LIM15)) as i16;
+        }
+        return Some(qexp(mx, f - 30 - dmax, QA));
+    }
     let acc = |c: usize| -> i64 {
         let mut a = 0i64;
-        for (&j, &ps) in idx[..keff].iter().zip(pr.iter()) {
+        for (&j, &ps) in slots.clone() {
             let j = j as usize;
             let e = i32::from(ev[j]);
             if e == E_ZERO {
                 continue;
             }
-            a += rshr(i64::from(ps) * i64::from(vals[j * d + c]), (f - 16 - e).min(63));
+            a += rshr(mul64_16(ps, i32::from(vals[j * d + c])), (f - 16 - e).min(63));
         }
         a
     };
@@ -417,30 +626,47 @@ fn attention(wq: &Tensor, p: &LayerQ, t: usize, eh: i32, top_k: usize, b: &mut B
 /// exponent. Then [`head_logits`] reads it.
 pub fn final_row(model: &Model, n: usize, b: &mut Bufs) -> Option<i32> {
     let d = model.dims.d_model;
-    let g = PVec::new(model.final_norm.gamma, d);
-    let be = PVec::new(model.final_norm.beta, d);
+    let g = PSrc::new(PVec::new(model.final_norm.gamma, d), None);
+    let be = PSrc::new(PVec::new(model.final_norm.beta, d), None);
     let xr = b.x.get((n - 1) * d..n * d)?;
     let ex = i32::from(*b.ex.get(n - 1)?);
-    layer_norm(xr, ex, &g, &be, b.mv.get_mut(..d)?, b.ring.get_mut(..d)?)
+    layer_norm(xr, ex, &g, &be, b.mv.get_mut(..d)?, b.sparse.get_mut(..d)?, b.ring.get_mut(..d)?)
         .into()
 }
 
 /// Logits of a head over the final row (h, eh): each the exact integer
 /// result rounded once to binary32, into `out` (rows values); the first
-/// largest.
-pub fn head_logits(w: &Tensor, h: &[i16], eh: i32, mut out: Option<&mut [f32]>) -> usize {
+/// largest. The exact sums come by blocks of `mv.len()` rows through the
+/// matvec kernel.
+pub fn head_logits(w: &Tensor, h: &[i16], eh: i32, mv: &mut [i32], mut out: Option<&mut [f32]>) -> usize {
     let sc = Scale::of(w);
+    let e = ecomb_plain(sc.e, eh);
+    let blk = mv.len().max(1);
     let mut best = 0;
     let mut best_v = 0.0f32;
-    for j in 0..w.rows {
-        let v = to_f32(row_dot(w, j, h) * sc.m, ecomb_plain(sc.e, eh));
-        if j == 0 || v > best_v {
-            best = j;
-            best_v = v;
+    let mut j0 = 0;
+    while j0 < w.rows {
+        let nb = blk.min(w.rows - j0);
+        let sub = rows_of(w, j0, nb);
+        if let Some(t) = &sub {
+            matvec_q(t, h, w.cols, 1, mv, nb);
         }
-        if let Some(o) = out.as_deref_mut().and_then(|o| o.get_mut(j)) {
-            *o = v;
+        for i in 0..nb {
+            let j = j0 + i;
+            let acc = match sub {
+                Some(_) => i64::from(mv.get(i).copied().unwrap_or(0)),
+                None => row_dot(w, j, h),
+            };
+            let v = to_f32(acc * sc.m, e);
+            if j == 0 || v > best_v {
+                best = j;
+                best_v = v;
+            }
+            if let Some(o) = out.as_deref_mut().and_then(|o| o.get_mut(j)) {
+                *o = v;
+            }
         }
+        j0 += nb;
     }
     best
 }

@@ -112,7 +112,7 @@ impl<'w> Q15Runner<'w> {
     fn predict_into(&mut self, model: &Model, tokens: &Tokens) -> Option<usize> {
         let eh = self.body(model, tokens)?;
         let h = self.b.ring.get(..self.dims.d_model)?;
-        Some(engine::head_logits(&model.unembed, h, eh, Some(self.logits)))
+        Some(engine::head_logits(&model.unembed, h, eh, self.b.mv, Some(self.logits)))
     }
 
     /// predict_next: the id after the last S tokens (first largest logit);
@@ -140,7 +140,7 @@ impl<'w> Q15Runner<'w> {
     pub fn classify(&mut self, clf: &Classifier, tokens: &[i32], out: Option<&mut [f32]>) -> Option<usize> {
         let eh = self.body(&clf.base, &Tokens::new(tokens))?;
         let h = self.b.ring.get(..self.dims.d_model)?;
-        Some(engine::head_logits(&clf.head, h, eh, out))
+        Some(engine::head_logits(&clf.head, h, eh, self.b.mv, out))
     }
 
     /// Generation as [`crate::runner::Runner::generate`]: predicts and

@@ -42,6 +42,46 @@ impl<'a> PVec<'a> {
     }
 }
 
+/// A parameter vector's mantissas: converted from the blob at each use, or
+/// read from a per-layer copy (int32 bit patterns in the logits area).
+#[derive(Clone, Copy)]
+pub struct PSrc<'a> {
+    /// Block exponent.
+    pub e: i32,
+    at: Src<'a>,
+}
+
+#[derive(Clone, Copy)]
+enum Src<'a> {
+    Blob(PVec<'a>),
+    Bits(&'a [f32]),
+}
+
+impl<'a> PSrc<'a> {
+    /// The vector, copied into `area` when it is given.
+    pub fn new(p: PVec<'a>, area: Option<&'a mut [f32]>) -> PSrc<'a> {
+        let at = match area {
+            Some(a) => {
+                for (i, o) in a.iter_mut().enumerate() {
+                    // |m| < 2^23: an int32.
+                    *o = f32::from_bits(p.m(i) as i32 as u32);
+                }
+                Src::Bits(a)
+            }
+            None => Src::Blob(p),
+        };
+        PSrc { e: p.e, at }
+    }
+    /// Mantissa i (|m| < 2^23).
+    #[inline(always)]
+    pub fn m(&self, i: usize) -> i32 {
+        match self.at {
+            Src::Blob(p) => p.m(i) as i32,
+            Src::Bits(b) => b.get(i).map_or(0, |f| f.to_bits() as i32),
+        }
+    }
+}
+
 /// One block's parameters in integer form.
 pub struct LayerQ<'a> {
     /// LayerNorm gamma.
