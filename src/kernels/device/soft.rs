@@ -489,6 +489,13 @@ fn run_words(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2]) -> usize {
     let n = ents.len();
     let mut i = 0;
     while i < n {
+        #[cfg(not(all(target_arch = "arm", not(target_abi = "eabihf"))))]
+        if st[0] == 0 || st[1] >= 0 {
+            i = fast_words(st, ents, x, i);
+            if i >= n {
+                break;
+            }
+        }
         #[cfg(all(target_arch = "arm", not(target_abi = "eabihf")))]
         if st[0] == 0 || st[1] >= 0 {
             // SAFETY: ents[i..n] are entries built by soft_pass (column <
@@ -512,6 +519,115 @@ fn run_words(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2]) -> usize {
         i += 1;
     }
     n
+}
+
+/// The steps of the Thumb-1 loop (soft_t1.rs) in Rust, case for case, for
+/// the other cores (and the host, where the tests check it): from entry i
+/// on, adds terms to st (same form as in [`run_words`]) while each is one
+/// of the cases below; returns the index of the first entry it leaves to
+/// [`step`] (ents.len() when none). With t = big + floor(small / 2^d) and
+/// a = |t| (one's complement for negative t):
+///   a in [2^29, 2^30 - 32): round at bit 6, big's exponent;
+///   a >= 2^30:              round at bit 7, exponent + 1;
+///   a in [2^28, 2^29 - 32): round at bit 5, exponent - 1;
+///   a < 2^28: more than one leading bit cancelled, so d <= 1 and t is
+///   exact: shifted up into [2^29, 2^30);
+/// unless the rounding bits are exactly a half while d > 6 (bits were
+/// shifted out, so the exact sum is above the half; with d <= 6 nothing is
+/// lost, the words' low six bits being zero) or the exponent - WB leaves
+/// [0, 155]. Every accumulator stays below 2^30 - 32 in magnitude, so no
+/// sum overflows 32 bits.
+#[inline(always)]
+fn fast_words(st: &mut [i32; 2], ents: &[u8], x: &[i32; SB], mut i: usize) -> usize {
+    let (mut m, mut e) = (st[0], st[1]);
+    while let Some(&en) = ents.get(i) {
+        let w = x[(en >> 3) as usize & (SB - 1)];
+        let ex = w & 63;
+        let xv = if en & 1 != 0 { (w & !63).wrapping_neg() } else { w & !63 };
+        let d = e.wrapping_sub(ex);
+        let (t, eb, d) = if d >= 0 {
+            if d > 31 {
+                // The term is below a quarter of the accumulator's bit 0.
+                i += 1;
+                continue;
+            }
+            (m.wrapping_add(xv >> d), e, d)
+        } else {
+            let d = d.wrapping_neg();
+            if d > 31 {
+                // The accumulator is zero (the invariant of run_words).
+                m = xv;
+                e = ex;
+                i += 1;
+                continue;
+            }
+            (xv.wrapping_add(m >> d), ex, d)
+        };
+        let a = (t ^ (t >> 31)) as u32;
+        let exact_half = |mask: i32, half: i32| t & mask == half && d > 6;
+        if a.wrapping_sub(1 << 29) < (1 << 29) - 32 {
+            if exact_half(63, 32) {
+                break;
+            }
+            m = t.wrapping_add(31 + ((t >> 6) & 1)) & !63;
+            e = eb;
+        } else if a >> 30 != 0 {
+            if exact_half(127, 64) || eb > 154 {
+                break;
+            }
+            m = (t.wrapping_add(63 + ((t >> 7) & 1)) >> 7) << 6;
+            e = eb + 1;
+        } else if a >> 28 == 1 {
+            if a >= (1 << 29) - 32 || exact_half(31, 16) || eb < 1 {
+                break;
+            }
+            m = (t.wrapping_add(15 + ((t >> 5) & 1)) >> 5) << 6;
+            e = eb - 1;
+        } else if a >> 28 == 0 {
+            if t == 0 {
+                m = 0;
+                e = -WB;
+            } else {
+                let mut u = t.unsigned_abs();
+                let mut ne = eb;
+                while u >> 29 == 0 {
+                    u <<= 1;
+                    ne -= 1;
+                }
+                if ne < 0 {
+                    break;
+                }
+                m = if t < 0 { (u as i32).wrapping_neg() } else { u as i32 };
+                e = ne;
+            }
+        } else {
+            break;
+        }
+        i += 1;
+    }
+    *st = [m, e];
+    i
+}
+
+/// acc + x (`neg` false) or acc - x through the word path of the matvec
+/// ([`run_words`]: on the host the Rust twin of the Thumb-1 loop, then
+/// [`step`]), for the differential tests; operands outside the word path
+/// (not finite, an x or nonzero acc outside the exponent window, acc -0.0)
+/// as [`add_f32`].
+pub fn add_step_words(acc: f32, x: f32, neg: bool) -> f32 {
+    let xv = if neg { -x } else { x };
+    let (Some(a), Some(w)) = (unpack(acc), word(x)) else { return add_f32(acc, xv) };
+    if acc.to_bits() == 0x8000_0000 || (a.m != 0 && a.e < WB) {
+        return add_f32(acc, xv);
+    }
+    let mut st = if a.m == 0 { [0, -WB] } else { [a.m << 6, a.e - WB] };
+    let mut words = [0i32; SB];
+    words[5] = w;
+    let ents = [5 << 3 | neg as u8];
+    if run_words(&ents, &words, &mut st) == 0 {
+        return f32::from_bits((xv.to_bits() & 0x8000_0000) | 0x7f80_0000);
+    }
+    pack(Soft { m: st[0] >> 6, e: st[1] + WB })
 }
 
 /// P3 (weights +-3, +-9 too): each product c * x in the platform's float
