@@ -146,7 +146,11 @@ pub fn add_f32(a: f32, b: f32) -> f32 {
 }
 
 /// Columns unpacked per block.
-const SB: usize = 16;
+/// 32 (the skip block PB: half the per-row-block work per term) where the
+/// stack has room for four vectors' 128-byte word blocks; 16 on thumbv6m
+/// (no 32-bit atomics is how cfg tells it), whose predict_next peak stack
+/// would pass 2 KiB.
+pub(super) const SB: usize = if cfg!(all(target_arch = "arm", not(target_has_atomic = "32"))) { 16 } else { 32 };
 /// Inputs are taken or skipped (when the slice is short) in blocks of this
 /// many columns, as the portable float loop does (matvec.rs BLOCK).
 const PB: usize = 32;
@@ -499,7 +503,7 @@ fn run_words(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2]) -> usize {
         #[cfg(all(target_arch = "arm", not(target_abi = "eabihf")))]
         if st[0] == 0 || st[1] >= 0 {
             // SAFETY: ents[i..n] are entries built by soft_pass (column <
-            // SB = 16, so the words read are x's), n - i >= 1, st is two
+            // SB, so the words read are x's), n - i >= 1, st is two
             // words, and the accumulator invariant was just checked.
             let left = unsafe { super::soft_t1::run(st, i as i32 - n as i32, ents.as_ptr().add(n), x) };
             i = (n as i32 + left) as usize;

@@ -15,11 +15,11 @@
 ///
 /// # Safety
 /// `ents_end` - rem .. `ents_end` are readable entries (k << 3 | neg, k <
-/// 16), `words` has 16 readable words, `st` two writable words, rem >= 1;
+/// SB), `words` has SB readable words, `st` two writable words, rem >= 1;
 /// the accumulator holds the invariant of `soft::run_words` (zero, or a
 /// normal m6 with e - WB >= 0).
 #[cfg(all(target_arch = "arm", not(target_abi = "eabihf")))]
-pub(super) unsafe fn run(st: &mut [i32; 2], neg_rem: i32, ents_end: *const u8, words: &[i32; 16]) -> i32 {
+pub(super) unsafe fn run(st: &mut [i32; 2], neg_rem: i32, ents_end: *const u8, words: &[i32; super::soft::SB]) -> i32 {
     // SAFETY: the caller's contract above; the routine reads only those
     // bytes and words, writes only `st`, and preserves every callee-saved
     // register (AAPCS).
