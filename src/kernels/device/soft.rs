@@ -5,10 +5,13 @@
 //! operands, aligns, adds, rounds and packs again (40-70 instructions). A
 //! matvec row adds dozens of terms into one accumulator, so here the
 //! accumulator stays unpacked (a signed mantissa and an exponent) and each
-//! input is unpacked once per position and block. Every single add still
-//! rounds to nearest, ties to even, exactly as IEEE binary32: each partial
-//! sum equals the hardware f32 add bit for bit (tests/soft_add.rs,
-//! scripts/soft_add_long.sh).
+//! input is unpacked once per position and block (one word per input:
+//! mantissa << 6 and exponent). Every single add still rounds to nearest,
+//! ties to even, exactly as IEEE binary32: each partial sum equals the
+//! hardware f32 add bit for bit (tests/soft_add.rs, scripts/soft_add_long.sh).
+//! The common steps run in a loop of few cases (Thumb-1 assembly in
+//! soft_t1.rs on the Arm cores, its Rust twin `fast_words` elsewhere and on
+//! the host, where the tests check it); the others in the general Rust step.
 //!
 //! Non-finite values never enter the software arithmetic: a block whose
 //! inputs or incoming accumulator hold an infinity or NaN, and the rest of a
@@ -541,6 +544,8 @@ fn run_words(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2]) -> usize {
 /// lost, the words' low six bits being zero) or the exponent - WB leaves
 /// [0, 155]. Every accumulator stays below 2^30 - 32 in magnitude, so no
 /// sum overflows 32 bits.
+// (The Arm soft-float cores run the assembly instead.)
+#[cfg_attr(all(target_arch = "arm", not(target_abi = "eabihf")), allow(dead_code))]
 #[inline(always)]
 fn fast_words(st: &mut [i32; 2], ents: &[u8], x: &[i32; SB], mut i: usize) -> usize {
     let (mut m, mut e) = (st[0], st[1]);
