@@ -9,6 +9,7 @@
 pub mod fpu;
 pub mod sf;
 pub mod soft;
+mod soft_t1;
 
 use crate::format::Tensor;
 

@@ -5,10 +5,13 @@
 //! operands, aligns, adds, rounds and packs again (40-70 instructions). A
 //! matvec row adds dozens of terms into one accumulator, so here the
 //! accumulator stays unpacked (a signed mantissa and an exponent) and each
-//! input is unpacked once per position and block. Every single add still
-//! rounds to nearest, ties to even, exactly as IEEE binary32: each partial
-//! sum equals the hardware f32 add bit for bit (tests/soft_add.rs,
-//! scripts/soft_add_long.sh).
+//! input is unpacked once per position and block (one word per input:
+//! mantissa << 6 and exponent). Every single add still rounds to nearest,
+//! ties to even, exactly as IEEE binary32: each partial sum equals the
+//! hardware f32 add bit for bit (tests/soft_add.rs, scripts/soft_add_long.sh).
+//! The common steps run in a loop of few cases (Thumb-1 assembly in
+//! soft_t1.rs on the Arm cores, its Rust twin `fast_words` elsewhere and on
+//! the host, where the tests check it); the others in the general Rust step.
 //!
 //! Non-finite values never enter the software arithmetic: a block whose
 //! inputs or incoming accumulator hold an infinity or NaN, and the rest of a
@@ -146,21 +149,36 @@ pub fn add_f32(a: f32, b: f32) -> f32 {
 }
 
 /// Columns unpacked per block.
-const SB: usize = 16;
+/// 32 (the skip block PB: half the per-row-block work per term) where the
+/// stack has room for four vectors' 128-byte word blocks; 16 on thumbv6m
+/// (no 32-bit atomics is how cfg tells it), whose predict_next peak stack
+/// would pass 2 KiB.
+pub(super) const SB: usize = if cfg!(all(target_arch = "arm", not(target_has_atomic = "32"))) { 16 } else { 32 };
 /// Inputs are taken or skipped (when the slice is short) in blocks of this
 /// many columns, as the portable float loop does (matvec.rs BLOCK).
 const PB: usize = 32;
 /// Input vectors per pass.
 const SNB: usize = 4;
-/// Entry flag: subtract the term.
-const NEG: u8 = 0x80;
 
-/// One vector's block of inputs, unpacked: mantissas << 6 and exponents
-/// (one base address for both: fewer live registers in [`run`]).
-#[derive(Clone, Copy)]
-struct Unpacked {
-    m6: [i32; SB],
-    e: [u8; SB],
+/// Exponent offset of the input words: an input's biased exponent e is
+/// held as e - WB in six bits, so inputs with e in [WB, WB + 63] (|x| from
+/// 2^-31 to below 2^33) take the word path; a block with another nonzero
+/// input uses the platform's float add (rare: LayerNorm and conv outputs).
+const WB: i32 = 96;
+
+/// An input as one word, (signed mantissa << 6) | (e - WB), 0 for either
+/// zero (adding a zero never changes a running sum that is not -0.0, and
+/// the sum starts at +0.0); None outside the window or not finite.
+#[inline]
+fn word(v: f32) -> Option<i32> {
+    let u = unpack(v)?;
+    if u.m == 0 {
+        return Some(0);
+    }
+    if (u.e - WB) as u32 > 63 {
+        return None;
+    }
+    Some((u.m << 6) | (u.e - WB))
 }
 
 /// How one vector's block is added.
@@ -246,11 +264,11 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             }
         }
     }
-    // Mantissas << 6 and exponents of the block's inputs, per vector.
-    let mut xb = [Unpacked { m6: [0; SB], e: [0; SB] }; SNB];
+    // The block's inputs as words (see [`word`]), per vector.
+    let mut xb = [[0i32; SB]; SNB];
     let mut mode = [Mode::Skip; SNB];
     let mut codes = [0i8; SB];
-    // Nonzero weights of a row's block: column | NEG.
+    // Nonzero weights of a row's block: column << 3 | negate.
     let mut ents = [0u8; SB];
     let general = w.packing == Packing::P3;
     let mut c0 = 0;
@@ -266,13 +284,9 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             }
             let Some(x) = xs.get(base + c0..base + c0 + len) else { continue };
             mode[b] = Mode::Soft;
-            let Unpacked { m6: xm, e: xe } = &mut xb[b];
-            for ((&v, m), e) in x.iter().zip(xm.iter_mut()).zip(xe.iter_mut()) {
-                match unpack(v) {
-                    Some(u) => {
-                        *m = u.m << 6;
-                        *e = u.e as u8;
-                    }
+            for (&v, xw) in x.iter().zip(xb[b].iter_mut()) {
+                match word(v) {
+                    Some(u) => *xw = u,
                     None => mode[b] = Mode::Float,
                 }
             }
@@ -284,7 +298,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             for (k, &c) in codes.iter().enumerate() {
                 if c != 0 {
                     if let Some(en) = ents.get_mut(ne) {
-                        *en = k as u8 | if c < 0 { NEG } else { 0 };
+                        *en = (k as u8) << 3 | (c < 0) as u8;
                     }
                     ne += 1;
                 }
@@ -297,13 +311,22 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                 let acc = match (mode[b], unpack(*o)) {
                     (Mode::Skip, _) => continue,
                     (Mode::Soft, Some(a)) if !general => {
-                        let mut a = a;
-                        let done = run(ents, &xb[b], &mut a);
+                        // The accumulator as [m6, e - WB]; below 2^(WB-127)
+                        // (or subnormal) the float add takes the block.
+                        let mut st = [a.m << 6, a.e - WB];
+                        if a.m == 0 {
+                            st[1] = -WB;
+                        } else if a.e < WB {
+                            *o = float_block(*o, codes, x());
+                            continue;
+                        }
+                        let done = run_words(ents, &xb[b], &mut st);
+                        let a = Soft { m: st[0] >> 6, e: st[1] + WB };
                         match ents.get(done) {
                             None => pack(a),
                             // Overflow at column k: the float add from there on.
                             Some(&en) => {
-                                let k = (en as usize) & (SB - 1);
+                                let k = (en >> 3) as usize & (SB - 1);
                                 float_block(pack(a), codes.get(k..).unwrap_or(&[]), x().get(k..).unwrap_or(&[]))
                             }
                         }
@@ -332,44 +355,52 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
 #[inline(always)]
 fn step(m6: &mut i32, e: &mut i32, x6: i32, ex: i32, neg: bool) -> bool {
     let x = if neg { x6.wrapping_neg() } else { x6 };
-    // Fast path: the term is not above the accumulator's binade
-    // (0 <= d <= 31) and the rounded sum stays strictly inside it. Then
-    // t = m6 + floor(x / 2^d) rounded at bit 6 is the IEEE sum, except
+    // big: the side of the larger exponent eb (the term as often as the
+    // accumulator in a row's running sum); small is shifted to it.
+    let d = e.wrapping_sub(ex);
+    let (big, small, eb, d) = if d >= 0 { (*m6, x, *e, d) } else { (x, *m6, ex, d.wrapping_neg()) };
+    if d > 31 {
+        // Then eb >= 32: big is a normal number, and |small| / 2^d is below
+        // 2^-2 of big's bit 0, far under half an ulp even in the binade
+        // below (an ulp of 32 there): the sum rounds to big.
+        *m6 = big;
+        *e = eb;
+        return true;
+    }
+    // Fast path: the rounded sum stays strictly inside big's binade. Then
+    // t = big + floor(small / 2^d) rounded at bit 6 is the IEEE sum, except
     // when t's low six bits are exactly a half (32) and bits were shifted
     // out: the exact sum is then above the half (see below).
-    let d = e.wrapping_sub(ex);
-    if (d as u32) <= 31 {
-        let s = x >> d;
-        let t = m6.wrapping_add(s);
-        // floor((t + 31 + lsb) / 64) * 64: nearest, ties to even, for
-        // either sign (two's complement floors).
-        let r = t.wrapping_add(31 + ((t >> 6) & 1)) & !63;
-        // |r| in (2^29, 2^30), one's complement magnitude for negatives
-        // (r is a multiple of 64, so both edges are excluded either way):
-        // the rounded sum keeps the exponent. Excluded: 2^29 (t may be
-        // below the binade, where rounding is at bit 5) and 2^30 (the next
-        // binade).
-        let a = r ^ (r >> 31);
-        if (a.wrapping_sub((1 << 29) + 1) as u32) < (1 << 29) - 2 && (t & 63 != 32 || s << d == x) {
-            *m6 = r;
+    let s = small >> d;
+    let t = big.wrapping_add(s);
+    // floor((t + 31 + lsb) / 64) * 64: nearest, ties to even, for either
+    // sign (two's complement floors).
+    let r = t.wrapping_add(31 + ((t >> 6) & 1)) & !63;
+    // |r| in (2^29, 2^30), one's complement magnitude for negatives (r is a
+    // multiple of 64, so both edges are excluded either way): the rounded
+    // sum keeps the exponent. Excluded: 2^29 (t may be below the binade,
+    // where rounding is at bit 5) and 2^30 (the next binade).
+    let a = r ^ (r >> 31);
+    if (a.wrapping_sub((1 << 29) + 1) as u32) < (1 << 29) - 2 && (t & 63 != 32 || s << d == small) {
+        *m6 = r;
+        *e = eb;
+        return true;
+    }
+    // The sum left the binade by one bit: round at bit 7 (|t| >= 2^30) or
+    // at bit 5 (|t| in [2^28, 2^29): one leading bit lost, the shifted-out
+    // bits jammed into bit 0 as in add6; big is normal there, since eb >= 3).
+    // A t still inside the binade (a tie or an edge above) gets p = 5 too,
+    // and its |q| >= 2^24 fails the range check: add6 takes it.
+    let tj = t | ((s << d) != small) as i32;
+    let u = tj.unsigned_abs();
+    let p = if u >= 1 << 30 { 7 } else { 5 };
+    if u >= 1 << 28 {
+        let q = tj.wrapping_add((1 << (p - 1)) - 1 + ((tj >> p) & 1)) >> p;
+        let ne = eb + p - 6;
+        if ((q + (1 << 24) - 1) as u32) < (1 << 25) - 1 && ((ne - 2) as u32) <= 252 {
+            *m6 = q << 6;
+            *e = ne;
             return true;
-        }
-        // The sum left the binade by one bit: round at bit 7 (|t| >= 2^30)
-        // or at bit 5 (|t| in [2^28, 2^29): one leading bit lost, the
-        // shifted-out bits jammed into bit 0 as in add6). A t still inside
-        // the binade (a tie or an edge above) gets p = 5 too, and its
-        // |q| >= 2^24 fails the range check: add6 takes it.
-        let tj = t | ((s << d) != x) as i32;
-        let u = tj.unsigned_abs();
-        let p = if u >= 1 << 30 { 7 } else { 5 };
-        if u >= 1 << 28 {
-            let q = tj.wrapping_add((1 << (p - 1)) - 1 + ((tj >> p) & 1)) >> p;
-            let ne = *e + p - 6;
-            if ((q + (1 << 24) - 1) as u32) < (1 << 25) - 1 && ((ne - 2) as u32) <= 252 {
-                *m6 = q << 6;
-                *e = ne;
-                return true;
-            }
         }
     }
     let r = add6(*m6, *e, x, ex);
@@ -452,22 +483,160 @@ pub fn add_step(acc: f32, x: f32, neg: bool) -> f32 {
     }
 }
 
-/// Adds the entries' terms (+-1 weights) to a; returns how many were
-/// added (fewer than all when the next one overflows; a holds the sum
-/// before it).
+/// Adds the entries' terms (+-1 weights; entry = column << 3 | negate)
+/// of the input words `x` to the accumulator st = [m6, e - WB] (m6 = 0
+/// with any exponent is +0.0); returns how many were added (fewer than all
+/// when the next one overflows; st holds the sum before it). Where the
+/// core has one, an assembly loop ([`super::soft_t1`]) takes the steps it
+/// can and this Rust step the others; the accumulator handed to it is
+/// zero or normal with e >= WB (so its test "big exponent >= 32" also
+/// means "big is a nonzero normal").
 #[inline(never)]
-fn run(ents: &[u8], x: &Unpacked, a: &mut Soft) -> usize {
-    let (mut m, mut e) = (a.m << 6, a.e);
-    let mut done = 0;
-    for &en in ents {
-        let k = (en as usize) & (SB - 1);
-        if !step(&mut m, &mut e, x.m6[k], x.e[k] as i32, en & NEG != 0) {
+fn run_words(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2]) -> usize {
+    let n = ents.len();
+    let mut i = 0;
+    while i < n {
+        #[cfg(not(all(target_arch = "arm", not(target_abi = "eabihf"))))]
+        if st[0] == 0 || st[1] >= 0 {
+            i = fast_words(st, ents, x, i);
+            if i >= n {
+                break;
+            }
+        }
+        #[cfg(all(target_arch = "arm", not(target_abi = "eabihf")))]
+        if st[0] == 0 || st[1] >= 0 {
+            // SAFETY: ents[i..n] are entries built by soft_pass (column <
+            // SB, so the words read are x's), n - i >= 1, st is two
+            // words, and the accumulator invariant was just checked.
+            let left = unsafe { super::soft_t1::run(st, i as i32 - n as i32, ents.as_ptr().add(n), x) };
+            i = (n as i32 + left) as usize;
+            if i >= n {
+                break;
+            }
+        }
+        let en = ents[i];
+        let w = x[(en >> 3) as usize & (SB - 1)];
+        let x6 = w & !63;
+        let ex = if x6 == 0 { 0 } else { (w & 63) + WB };
+        let (mut m, mut e) = (st[0], if st[0] == 0 { 0 } else { st[1] + WB });
+        if !step(&mut m, &mut e, x6, ex, en & 1 != 0) {
+            return i;
+        }
+        *st = [m, if m == 0 { -WB } else { e - WB }];
+        i += 1;
+    }
+    n
+}
+
+/// The steps of the Thumb-1 loop (soft_t1.rs) in Rust, case for case, for
+/// the other cores (and the host, where the tests check it): from entry i
+/// on, adds terms to st (same form as in [`run_words`]) while each is one
+/// of the cases below; returns the index of the first entry it leaves to
+/// [`step`] (ents.len() when none). With t = big + floor(small / 2^d) and
+/// a = |t| (one's complement for negative t):
+///   a in [2^29, 2^30 - 32): round at bit 6, big's exponent;
+///   a >= 2^30:              round at bit 7, exponent + 1;
+///   a in [2^28, 2^29 - 32): round at bit 5, exponent - 1;
+///   a < 2^28: more than one leading bit cancelled, so d <= 1 and t is
+///   exact: shifted up into [2^29, 2^30);
+/// unless the rounding bits are exactly a half while d > 6 (bits were
+/// shifted out, so the exact sum is above the half; with d <= 6 nothing is
+/// lost, the words' low six bits being zero) or the exponent - WB leaves
+/// [0, 155]. Every accumulator stays below 2^30 - 32 in magnitude, so no
+/// sum overflows 32 bits.
+// (The Arm soft-float cores run the assembly instead.)
+#[cfg_attr(all(target_arch = "arm", not(target_abi = "eabihf")), allow(dead_code))]
+#[inline(always)]
+fn fast_words(st: &mut [i32; 2], ents: &[u8], x: &[i32; SB], mut i: usize) -> usize {
+    let (mut m, mut e) = (st[0], st[1]);
+    while let Some(&en) = ents.get(i) {
+        let w = x[(en >> 3) as usize & (SB - 1)];
+        let ex = w & 63;
+        let xv = if en & 1 != 0 { (w & !63).wrapping_neg() } else { w & !63 };
+        let d = e.wrapping_sub(ex);
+        let (t, eb, d) = if d >= 0 {
+            if d > 31 {
+                // The term is below a quarter of the accumulator's bit 0.
+                i += 1;
+                continue;
+            }
+            (m.wrapping_add(xv >> d), e, d)
+        } else {
+            let d = d.wrapping_neg();
+            if d > 31 {
+                // The accumulator is zero (the invariant of run_words).
+                m = xv;
+                e = ex;
+                i += 1;
+                continue;
+            }
+            (xv.wrapping_add(m >> d), ex, d)
+        };
+        let a = (t ^ (t >> 31)) as u32;
+        let exact_half = |mask: i32, half: i32| t & mask == half && d > 6;
+        if a.wrapping_sub(1 << 29) < (1 << 29) - 32 {
+            if exact_half(63, 32) {
+                break;
+            }
+            m = t.wrapping_add(31 + ((t >> 6) & 1)) & !63;
+            e = eb;
+        } else if a >> 30 != 0 {
+            if exact_half(127, 64) || eb > 154 {
+                break;
+            }
+            m = (t.wrapping_add(63 + ((t >> 7) & 1)) >> 7) << 6;
+            e = eb + 1;
+        } else if a >> 28 == 1 {
+            if a >= (1 << 29) - 32 || exact_half(31, 16) || eb < 1 {
+                break;
+            }
+            m = (t.wrapping_add(15 + ((t >> 5) & 1)) >> 5) << 6;
+            e = eb - 1;
+        } else if a >> 28 == 0 {
+            if t == 0 {
+                m = 0;
+                e = -WB;
+            } else {
+                let mut u = t.unsigned_abs();
+                let mut ne = eb;
+                while u >> 29 == 0 {
+                    u <<= 1;
+                    ne -= 1;
+                }
+                if ne < 0 {
+                    break;
+                }
+                m = if t < 0 { (u as i32).wrapping_neg() } else { u as i32 };
+                e = ne;
+            }
+        } else {
             break;
         }
-        done += 1;
+        i += 1;
     }
-    *a = Soft { m: m >> 6, e };
-    done
+    *st = [m, e];
+    i
+}
+
+/// acc + x (`neg` false) or acc - x through the word path of the matvec
+/// ([`run_words`]: on the host the Rust twin of the Thumb-1 loop, then
+/// [`step`]), for the differential tests; operands outside the word path
+/// (not finite, an x or nonzero acc outside the exponent window, acc -0.0)
+/// as [`add_f32`].
+pub fn add_step_words(acc: f32, x: f32, neg: bool) -> f32 {
+    let xv = if neg { -x } else { x };
+    let (Some(a), Some(w)) = (unpack(acc), word(x)) else { return add_f32(acc, xv) };
+    if acc.to_bits() == 0x8000_0000 || (a.m != 0 && a.e < WB) {
+        return add_f32(acc, xv);
+    }
+    let mut st = if a.m == 0 { [0, -WB] } else { [a.m << 6, a.e - WB] };
+    let mut words = [0i32; SB];
+    words[5] = w;
+    let ents = [5 << 3 | neg as u8];
+    if run_words(&ents, &words, &mut st) == 0 {
+        return f32::from_bits((xv.to_bits() & 0x8000_0000) | 0x7f80_0000);
+    }
+    pack(Soft { m: st[0] >> 6, e: st[1] + WB })
 }
 
 /// P3 (weights +-3, +-9 too): each product c * x in the platform's float

@@ -1,0 +1,227 @@
+//! The matvec's accumulate loop ([`super::soft::run_words`]) in Thumb-1
+//! assembly for the Arm cores without an FPU (thumbv6m, thumbv7m,
+//! thumbv7em-none-eabi; Thumb-1 code runs on all three). In Rust the loop
+//! needs more live values than Cortex-M0 has low registers, and spills
+//! took about 60 instructions per step; here the common steps take about
+//! 30. It does exactly what [`super::soft`]'s `step` does for the cases it
+//! takes (same rounding, same exponent rules) and hands every other case
+//! (ties, cancellation of more than one bit, exponents near the edges of
+//! its range) back to that Rust step, one entry at a time.
+
+/// Runs entries `ents[len-rem ..]` (rem = -neg_rem) on the accumulator
+/// `st` = [m6, e - WB] with the input words `words` (see `soft::word`);
+/// returns 0 when all are done, else minus the count left, the first of
+/// which needs the Rust step. `st` is updated to the sum before it.
+///
+/// # Safety
+/// `ents_end` - rem .. `ents_end` are readable entries (k << 3 | neg, k <
+/// SB), `words` has SB readable words, `st` two writable words, rem >= 1;
+/// the accumulator holds the invariant of `soft::run_words` (zero, or a
+/// normal m6 with e - WB >= 0).
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf")))]
+pub(super) unsafe fn run(st: &mut [i32; 2], neg_rem: i32, ents_end: *const u8, words: &[i32; super::soft::SB]) -> i32 {
+    // SAFETY: the caller's contract above; the routine reads only those
+    // bytes and words, writes only `st`, and preserves every callee-saved
+    // register (AAPCS).
+    unsafe { atome_soft_run_t1(st.as_mut_ptr(), neg_rem, ents_end, words.as_ptr()) }
+}
+
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf")))]
+extern "C" {
+    fn atome_soft_run_t1(st: *mut i32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> i32;
+}
+
+// Registers: r0 = m6 (accumulator mantissa << 6, signed), r1 = its
+// exponent - WB, r2 = end of the entries, r3 = minus the entries left,
+// r4 = the words, r5-r7 scratch, r8 = -2^29 and r9 = 2^29 - 32 (the
+// binade test), r10 = the exponent before a swapped step (restored when
+// such a step goes back to Rust), r12 = d, then the sign in the
+// normalising loop. A step: term x (signed mantissa << 6,
+// negated for a -1 weight) and its exponent; big = the side of the larger
+// exponent, t = big + floor(small / 2^d). With a' = |t| (one's complement
+// for negative t):
+//   a' in [2^29, 2^30 - 32): round at bit 6, same exponent;
+//   a' >= 2^30:              round at bit 7, exponent + 1;
+//   a' in [2^28, 2^29 - 32): round at bit 5, exponent - 1;
+//   a' < 2^28: d <= 1, t exact: normalised by shifts, exponent - k;
+// each unless the rounding bits are a half and d > 6, so bits were shifted
+// out (t's floor hides whether the exact sum is above the half: Rust
+// decides; with d <= 6 nothing was lost, as the words' low six bits are
+// zero, and the half is an exact tie), or the exponent leaves [0, 155]. The bounds keep every accumulator below 2^30 in magnitude, so
+// no sum overflows 32 bits. Everything else goes back to Rust.
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf")))]
+core::arch::global_asm!(
+    ".macro atome_soft_tail exit, sfx",
+    // r7 = t, r1 = the exponent of big.
+    "asrs r6, r7, #31",
+    "eors r6, r7",
+    "add r6, r8",
+    "cmp r6, r9",
+    "bhs .Lnb_\\sfx",
+    "lsls r5, r7, #26",
+    "subs r5, #1",
+    "bvc .Lra_\\sfx",
+    "mov r5, r12",
+    "cmp r5, #6",
+    "bgt .Lx_\\sfx",
+    ".Lra_\\sfx:",
+    "lsrs r6, r7, #7",
+    "movs r6, #31",
+    "adcs r6, r7",
+    "lsrs r6, r6, #6",
+    "lsls r0, r6, #6",
+    "b 90b",
+    ".Lx_\\sfx:",
+    "b \\exit",
+    ".Lnb_\\sfx:",
+    "asrs r6, r7, #31",
+    "eors r6, r7",
+    "lsrs r5, r6, #30",
+    "bne .Lup_\\sfx",
+    "lsrs r5, r6, #28",
+    "beq .Lm_\\sfx",
+    "cmp r5, #1",
+    "bne .Lx_\\sfx",
+    "cmp r6, r9",
+    "bhs .Lx_\\sfx",
+    "lsls r5, r7, #27",
+    "subs r5, #1",
+    "bvc .Lrc_\\sfx",
+    "mov r5, r12",
+    "cmp r5, #6",
+    "bgt .Lx_\\sfx",
+    ".Lrc_\\sfx:",
+    "cmp r1, #1",
+    "blt .Lx_\\sfx",
+    "lsrs r6, r7, #6",
+    "movs r6, #15",
+    "adcs r6, r7",
+    "asrs r6, r6, #5",
+    "lsls r0, r6, #6",
+    "subs r1, #1",
+    "b 90b",
+    ".Lup_\\sfx:",
+    "lsls r5, r7, #25",
+    "subs r5, #1",
+    "bvc .Lrb_\\sfx",
+    "mov r5, r12",
+    "cmp r5, #6",
+    "bgt .Lx_\\sfx",
+    ".Lrb_\\sfx:",
+    "cmp r1, #154",
+    "bgt .Lx_\\sfx",
+    "lsrs r6, r7, #8",
+    "movs r6, #63",
+    "adcs r6, r7",
+    "asrs r6, r6, #7",
+    "lsls r0, r6, #6",
+    "adds r1, #1",
+    "b 90b",
+    // a' < 2^28: more than one leading bit cancelled, so d <= 1 and t is
+    // exact: shift |t| up into [2^29, 2^30).
+    ".Lm_\\sfx:",
+    "cmp r7, #0",
+    "beq .Lz_\\sfx",
+    "asrs r5, r7, #31",
+    "eors r7, r5",
+    "subs r7, r7, r5",
+    "mov r12, r5",
+    "mov r5, r1",
+    ".Ll_\\sfx:",
+    "lsls r7, r7, #1",
+    "subs r5, #1",
+    "lsrs r6, r7, #29",
+    "beq .Ll_\\sfx",
+    "cmp r5, #0",
+    "blt .Lx_\\sfx",
+    "mov r6, r12",
+    "eors r7, r6",
+    "subs r7, r7, r6",
+    "movs r0, r7",
+    "movs r1, r5",
+    "b 90b",
+    // x + (-x) = +0.0.
+    ".Lz_\\sfx:",
+    "movs r0, #0",
+    "movs r1, #95",
+    "mvns r1, r1",
+    "b 90b",
+    ".endm",
+    ".section .text.atome_soft_run_t1,\"ax\",%progbits",
+    ".global atome_soft_run_t1",
+    ".hidden atome_soft_run_t1",
+    ".type atome_soft_run_t1,%function",
+    ".syntax unified",
+    ".thumb",
+    ".thumb_func",
+    ".p2align 2",
+    "atome_soft_run_t1:",
+    "push {{r4-r7, lr}}",
+    "mov r4, r8",
+    "mov r5, r9",
+    "mov r6, r10",
+    "push {{r0, r4-r6}}",
+    "ldr r4, 80f",
+    "mov r8, r4",
+    "ldr r4, 81f",
+    "mov r9, r4",
+    "mov r4, r3",
+    "mov r3, r1",
+    "ldr r1, [r0, #4]",
+    "ldr r0, [r0, #0]",
+    "b 1f",
+    "71:",
+    "mov r1, r10",
+    "70:",
+    "pop {{r2, r4-r6}}",
+    "mov r8, r4",
+    "mov r9, r5",
+    "mov r10, r6",
+    "str r0, [r2, #0]",
+    "str r1, [r2, #4]",
+    "movs r0, r3",
+    "pop {{r4-r7, pc}}",
+    "90:",
+    "adds r3, #1",
+    "beq 70b",
+    "1:",
+    "ldrb r5, [r2, r3]",
+    "lsrs r5, r5, #1",
+    "ldr r5, [r4, r5]",
+    "movs r6, #63",
+    "ands r6, r5",
+    "bics r5, r6",
+    "bcc 2f",
+    "negs r5, r5",
+    "2:",
+    "subs r6, r1, r6",
+    "bmi 3f",
+    "cmp r6, #31",
+    "ble 5f",
+    "b 90b",
+    "5:",
+    "mov r12, r6",
+    "asrs r5, r6",
+    "adds r7, r0, r5",
+    "atome_soft_tail 70b, a",
+    "3:",
+    "negs r6, r6",
+    "cmp r6, #31",
+    "bgt 4f",
+    "mov r12, r6",
+    "mov r10, r1",
+    "adds r1, r1, r6",
+    "movs r7, r0",
+    "asrs r7, r6",
+    "adds r7, r7, r5",
+    "atome_soft_tail 71b, b",
+    "4:",
+    "adds r1, r1, r6",
+    "movs r0, r5",
+    "b 90b",
+    ".p2align 2",
+    "80: .word 0xe0000000",
+    "81: .word 0x1fffffe0",
+    ".size atome_soft_run_t1, . - atome_soft_run_t1",
+    ".purgem atome_soft_tail",
+);
