@@ -15,11 +15,11 @@
 # compares every printed logit bit pattern with the host program built
 # from the same runner source (firmware/host/). Odd-address variants (blob at
 # an address 1 mod 4) run on micro:bit, mps2-an386 and riscv32imc. The plan and its time
-# budget: firmware/tools/parity_plan.py. Every firmware run is done for
-# both builds of the device library (--builds, default both): the default
-# build (device kernels, src/kernels/device/) and the size-first build (cargo
-# feature size-first); the host reference is the same x86-64 build for both.
-# The q15 build (ATOME_DTYPE=q15, docs/Q15.md; C side -DATOME_DTYPE_Q15=1)
+# budget: firmware/tools/parity_plan.py. The device library comes in three
+# builds (--builds, default all three). Every firmware run of the float plan
+# is done for the default build (device kernels, src/kernels/device/) and
+# the size-first build (cargo feature size-first); their host reference is
+# the same x86-64 build for both. The q15 build (ATOME_DTYPE=q15, docs/Q15.md; C side -DATOME_DTYPE_Q15=1)
 # has its own plan (parity_plan.py --q15) and its own host reference: the
 # x86-64 q15 library on its AVX2 path (release) and again with cargo feature
 # `portable` (the one-lane path every device compiles); both host programs
