@@ -11,7 +11,7 @@
 # (D=22 L=3 V=40 DH=6 K=3 TOP_K=2 S=16; library in target/cfg/sanitize-odd)
 # and the q15 one (the default configuration built with ATOME_DTYPE=q15, C
 # side -DATOME_DTYPE_Q15=1: the integer engine behind the C API; stress.c
-# and every example; library in target/cfg/sanitize-q15).
+# and every example; library in target/cfg/q15, shared with tests/c_api.sh).
 #
 #   scripts/sanitize.sh        # about 1-2 minutes after the library builds
 # Environment: STRESS_ITERS (ASan run, default 5000; half in q15), VALGRIND_ITERS
@@ -64,8 +64,10 @@ for cfg in ${SANITIZE_CONFIGS:-default odd q15}; do
         cargo build --release --lib --quiet
         lib="$root/target/release/libatome.a"
     else
-        env $(cfg_env "$cfg") CARGO_TARGET_DIR="$root/target/cfg/sanitize-$cfg" cargo build --release --lib --quiet
-        lib="$root/target/cfg/sanitize-$cfg/release/libatome.a"
+        # q15: the directory tests/c_api.sh and the suite's q15 cargo test stage build in too.
+        tdir="$root/target/cfg/sanitize-$cfg"; [ "$cfg" = q15 ] && tdir="$root/target/cfg/q15"
+        env $(cfg_env "$cfg") CARGO_TARGET_DIR="$tdir" cargo build --release --lib --quiet
+        lib="$tdir/release/libatome.a"
     fi
     defs=$(cfg_defs "$cfg")
     inc="-I$root/include -I$root/c_examples"
