@@ -3,17 +3,22 @@
 # loaders, runtime) for a short time in each library configuration and exits non-zero
 # on any crash, failed check, leak or timeout.
 #
-#   scripts/fuzz_smoke.sh                  # ~60 s: 4 targets x 2 configurations x 6 s, plus builds
+#   scripts/fuzz_smoke.sh                  # ~80 s: 5 targets x 2 configurations + 2 in q15, 6 s each, plus builds
 #   FUZZ_TIME=900 scripts/fuzz_smoke.sh    # a long run: 900 s per target and configuration
 #
 # Environment:
 #   FUZZ_TIME      seconds per target and configuration (default 6);
 #                  FUZZ_TIME_<target> (e.g. FUZZ_TIME_load=600) overrides it for one
 #                  target, FUZZ_TIME_<config>_<target> for one target in one configuration
-#   FUZZ_CONFIGS   any of "default odd cached" (default "default odd"): default is
-#                  the library's default configuration (default.atome), odd is
-#                  D=22 L=3 V=40 DH=6 K=3 TOP_K=2 S=16 (odd.atome, cls_odd.atomecl),
-#                  cached is the default one with ATOME_STATE=cached
+#   FUZZ_CONFIGS   any of "default odd cached q15 q15odd" (default "default odd q15"):
+#                  default is the library's default configuration (default.atome),
+#                  odd is D=22 L=3 V=40 DH=6 K=3 TOP_K=2 S=16 (odd.atome,
+#                  cls_odd.atomecl), cached is the default one with
+#                  ATOME_STATE=cached, q15 the default one with ATOME_DTYPE=q15
+#                  (the integer engine behind the C API, docs/Q15.md) and q15odd
+#                  the odd one with ATOME_DTYPE=q15. The q15 configurations
+#                  run only the targets whose calls reach the engine: run and
+#                  runtime (load, loaders and kernels do not depend on the mode).
 #   FUZZ_TARGETS   subset of "load run kernels loaders runtime"
 #   FUZZ_SANITIZER address (default) or none
 #   FUZZ_OUT       where logs, grown corpora and crash artifacts go (default: a temp dir)
@@ -24,7 +29,7 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 fuzz="$root/fuzz"
 time_per=${FUZZ_TIME:-6}
-configs=${FUZZ_CONFIGS:-default odd}
+configs=${FUZZ_CONFIGS:-default odd q15}
 targets=${FUZZ_TARGETS:-load run kernels loaders runtime}
 san=${FUZZ_SANITIZER:-address}
 out=${FUZZ_OUT:-$(mktemp -d /tmp/atome-fuzz.XXXXXX)}
@@ -43,6 +48,8 @@ cfg_env() {
     default) echo "" ;;
     odd) echo "ATOME_D_MODEL=22 ATOME_N_LAYERS=3 ATOME_VOCAB_SIZE=40 ATOME_D_HEAD=6 ATOME_KERNEL_SIZE=3 ATOME_TOP_K=2 ATOME_MAX_SEQ=16" ;;
     cached) echo "ATOME_STATE=cached" ;;
+    q15) echo "ATOME_DTYPE=q15" ;;
+    q15odd) echo "ATOME_DTYPE=q15 $(cfg_env odd)" ;;
     *) echo "unknown configuration $1" >&2; exit 2 ;;
     esac
 }
@@ -62,6 +69,7 @@ for cfg in $configs; do
         exit 1
     }
     for t in $targets; do
+        case "$cfg" in q15*) case "$t" in run|runtime) ;; *) continue ;; esac ;; esac
         work="$out/corpus-$cfg-$t"
         mkdir -p "$work" "$out/artifacts-$cfg-$t"
         cp -n "$fuzz/corpus/$t/"* "$work/" 2>/dev/null || true

@@ -2,7 +2,7 @@
 # QEMU parity: libatome.a on Cortex-M gives the same bits as on x86-64.
 #
 #   scripts/qemu_parity.sh [--full] [--jobs N] [--only CFG,...] [--boards BOARD,...]
-#                          [--builds default,size-first]
+#                          [--builds default,size-first,q15]
 #
 # For every golden configuration (shared/golden/golden_visible.json) it builds
 # libatome.a once per Rust target (--profile firmware) and once for the host
@@ -15,10 +15,16 @@
 # compares every printed logit bit pattern with the host program built
 # from the same runner source (firmware/host/). Odd-address variants (blob at
 # an address 1 mod 4) run on micro:bit, mps2-an386 and riscv32imc. The plan and its time
-# budget: firmware/tools/parity_plan.py. Every firmware run is done for
-# both builds of the device library (--builds, default both): the default
-# build (device kernels, src/kernels/device/) and the size-first build (cargo
-# feature size-first); the host reference is the same x86-64 build for both.
+# budget: firmware/tools/parity_plan.py. The device library comes in three
+# builds (--builds, default all three). Every firmware run of the float plan
+# is done for the default build (device kernels, src/kernels/device/) and
+# the size-first build (cargo feature size-first); their host reference is
+# the same x86-64 build for both. The q15 build (ATOME_DTYPE=q15, docs/Q15.md; C side -DATOME_DTYPE_Q15=1)
+# has its own plan (parity_plan.py --q15) and its own host reference: the
+# x86-64 q15 library on its AVX2 path (release) and again with cargo feature
+# `portable` (the one-lane path every device compiles); both host programs
+# must print the same text, and every board must print it too. The q15
+# runs are never compared with the float output.
 # Exit status 0 only when every run that fits its board matches the host bit
 # for bit.
 set -euo pipefail
@@ -28,7 +34,7 @@ source firmware/fw.sh
 FULL=""
 JOBS=2
 PLANARGS=""
-BUILDS="default,size-first"
+BUILDS="default,size-first,q15"
 while [ $# -gt 0 ]; do
     case "$1" in
         --full) FULL=--full ;;
@@ -36,7 +42,7 @@ while [ $# -gt 0 ]; do
         --only) PLANARGS="$PLANARGS --only=$2"; shift ;;
         --boards) PLANARGS="$PLANARGS --boards=$2"; shift ;;
         --builds) BUILDS="$2"; shift ;;
-        *) fw_die "usage: $0 [--full] [--jobs N] [--only CFG,...] [--boards BOARD,...] [--builds default,size-first]" ;;
+        *) fw_die "usage: $0 [--full] [--jobs N] [--only CFG,...] [--boards BOARD,...] [--builds default,size-first,q15]" ;;
     esac
     shift
 done
@@ -50,53 +56,92 @@ rm -rf "$OUT"
 mkdir -p "$OUT/jobs" "$OUT/gen" "$OUT/runs"
 HOST_TARGET="$(rustc -vV | sed -n 's/^host: //p')"
 
-python3 firmware/tools/parity_plan.py "$FW_GOLDEN" $FULL $PLANARGS > "$OUT/plan.txt"
-njobs=$(wc -l < "$OUT/plan.txt")
-fw_log "parity plan: $njobs firmware runs"
-
 BUILDS="$(echo "$BUILDS" | tr ',' ' ')"
-for b in $BUILDS; do case "$b" in default|size-first) ;; *) fw_die "unknown build $b (default, size-first)" ;; esac; done
-# cargo configuration name (target dir) and features of a build
-build_cfg() { if [ "$2" = size-first ]; then echo "${1}_size_first"; else echo "$1"; fi; }
+for b in $BUILDS; do case "$b" in default|size-first|q15) ;; *) fw_die "unknown build $b (default, size-first, q15)" ;; esac; done
+has_build() { case " $BUILDS " in *" $1 "*) return 0 ;; esac; return 1; }
+# The float builds share plan.txt; q15 has plan-q15.txt (a smaller state: more fits).
+: > "$OUT/plan.txt"; : > "$OUT/plan-q15.txt"
+if has_build default || has_build size-first; then
+    python3 firmware/tools/parity_plan.py "$FW_GOLDEN" $FULL $PLANARGS > "$OUT/plan.txt"
+fi
+if has_build q15; then
+    python3 firmware/tools/parity_plan.py "$FW_GOLDEN" --q15 $FULL $PLANARGS > "$OUT/plan-q15.txt"
+fi
+plan_of() { if [ "$1" = q15 ]; then echo "$OUT/plan-q15.txt"; else echo "$OUT/plan.txt"; fi; }
+fw_log "parity plan: $(wc -l < "$OUT/plan.txt") firmware runs per float build, $(wc -l < "$OUT/plan-q15.txt") q15 runs"
+CFGS="$(cat "$OUT/plan.txt" "$OUT/plan-q15.txt" | cut -d' ' -f1 | awk '!s[$0]++')"
+
+# cargo configuration name (target dir), features, environment and C flags of a build
+build_cfg() { case "$2" in size-first) echo "${1}_size_first" ;; q15) echo "${1}_q15" ;; *) echo "$1" ;; esac; }
 build_features() { if [ "$1" = size-first ]; then echo "--features size-first"; fi; }
+build_env() { if [ "$1" = q15 ]; then echo "ATOME_DTYPE=q15"; fi; }
+build_cdefs() { if [ "$1" = q15 ]; then echo "-DATOME_DTYPE_Q15=1"; fi; }
 
 declare -A KN   # configuration -> "ATOME_...=N ..." (one python call each)
-for cfg in $(cut -d' ' -f1 "$OUT/plan.txt" | uniq); do KN[$cfg]="$(fw_knobs "$cfg")"; done
+for cfg in $CFGS; do KN[$cfg]="$(fw_knobs "$cfg")"; done
 
-# ---- 1. libraries: one cargo call per configuration for all its targets ----
+# ---- 1. libraries: one cargo call per configuration and build for all its targets
 T1=$(fw_now)
-for cfg in $(cut -d' ' -f1 "$OUT/plan.txt" | uniq); do
+for cfg in $CFGS; do
     knobs="${KN[$cfg]}"
-    targets="$(awk -v c="$cfg" '$1==c {print $3}' "$OUT/plan.txt" | sort -u | tr '\n' ' ')"
-    fw_log "build $cfg: $knobs; $targets + host"
     for b in $BUILDS; do
+        targets="$(awk -v c="$cfg" '$1==c {print $3}' "$(plan_of "$b")" | sort -u | tr '\n' ' ')"
+        [ -n "$targets" ] || continue
+        fw_log "build $cfg ($b): $knobs $(build_env "$b"); $targets"
         # shellcheck disable=SC2086
-        FW_CARGO_FEATURES="$(build_features "$b")" fw_cargo_build "$(build_cfg "$cfg" "$b")" "$knobs" firmware $targets \
+        FW_CARGO_FEATURES="$(build_features "$b")" fw_cargo_build "$(build_cfg "$cfg" "$b")" "$knobs $(build_env "$b")" firmware $targets \
             || fw_die "cargo build ($cfg, $b build, $targets) failed"
     done
-    fw_cargo_build "$cfg" "$knobs" release host || fw_die "cargo build ($cfg, host) failed"
+    if grep -q "^$cfg " "$OUT/plan.txt"; then
+        fw_cargo_build "$cfg" "$knobs" release host || fw_die "cargo build ($cfg, host) failed"
+    fi
+    if grep -q "^$cfg " "$OUT/plan-q15.txt"; then
+        fw_cargo_build "${cfg}_q15" "$knobs ATOME_DTYPE=q15" release host || fw_die "cargo build ($cfg, q15 host) failed"
+        FW_CARGO_FEATURES="--features portable" fw_cargo_build "${cfg}_q15_portable" "$knobs ATOME_DTYPE=q15" release host \
+            || fw_die "cargo build ($cfg, q15 host, portable) failed"
+    fi
 done
 T_BUILD=$(( $(fw_now) - T1 ))
 
 # ---- 2. case tables and host reference output (parallel) -------------------
+# One case table per (configuration, selection, generate), and the host
+# programs the builds need: host (float), host-q15 (q15, AVX2 path) and
+# host-q15p (q15, portable path).
 T1=$(fw_now)
 mkdir -p "$OUT/prep"
-while read -r cfg board target off sel gen; do
-    key="$cfg.$(echo "$sel" | tr ':,' '__').g$gen"
-    [ -f "$OUT/prep/gen-$key.sh" ] && continue
-    g="$OUT/gen/$key"
-    genflag=""; [ "$gen" = 1 ] && genflag="--generate"
-    cat > "$OUT/prep/gen-$key.sh" <<EOF
+host_prog() { # KEY CFG LIBATOME CDEFS NAME
+    local g="$OUT/gen/$1"
+    cat <<EOF
+gcc -O2 -std=gnu11 -Wall -Wextra -Werror -Iinclude -Ifirmware/common $(fw_knob_defs "${KN[$2]}") $4 \\
+    firmware/host/host_platform.c firmware/common/runner.c "$g/cases.c" "$g/blobs.S" \\
+    "$3" -lm -o "$g/$5" > "$g/$5.log" 2>&1 || { cat "$g/$5.log"; exit 1; }
+"$g/$5" > "$g/$5.txt" || { echo "host run failed ($1, $5)"; exit 1; }
+EOF
+}
+for b in float q15; do
+    if [ $b = q15 ]; then pf="$OUT/plan-q15.txt"; else pf="$OUT/plan.txt"; fi
+    while read -r cfg board target off sel gen; do
+        key="$cfg.$(echo "$sel" | tr ':,' '__').g$gen"
+        s="$OUT/prep/gen-$key.sh"
+        if [ ! -f "$s" ]; then
+            genflag=""; [ "$gen" = 1 ] && genflag="--generate"
+            cat > "$s" <<EOF
 set -e
 cd "$FW_ROOT"
-python3 firmware/tools/gen_cases.py --golden "$FW_GOLDEN" --config "$cfg" \
-    --models "$FW_MODELS" --out "$g" --select "$sel" $genflag
-gcc -O2 -std=gnu11 -Wall -Wextra -Werror -Iinclude -Ifirmware/common $(fw_knob_defs "${KN[$cfg]}") \
-    firmware/host/host_platform.c firmware/common/runner.c "$g/cases.c" "$g/blobs.S" \
-    "$(fw_lib_path "$cfg" release host)" -lm -o "$g/host" > "$g/build.log" 2>&1 || { cat "$g/build.log"; exit 1; }
-"$g/host" > "$g/host.txt" || { echo "host run failed ($key)"; exit 1; }
+python3 firmware/tools/gen_cases.py --golden "$FW_GOLDEN" --config "$cfg" \\
+    --models "$FW_MODELS" --out "$OUT/gen/$key" --select "$sel" $genflag
 EOF
-done < "$OUT/plan.txt"
+        fi
+        grep -qx "# host $b" "$s" && continue
+        echo "# host $b" >> "$s"
+        if [ $b = q15 ]; then
+            host_prog "$key" "$cfg" "$(fw_lib_path "${cfg}_q15" release host)" -DATOME_DTYPE_Q15=1 host-q15 >> "$s"
+            host_prog "$key" "$cfg" "$(fw_lib_path "${cfg}_q15_portable" release host)" -DATOME_DTYPE_Q15=1 host-q15p >> "$s"
+        else
+            host_prog "$key" "$cfg" "$(fw_lib_path "$cfg" release host)" "" host >> "$s"
+        fi
+    done < "$pf"
+done
 ls "$OUT"/prep/gen-*.sh | xargs -P "$JOBS" -n 1 bash || fw_die "case generation / host reference failed"
 
 # ---- 3. firmware builds (parallel) ------------------------------------------
@@ -120,7 +165,7 @@ EOF
 cd "$FW_ROOT"
 source firmware/fw.sh
 if fw_link_firmware "$d/fw.elf" "$board" "$target" "$(fw_lib_path "$(build_cfg "$cfg" "$build")" firmware "$target")" \
-        "${KN[$cfg]}" "-DATOME_FW_BLOB_OFFSET=$off" \
+        "${KN[$cfg]}" "-DATOME_FW_BLOB_OFFSET=$off $(build_cdefs "$build")" \
         firmware/common/runner.c firmware/src/parity_main.c "$OUT/gen/$key/cases.c" "$OUT/gen/$key/blobs.S" \
         > "$d/link.log" 2>&1; then
     cp "$d/run.sh" "$OUT/jobs/$name.sh"
@@ -132,7 +177,7 @@ else
     cat "$d/link.log"; echo "firmware link failed: $name"; exit 1
 fi
 EOF
-done < "$OUT/plan.txt"
+done < "$(plan_of "$build")"
 done
 ls "$OUT"/prep/link-*.sh | xargs -P "$JOBS" -n 1 bash || fw_die "firmware build failed"
 cat "$OUT"/runs/*/status > "$OUT/skipped.txt" 2>/dev/null || true
@@ -160,7 +205,8 @@ for d in "$OUT"/runs/*; do
         continue
     fi
     rc="$(cat "$d/rc" 2>/dev/null || echo '?')"
-    grep -v '^#' "$OUT/gen/$key/host.txt" > "$d/expected.txt"
+    ref=host; [ "$build" = q15 ] && ref=host-q15
+    grep -v '^#' "$OUT/gen/$key/$ref.txt" > "$d/expected.txt"
     grep -v '^#' "$d/out.txt" > "$d/got.txt" || true
     ncases=$(grep -c '^[PCG] ' "$d/expected.txt" || true)
     peak="$(sed -n 's/^# stack_peak //p' "$d/out.txt")"
@@ -178,6 +224,22 @@ for d in "$OUT"/runs/*; do
         "$ncases" "${peak:-?}" "$((ms / 1000))" "$(( (ms % 1000) / 100 ))" "$res" >> "$OUT/report.md"
 done
 
+# The q15 host reference itself: the x86-64 AVX2 path and the portable path
+# (cargo feature portable) print the same text for every case table.
+for g in "$OUT"/gen/*; do
+    [ -f "$g/host-q15.txt" ] || continue
+    key="$(basename "$g")"
+    ncases=$(grep -c '^[PCG] ' "$g/host-q15.txt" || true)
+    if cmp -s <(grep -v '^#' "$g/host-q15.txt") <(grep -v '^#' "$g/host-q15p.txt"); then
+        pass=$((pass + 1)); compared=$((compared + ncases)); res=PASS
+    else
+        fail=$((fail + 1)); res=FAIL
+        fw_log "FAIL q15 host portable vs AVX2 ($key): first differences:"
+        diff "$g/host-q15.txt" "$g/host-q15p.txt" | head -5 | cut -c1-200 >&2 || true
+    fi
+    printf '| host-portable-%s | q15 | %s | x86-64 | %s, feature portable | - | %s | - | - | %s |\n' "$key" "${key%%.*}" "$HOST_TARGET" "$ncases" "$res" >> "$OUT/report.md"
+done
+
 # Informational: host (pure-Rust math) against the reference engine's golden
 # bits (glibc expf/tanhf): ids must agree, a few logits may differ in the last bits.
 python3 - "$OUT" <<'EOF' >> "$OUT/report.md"
@@ -185,6 +247,8 @@ import glob, os, sys
 out = sys.argv[1]
 ids = idok = bits = bitok = 0
 for g in sorted(glob.glob(os.path.join(out, "gen", "*"))):
+    if not os.path.exists(os.path.join(g, "host.txt")):
+        continue
     host = [l.split() for l in open(os.path.join(g, "host.txt")) if l[:1] in "PCG"]
     gold = [l.split() for l in open(os.path.join(g, "golden.txt"))]
     for h, r in zip(host, gold):
@@ -194,7 +258,20 @@ for g in sorted(glob.glob(os.path.join(out, "gen", "*"))):
         ids += 1; idok += h[2] == r[2]
         bits += len(r) - 3
         bitok += sum(a == b for a, b in zip(h[3:], r[3:]))
-print("\nHost (pure-Rust math) vs reference golden (glibc): %d/%d ids/token lists equal, %d/%d logit bit patterns equal.\n" % (idok, ids, bitok, bits))
+if ids:
+    print("\nHost (pure-Rust math) vs reference golden (glibc): %d/%d ids/token lists equal, %d/%d logit bit patterns equal.\n" % (idok, ids, bitok, bits))
+# q15 against the float golden: not a check (a different arithmetic), the
+# share of predicted ids and generated token lists that agree.
+ids = idok = 0
+for g in sorted(glob.glob(os.path.join(out, "gen", "*"))):
+    if not os.path.exists(os.path.join(g, "host-q15.txt")):
+        continue
+    host = [l.split() for l in open(os.path.join(g, "host-q15.txt")) if l[:1] in "PCG"]
+    gold = [l.split() for l in open(os.path.join(g, "golden.txt"))]
+    for h, r in zip(host, gold):
+        ids += 1; idok += (h[2:] == r[2:]) if h[0] == "G" else (h[2] == r[2])
+if ids:
+    print("\nHost q15 vs reference golden (float), informational: %d/%d ids/token lists equal.\n" % (idok, ids))
 EOF
 
 cat "$OUT/report.md"

@@ -8,11 +8,14 @@
 #     sees the library's own reads and writes (it is not instrumented for
 #     ASan), on exactly-sized heap buffers.
 # Runs in the default configuration and, for stress.c, in the odd one
-# (D=22 L=3 V=40 DH=6 K=3 TOP_K=2 S=16; library in target/cfg/sanitize-odd).
+# (D=22 L=3 V=40 DH=6 K=3 TOP_K=2 S=16; library in target/cfg/sanitize-odd)
+# and the q15 one (the default configuration built with ATOME_DTYPE=q15, C
+# side -DATOME_DTYPE_Q15=1: the integer engine behind the C API; stress.c
+# and every example; library in target/cfg/q15, shared with tests/c_api.sh).
 #
 #   scripts/sanitize.sh        # about 1-2 minutes after the library builds
-# Environment: STRESS_ITERS (ASan run, default 5000), VALGRIND_ITERS
-# (default 300), SANITIZE_CONFIGS (default "default odd"), CC.
+# Environment: STRESS_ITERS (ASan run, default 5000; half in q15), VALGRIND_ITERS
+# (default 300; half in q15), SANITIZE_CONFIGS (default "default odd q15"), CC.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -42,28 +45,36 @@ cfg_env() {
     case "$1" in
     default) echo "" ;;
     odd) echo "ATOME_D_MODEL=22 ATOME_N_LAYERS=3 ATOME_VOCAB_SIZE=40 ATOME_D_HEAD=6 ATOME_KERNEL_SIZE=3 ATOME_TOP_K=2 ATOME_MAX_SEQ=16" ;;
+    q15) echo "ATOME_DTYPE=q15" ;;
     esac
 }
 cfg_defs() {
     local e
-    for e in $(cfg_env "$1"); do printf -- '-D%s ' "$e"; done
+    for e in $(cfg_env "$1"); do
+        case "$e" in
+        ATOME_DTYPE=q15) printf -- '-DATOME_DTYPE_Q15=1 ' ;;
+        *) printf -- '-D%s ' "$e" ;;
+        esac
+    done
 }
 
-for cfg in ${SANITIZE_CONFIGS:-default odd}; do
+for cfg in ${SANITIZE_CONFIGS:-default odd q15}; do
     echo "== $cfg configuration"
     if [ "$cfg" = default ]; then
         cargo build --release --lib --quiet
         lib="$root/target/release/libatome.a"
     else
-        env $(cfg_env "$cfg") CARGO_TARGET_DIR="$root/target/cfg/sanitize-$cfg" cargo build --release --lib --quiet
-        lib="$root/target/cfg/sanitize-$cfg/release/libatome.a"
+        # q15: the directory tests/c_api.sh and the suite's q15 cargo test stage build in too.
+        tdir="$root/target/cfg/sanitize-$cfg"; [ "$cfg" = q15 ] && tdir="$root/target/cfg/q15"
+        env $(cfg_env "$cfg") CARGO_TARGET_DIR="$tdir" cargo build --release --lib --quiet
+        lib="$tdir/release/libatome.a"
     fi
     defs=$(cfg_defs "$cfg")
     inc="-I$root/include -I$root/c_examples"
     progs="stress"
     $cc -std=c99 -Wall -Wextra -O1 -g $san $defs $inc tests/c/stress.c "$lib" -lm -o "$tmp/stress-asan-$cfg"
     gcc -std=c99 -Wall -Wextra -O1 -g $defs $inc tests/c/stress.c "$lib" -lm -o "$tmp/stress-vg-$cfg"
-    if [ "$cfg" = default ]; then
+    if [ "$cfg" = default ] || [ "$cfg" = q15 ]; then
         for ex in c_examples/*.c; do
             [ -e "$ex" ] || continue
             name=$(basename "$ex" .c)
@@ -77,6 +88,9 @@ for cfg in ${SANITIZE_CONFIGS:-default odd}; do
     fi
     for kind in asan vg; do
         if [ $kind = asan ]; then pre=""; n=$iters; what="ASan+UBSan"; else pre="$vg"; n=$viters; what="valgrind"; fi
+        # The q15 configuration repeats the default one's calls on the other
+        # engine: half the iterations keep its cost near a minute.
+        [ "$cfg" = q15 ] && n=$(( (n + 1) / 2 ))
         for p in $progs; do
             exe="$tmp/$p-$kind-$cfg"
             case $p in

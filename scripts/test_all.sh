@@ -30,6 +30,12 @@ stage "cargo test (microcontroller code path, both states)" bash -c '
   export CARGO_TARGET_DIR=target/portable
   T="--test purity --test api_errors --test reference_parity --test ffi_miri --test nonfinite --test matvec_diff --test q15_matvec_diff --test math_exhaustive"
   cargo test --release --features portable --lib $T && ATOME_STATE=cached cargo test --release --features portable $T'
+# The q15 integer mode (ATOME_DTYPE=q15, docs/Q15.md) behind the C API:
+# error codes and edge cases as in the float build, its own results checked
+# against the engine and the float reference, non-finite blobs read as its
+# contract says. (target/cfg/q15: the library tests/c_api.sh and sanitize.sh use.)
+stage "cargo test (q15 build: C API errors, Miri test bodies, non-finite blobs)" env ATOME_DTYPE=q15 CARGO_TARGET_DIR=target/cfg/q15 \
+  cargo test --release --test api_errors --test ffi_miri --test nonfinite
 # Cargo.toml's rust-version is true: the library builds with that toolchain
 # (scripts/setup.sh installs it), both code paths.
 stage "rust-version: cargo +<rust-version> check (lib)" bash -c '

@@ -121,11 +121,52 @@ fn predict_next_edges() {
     let (x, y) = (predict(&m, &long), predict(&m, tail));
     assert_eq!(x.0, y.0);
     assert!(same_bits(&x.1, &y.1));
-    // And that is the reference's answer for the window.
+    // And that is the reference's answer for the window (q15 build: the
+    // integer engine's, close to the float reference's).
     let wt = random_model(cfg(), Packing::Trit2, None, 42);
-    let (rid, rl) = reference_predict(&wt, &long, ATOME_MAX_SEQ);
-    assert_eq!(x.0 as usize, rid);
-    assert!(same_bits(&x.1, &rl));
+    dtype::check_predict(&wt, &b, &long, ATOME_MAX_SEQ, x.0, &x.1);
+}
+
+/// A refused call writes nothing: not the state (logits included), not the
+/// output buffers; and a second identical call gives the same bits.
+#[test]
+fn refused_calls_write_nothing_and_results_repeat() {
+    let b = blob(Packing::P3);
+    let (m, _) = load(&b);
+    let never = zeroed::<atome_model_t>();
+    let mut s = zeroed::<atome_state_t>();
+    let size = std::mem::size_of::<atome_state_t>();
+    let bytes = |s: &atome_state_t| -> Vec<u8> {
+        // SAFETY: the state is plain data of `size` bytes.
+        unsafe { std::slice::from_raw_parts(s as *const atome_state_t as *const u8, size).to_vec() }
+    };
+    // SAFETY: the state is plain data of `size` bytes; any bytes are a valid state.
+    for (i, x) in unsafe { std::slice::from_raw_parts_mut(&mut *s as *mut atome_state_t as *mut u8, size) }.iter_mut().enumerate() {
+        *x = (i as u8).wrapping_mul(29) ^ 0x5a;
+    }
+    let before = bytes(&s);
+    let t = [3, 1, 4, 1, 5];
+    let mut out = [-7i32; 8];
+    let mut cl = [-2.5f32; 4];
+    let c = zeroed::<atome_classifier_t>();
+    let prm = atome_sampling_t { temperature: 0.9, top_k: 2, top_p: 0.9, reserved: 0, seed: 5 };
+    // SAFETY: every pointer is valid (or null on purpose) for the length passed.
+    unsafe {
+        assert_eq!(atome_predict_next(&*never, &mut *s, t.as_ptr(), 5), -1);
+        assert_eq!(atome_predict_next(&*m, &mut *s, t.as_ptr(), 0), -1);
+        assert_eq!(atome_predict_next(&*m, &mut *s, null(), 5), -1);
+        assert_eq!(atome_generate(&*never, &mut *s, t.as_ptr(), 5, out.as_mut_ptr(), 3), 0);
+        assert_eq!(atome_generate(&*m, &mut *s, t.as_ptr(), -1, out.as_mut_ptr(), 3), 0);
+        assert_eq!(atome_generate_sampled(&*never, &mut *s, t.as_ptr(), 5, out.as_mut_ptr(), 3, &prm), 0);
+        assert_eq!(atome_classify(&*c, &mut *s, t.as_ptr(), 5, cl.as_mut_ptr()), -1);
+    }
+    assert!(bytes(&s) == before, "a refused call wrote into the state");
+    assert_eq!(out, [-7; 8]);
+    assert_eq!(cl, [-2.5; 4]);
+    let a = predict(&m, &t);
+    let again = predict(&m, &t);
+    assert_eq!(a.0, again.0);
+    assert!(a.1.iter().zip(&again.1).all(|(x, y)| x.to_bits() == y.to_bits()), "same call, same bits");
 }
 
 #[test]
@@ -267,6 +308,8 @@ fn build_config_and_entropy_api() {
     }
     assert_eq!(c.d_model as usize, ATOME_D_MODEL);
     assert_eq!(c.state_size as usize, std::mem::size_of::<atome_state_t>());
+    // Bit 1 of state_cached reports the q15 mode (docs/Q15.md).
+    assert_eq!(c.state_cached & 2, if dtype::Q15 { 2 } else { 0 });
     let b = blob(Packing::Trit2);
     let (m, _) = load(&b);
     let mut s = zeroed::<atome_state_t>();
@@ -274,6 +317,27 @@ fn build_config_and_entropy_api() {
     let l = ATOME_N_LAYERS;
     let mut all = vec![f32::NAN; toks.len() * l];
     let mut last = vec![f32::NAN; l];
+    let wt = random_model(cfg(), Packing::Trit2, None, 42);
+    let (_, routers) = reference_hidden(&wt, &toks, ATOME_MAX_SEQ);
+    let entropy = |r: &[f32; 3]| -> f64 { r.iter().filter(|&&x| x > 0.0).map(|&x| -(x as f64) * (x as f64).ln()).sum() };
+    if dtype::Q15 {
+        // A q15 build keeps the last position's entropies only: the
+        // all-positions call is refused and writes nothing.
+        // SAFETY: every pointer is valid (or null on purpose) for the length passed.
+        unsafe {
+            assert_eq!(atome_router_entropy_all(&*m, &mut *s, toks.as_ptr(), 5, all.as_mut_ptr(), all.len() as i32), -1);
+            assert!(all.iter().all(|x| x.is_nan()), "q15: refused, nothing written");
+            assert_eq!(atome_predict_next(&*m, &mut *s, toks.as_ptr(), 5), predict(&m, &toks).0);
+            assert_eq!(atome_router_entropy(&*s, last.as_mut_ptr()), l as i32);
+            assert_eq!(atome_router_entropy(null(), last.as_mut_ptr()), -1);
+        }
+        // From the integer router probabilities: close to the float ones'.
+        for li in 0..l {
+            let h = entropy(&routers[li][4]);
+            assert!((last[li] as f64 - h).abs() < 1e-3, "layer {li}: q15 {} float {h}", last[li]);
+        }
+        return;
+    }
     // SAFETY: every pointer is valid (or null on purpose) for the length passed.
     unsafe {
         assert_eq!(atome_router_entropy_all(&*m, &mut *s, toks.as_ptr(), 5, all.as_mut_ptr(), all.len() as i32), 5);
@@ -282,12 +346,9 @@ fn build_config_and_entropy_api() {
         assert_eq!(atome_router_entropy_all(&*m, &mut *s, toks.as_ptr(), 5, all.as_mut_ptr(), 3), -1);
     }
     assert!(same_bits(&last, &all[4 * l..]));
-    let wt = random_model(cfg(), Packing::Trit2, None, 42);
-    let (_, routers) = reference_hidden(&wt, &toks, ATOME_MAX_SEQ);
     for t in 0..5 {
         for li in 0..l {
-            let h: f64 = routers[li][t].iter().filter(|&&x| x > 0.0).map(|&x| -(x as f64) * (x as f64).ln()).sum();
-            assert!((all[t * l + li] as f64 - h).abs() < 1e-6);
+            assert!((all[t * l + li] as f64 - entropy(&routers[li][t])).abs() < 1e-6);
         }
     }
     // After predict_next, the last position's entropies are those of the call.
@@ -298,6 +359,14 @@ fn build_config_and_entropy_api() {
 #[test]
 fn state_work_area_matches_the_memory_plan() {
     use atome::runner::{Plan, Runner};
+    if dtype::Q15 {
+        // logits, then the int32 and int16 areas of the q15 plan.
+        let lay = atome::q15::Q15Layout::new(&atome::config::DIMS, ATOME_MAX_SEQ);
+        assert_eq!((ATOME_Q15_I16, ATOME_Q15_I32), (lay.i16s, lay.i32s), "build.rs and include/atome.h formulas must equal the q15 plan's");
+        let raw = 4 * ATOME_VOCAB_SIZE + 4 * lay.i32s + 2 * lay.i16s;
+        assert_eq!(std::mem::size_of::<atome_state_t>(), raw.div_ceil(4) * 4);
+        return;
+    }
     let plan = if ATOME_STATE_CACHED == 1 { Plan::Cached } else { Plan::Lean };
     let want = Runner::work_floats(&atome::config::DIMS, ATOME_MAX_SEQ, plan);
     assert_eq!(ATOME_STATE_WORK, want, "build.rs and include/atome.h formulas must equal the plan's");

@@ -5,6 +5,11 @@
 //! so NaN logits give 0), nothing hangs, nothing is written out of bounds.
 //! And docs/ARITHMETIC.md: a top-k slot left without an index (NaN scores)
 //! contributes nothing.
+//!
+//! In a q15 build (ATOME_DTYPE=q15) the same calls run through the integer
+//! engine, whose contract is stricter (docs/Q15.md#non-finite-and-degenerate-inputs):
+//! a NaN parameter reads as 0 and +-inf as +-FLT_MAX, so no logit is ever
+//! NaN and entropies are numbers; those readings are checked bit for bit.
 #[path = "../fuzz/src/blobgen.rs"]
 mod blobgen;
 
@@ -21,6 +26,8 @@ const V: usize = ATOME_VOCAB_SIZE;
 const S: usize = ATOME_MAX_SEQ;
 const L: usize = ATOME_N_LAYERS;
 const D: usize = ATOME_D_MODEL;
+/// A library built with ATOME_DTYPE=q15 (the integer engine behind the C API).
+const Q15: bool = ATOME_DTYPE_Q15 == 1;
 
 const FIELDS: [Field; 15] = Field::ALL;
 
@@ -70,13 +77,20 @@ fn run_lm(blob: &Blob, what: &str) {
             let n = t.len() as i32;
             let id = atome_predict_next(&*m, &mut *st, t.as_ptr(), n);
             assert!(id >= 0 && (id as usize) < V, "{what}: id {id}");
-            let lg = std::slice::from_raw_parts(atome_get_logits(&mut *st), V);
-            assert_eq!(id as usize, argmax(lg), "{what}: id is not the contract (docs/) argmax");
+            let lg = std::slice::from_raw_parts(atome_get_logits(&mut *st), V).to_vec();
+            assert_eq!(id as usize, argmax(&lg), "{what}: id is not the contract (docs/) argmax");
+            if Q15 {
+                assert!(lg.iter().all(|x| !x.is_nan()), "{what}: q15 logits are never NaN");
+            }
             let mut ent = [-5.0f32; 64];
             assert_eq!(atome_router_entropy(&*st, ent.as_mut_ptr()), L as i32);
             for &e in &ent[..L.min(64)] {
-                assert!(e.is_nan() || (0.0..=1.0987).contains(&e), "{what}: entropy {e}");
+                assert!((e.is_nan() && !Q15) || (0.0..=1.0987).contains(&e), "{what}: entropy {e}");
             }
+            // The same call on the same state: the same bits.
+            assert_eq!(atome_predict_next(&*m, &mut *st, t.as_ptr(), n), id, "{what}: second call");
+            let lg2 = std::slice::from_raw_parts(atome_get_logits(&mut *st), V);
+            assert!(lg.iter().zip(lg2).all(|(a, b)| a.to_bits() == b.to_bits()), "{what}: second call's bits");
             let mut out = [-1i32; 3];
             let cnt = atome_generate(&*m, &mut *st, t.as_ptr(), n, out.as_mut_ptr(), 2);
             let want = 2.min(S.saturating_sub(t.len()));
@@ -107,6 +121,9 @@ fn run_clf(blob: &Blob, nc: i32, what: &str) {
             let k = atome_classify(&*c, &mut *st, t.as_ptr(), t.len() as i32, out.as_mut_ptr());
             assert!(k >= 0 && k < nc, "{what}: class {k}");
             assert_eq!(k as usize, argmax(&out[..nc as usize]), "{what}: class is not the contract (docs/) argmax");
+            if Q15 {
+                assert!(out.iter().all(|x| !x.is_nan()), "{what}: q15 class logits are never NaN");
+            }
             assert_eq!(out[nc as usize], -2.5, "{what}: wrote past n_classes");
         }
     }
@@ -160,6 +177,11 @@ fn single_nonfinite_floats() {
 #[test]
 fn nan_scores_leave_slots_empty_and_contribute_nothing() {
     watchdog();
+    if Q15 {
+        // The integer engine has no NaN score (a NaN scale reads as 0):
+        // its own rule is checked instead.
+        return q15_nonfinite_parameters_read_as_zero_or_flt_max();
+    }
     for fmt in [Format::Atome01, Format::Atome02, Format::AtomeP3] {
         let seed = 31;
         let mut zero_v = generate(&DIMS, fmt, 1, seed);
@@ -240,4 +262,55 @@ fn kernels_with_nonfinite_inputs() {
     // SAFETY: n rows; D-float parameter arrays.
     unsafe { atome_ssm_forward(xs.as_ptr() as *const [f32; D], n as i32, &p, h.as_mut_ptr(), so.as_mut_ptr() as *mut [f32; D]) };
     assert!(so.iter().all(|x| x.is_nan()));
+}
+
+/// docs/Q15.md#non-finite-and-degenerate-inputs: in a q15 build a NaN
+/// parameter (any scale, gamma, beta, a, b, c_out) reads as 0 and +-inf as
+/// +-FLT_MAX. So a blob with NaN in a field gives exactly the logits of the
+/// blob with 0.0 there, +inf those of f32::MAX and -inf those of -f32::MAX
+/// (language models in the three packings, and classifiers).
+fn q15_nonfinite_parameters_read_as_zero_or_flt_max() {
+    let t: Vec<i32> = (0..S as i32 + 2).map(|i| (i * 11 + 3) % V as i32).collect();
+    let lm = |b: &Blob| -> (i32, Vec<u32>) {
+        let mut m = zeroed::<atome_model_t>();
+        let mut st = zeroed::<atome_state_t>();
+        // SAFETY: valid pointers and lengths.
+        unsafe {
+            assert_eq!(atome_load(&mut *m, b.bytes.as_ptr(), b.bytes.len()), 0);
+            let id = atome_predict_next(&*m, &mut *st, t.as_ptr(), t.len() as i32);
+            let lg = std::slice::from_raw_parts(atome_get_logits(&mut *st), V);
+            (id, lg.iter().map(|x| x.to_bits()).collect())
+        }
+    };
+    let clf = |b: &Blob| -> (i32, Vec<u32>) {
+        let mut c = zeroed::<atome_classifier_t>();
+        let mut st = zeroed::<atome_state_t>();
+        let mut out = [0.0f32; 4];
+        // SAFETY: valid pointers and lengths; out holds n_classes floats.
+        unsafe {
+            assert_eq!(atome_classifier_load(&mut *c, b.bytes.as_ptr(), b.bytes.len()), 0);
+            let k = atome_classify(&*c, &mut *st, t.as_ptr(), t.len() as i32, out.as_mut_ptr());
+            (k, out.iter().map(|x| x.to_bits()).collect())
+        }
+    };
+    let pairs = [(f32::NAN, 0.0f32), (f32::INFINITY, f32::MAX), (f32::NEG_INFINITY, -f32::MAX), (-f32::NAN, -0.0)];
+    let mut differ = 0;
+    for (i, f) in FIELDS.iter().enumerate() {
+        let formats: &[Format] = if *f == Field::Head { &[Format::AtomeCl01, Format::AtomeCl02] } else { &[Format::Atome01, Format::Atome02, Format::AtomeP3] };
+        for (j, fmt) in formats.iter().enumerate() {
+            let (bad, same) = pairs[(i + j) % pairs.len()];
+            let base = generate(&DIMS, *fmt, 4, 300 + i as u64);
+            let (mut a, mut b) = (base.clone(), base.clone());
+            assert!(a.set_field(*f, bad) > 0);
+            b.set_field(*f, same);
+            let (ra, rb, r0) = if fmt.is_classifier() { (clf(&a), clf(&b), clf(&base)) } else { (lm(&a), lm(&b), lm(&base)) };
+            let what = format!("{fmt:?} {f:?} = {bad:e} vs {same:e}");
+            assert_eq!(ra.0, rb.0, "{what}: id");
+            assert_eq!(ra.1, rb.1, "{what}: logits");
+            assert!(ra.1.iter().all(|&x| !f32::from_bits(x).is_nan()), "{what}: a NaN logit");
+            differ += (ra.1 != r0.1) as usize;
+        }
+    }
+    // The substitutions change the result (the check above compares something).
+    assert!(differ >= 20, "only {differ} substitutions changed the logits");
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plan of the QEMU parity runs (used by scripts/qemu_parity.sh).
 
-    parity_plan.py GOLDEN [--full] [--only=CFG,...] [--boards=BOARD,...]
+    parity_plan.py GOLDEN [--q15] [--full] [--only=CFG,...] [--boards=BOARD,...]
 
 Prints one job a line:  CONFIG BOARD TARGET OFFSET SELECT GENERATE
   BOARD    microbit | mps2-an385 | mps2-an386 | mps2-an500 | mps2-an505 | riscv-virt
@@ -27,12 +27,23 @@ Budget (default, under 5 minutes on 2 idle cores): everything runs except
     most 16 tokens;
   - the toy model's generate calls (S=64) run on the aligned M4F build only.
 --full runs everything everywhere (more than an hour).
+
+--q15: the plan of the q15 build (ATOME_DTYPE=q15). Same boards and
+address variants; its smaller state fits more boards (the link decides).
+Its budget (default; about 4 minutes on 2 idle cores, 3.5 of them cargo):
+every case of every configuration on every board, and the generate calls
+of every configuration except the long ones (the 944K model's and the toy
+model's at S=64: 40 to 60 predicts of up to 64 tokens each), which run only
+on the aligned M4F, and only for the S=24 944K model (the S=64 one takes
+two minutes there). The integer engine's cost hardly depends on the FPU,
+so the soft-float cores get the same selection as the others.
 """
 import json
 import sys
 
 golden = json.load(open(sys.argv[1]))
 full = "--full" in sys.argv[2:]
+q15 = "--q15" in sys.argv[2:]
 only = [a.split("=", 1)[1].split(",") for a in sys.argv[2:] if a.startswith("--only=")]
 only = only[0] if only else None
 boards_only = [a.split("=", 1)[1].split(",") for a in sys.argv[2:] if a.startswith("--boards=")]
@@ -71,7 +82,10 @@ for cfg in golden:
             elif off == 1 and board not in ODD_BOARDS and not full:
                 continue
             sel, gen = "all", 1
-            if not full:
+            if q15 and not full:
+                if cfg == "m944k" or (cfg in BIG + LONG_GEN and (board != "mps2-an386" or off == 1)):
+                    gen = 0
+            elif not full:
                 if cfg in BIG:
                     gen = 0
                     if board in SOFT_BIG:

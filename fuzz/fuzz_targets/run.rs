@@ -7,6 +7,9 @@
 //! in range, outputs never written past their length, logits consistent
 //! with the returned id, counts exactly as docs/ARITHMETIC.md says, and results
 //! independent of the state's previous contents (purity).
+//! In a q15 library (ATOME_DTYPE=q15; scripts/fuzz_smoke.sh builds one) the
+//! same calls run the integer engine, with its own rules (docs/Q15.md): no
+//! logit is ever NaN, and router_entropy_all always refuses.
 #![no_main]
 use atome::config::*;
 use atome_fuzz::api::*;
@@ -16,6 +19,8 @@ use libfuzzer_sys::fuzz_target;
 use std::ptr;
 
 const GUARD: usize = 4;
+/// A q15 library (the integer engine behind the C API).
+const Q15: bool = ATOME_DTYPE_Q15 == 1;
 
 thread_local! {
     static BLOBS: std::cell::RefCell<std::collections::HashMap<(u8, i32, u8), Blob>> = Default::default();
@@ -88,6 +93,9 @@ unsafe fn predict(c: &mut Ctx, m: *const atome_model_t, loaded: bool, t: &[i32],
     assert!(id >= 0 && (id as usize) < V, "predict_next id {id}");
     let lg = unsafe { core::slice::from_raw_parts(atome_get_logits(&mut *c.st), V) };
     assert_eq!(argmax(lg), id as usize, "id is not the first argmax of the logits");
+    if Q15 {
+        assert!(lg.iter().all(|x| !x.is_nan()), "a NaN logit in the q15 mode");
+    }
     if s.u8().is_multiple_of(4) {
         // Purity: a garbage state gives the same bits.
         let keep: Vec<f32> = lg.to_vec();
@@ -183,6 +191,9 @@ unsafe fn classify_op(c: &mut Ctx, t: &[i32], s: &mut Src) {
     assert!(k >= 0 && (k as usize) < nc, "class {k} of {nc}");
     if !op.is_null() {
         assert_eq!(argmax(&out[..nc]), k as usize, "class is not the first argmax of the class logits");
+        if Q15 {
+            assert!(out[..nc].iter().all(|x| !x.is_nan()), "a NaN class logit in the q15 mode");
+        }
         // Same class without the logits buffer, and from a garbage state.
         scribble(&mut *c.st2, s);
         let k2 = unsafe { atome_classify(&*c.clf, &mut *c.st2, tp, n, ptr::null_mut()) };
@@ -214,7 +225,8 @@ unsafe fn entropy_op(c: &mut Ctx, m: *const atome_model_t, loaded: bool, t: &[i3
         let r = unsafe { atome_router_entropy_all(m, &mut *c.st, tp, n, op, out_len) };
         assert!(out[cap..].iter().all(|&x| x == -7.0), "router_entropy_all wrote past its buffer");
         let win = (n.max(0) as usize).min(S);
-        let ok = loaded && !tp.is_null() && !op.is_null() && n >= 1 && out_len >= 0 && (out_len as usize) >= win * L;
+        // The q15 engine keeps the last position's entropies only: always refused.
+        let ok = !Q15 && loaded && !tp.is_null() && !op.is_null() && n >= 1 && out_len >= 0 && (out_len as usize) >= win * L;
         if ok {
             assert_eq!(r, win as i32, "router_entropy_all count");
             let written = win * L;

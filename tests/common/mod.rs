@@ -11,6 +11,7 @@
 #[path = "../../fuzz/src/blobgen.rs"]
 mod blobgen;
 pub use blobgen::*;
+pub mod dtype;
 
 use atome::format::Dims;
 use atome::math::{expf, sqrtf, tanhf};
