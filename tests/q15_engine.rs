@@ -14,15 +14,7 @@ use common::*;
 
 const SMALL: Cfg = Cfg { v: 40, d: 24, l: 2, dh: 8, k: 4, topk: 3 };
 
-/// The q15 logits (and predicted id) of a blob for `tokens` with window s.
-fn q15(blob: &[u8], dims: &Dims, s: usize, tokens: &[i32]) -> (usize, Vec<f32>) {
-    let m = parse_model(blob, dims).expect("blob loads");
-    let lay = Q15Layout::new(dims, s);
-    let (mut a, mut b, mut lg) = (vec![0i16; lay.i16s], vec![0i32; lay.i32s], vec![0f32; dims.vocab]);
-    let mut r = Q15Runner::new(&mut a, &mut b, &mut lg, dims, s).expect("buffers fit");
-    let id = r.predict(&m, tokens).expect("runs");
-    (id, r.logits().to_vec())
-}
+use common::dtype::q15_predict as q15;
 
 fn f32_logits(blob: &[u8], dims: &Dims, s: usize, tokens: &[i32]) -> Vec<f32> {
     let m = parse_model(blob, dims).unwrap();
