@@ -514,7 +514,9 @@ fn run_words(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2]) -> usize {
                 break;
             }
         }
-        let en = ents[i];
+        // (get, not [i]: i < n holds, but the compiler cannot see it through
+        // the loops above, and the no-panic audit wants no bounds check.)
+        let Some(&en) = ents.get(i) else { break };
         let w = x[(en >> 3) as usize & (SB - 1)];
         let x6 = w & !63;
         let ex = if x6 == 0 { 0 } else { (w & 63) + WB };
