@@ -9,15 +9,20 @@ cd "$(dirname "$0")/.."
 export CARGO_TERM_COLOR=never
 start=$(date +%s)
 passed=0; failed=0; failures=()
+# Each stage's output is also kept, so that the end of the run repeats the
+# tail of every failed stage (CI shows only the end of a long log).
+logs=$(mktemp -d /tmp/atome-suite.XXXXXX)
 stage() {
   local name=$1; shift
-  local t0=$(date +%s)
+  local t0=$(date +%s) log="$logs/$((passed + failed)).log"
   echo
   echo "=== $name: $*"
-  if "$@"; then
+  "$@" 2>&1 | tee "$log"
+  if [ "${PIPESTATUS[0]}" = 0 ]; then
     passed=$((passed+1)); echo "=== $name: ok ($(( $(date +%s) - t0 )) s)"
   else
     failed=$((failed+1)); failures+=("$name"); echo "=== $name: FAILED ($(( $(date +%s) - t0 )) s)"
+    echo "$name" > "$log.name"
   fi
 }
 stage setup scripts/setup.sh
@@ -66,6 +71,12 @@ stage "instruction-count targets (callgrind)" scripts/callgrind.sh --check
 stage "CLI" bash -c "cd cli && cargo test --release"
 stage "ATOME02 parity" scripts/atome02_parity.sh
 stage "README examples" tests/readme.sh
+for f in "$logs"/*.log.name; do
+  [ -e "$f" ] || continue
+  echo
+  echo "=== the last 60 lines of failed stage: $(cat "$f")"
+  tail -60 "${f%.name}"
+done
 echo
 echo "total $(( $(date +%s) - start )) s"
 [ ${#failures[@]} -gt 0 ] && echo "failed stages: ${failures[*]}"
