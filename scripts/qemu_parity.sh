@@ -245,17 +245,26 @@ done
 python3 - "$OUT" <<'EOF' >> "$OUT/report.md"
 import glob, os, sys
 out = sys.argv[1]
-ids = idok = bits = bitok = 0
-for g in sorted(glob.glob(os.path.join(out, "gen", "*"))):
-    if not os.path.exists(os.path.join(g, "host.txt")):
-        continue
-    host = [l.split() for l in open(os.path.join(g, "host.txt")) if l[:1] in "PCG"]
-    gold = [l.split() for l in open(os.path.join(g, "golden.txt"))]
-    for h, r in zip(host, gold):
-        if h[0] == "G":
-            ids += 1; idok += h[2:] == r[2:]
+
+
+def pairs(name):
+    """(host line, golden line) of every case a host program `name` ran."""
+    for g in sorted(glob.glob(os.path.join(out, "gen", "*"))):
+        if not os.path.exists(os.path.join(g, name)):
             continue
-        ids += 1; idok += h[2] == r[2]
+        host = [l.split() for l in open(os.path.join(g, name)) if l[:1] in "PCG"]
+        gold = [l.split() for l in open(os.path.join(g, "golden.txt"))]
+        yield from zip(host, gold)
+
+
+def same_ids(h, r):
+    return (h[2:] == r[2:]) if h[0] == "G" else (h[2] == r[2])
+
+
+ids = idok = bits = bitok = 0
+for h, r in pairs("host.txt"):
+    ids += 1; idok += same_ids(h, r)
+    if h[0] != "G":
         bits += len(r) - 3
         bitok += sum(a == b for a, b in zip(h[3:], r[3:]))
 if ids:
@@ -263,13 +272,8 @@ if ids:
 # q15 against the float golden: not a check (a different arithmetic), the
 # share of predicted ids and generated token lists that agree.
 ids = idok = 0
-for g in sorted(glob.glob(os.path.join(out, "gen", "*"))):
-    if not os.path.exists(os.path.join(g, "host-q15.txt")):
-        continue
-    host = [l.split() for l in open(os.path.join(g, "host-q15.txt")) if l[:1] in "PCG"]
-    gold = [l.split() for l in open(os.path.join(g, "golden.txt"))]
-    for h, r in zip(host, gold):
-        ids += 1; idok += (h[2:] == r[2:]) if h[0] == "G" else (h[2] == r[2])
+for h, r in pairs("host-q15.txt"):
+    ids += 1; idok += same_ids(h, r)
 if ids:
     print("\nHost q15 vs reference golden (float), informational: %d/%d ids/token lists equal.\n" % (idok, ids))
 EOF

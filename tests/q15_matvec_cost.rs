@@ -38,9 +38,10 @@ fn trit2(rows: usize, cols: usize, s: &mut u64) -> Vec<u8> {
         .collect()
 }
 
-#[test]
-#[ignore]
-fn s1_matvec_work() {
+/// S1's matvec work with `per_call` positions per `matvec_q_multi` call
+/// (64: the whole window at once; 1: position by position), a sample of
+/// each layer's results and the head checked against the naive kernel.
+fn s1_work(per_call: usize) {
     let (d, dh, l, v, n) = (256usize, 64usize, 8usize, 256usize, 64usize);
     let mut s = 0x1234_5678_9ABC_DEF1u64;
     let acc = Accel::detect();
@@ -50,19 +51,22 @@ fn s1_matvec_work() {
         let (dq, dk, dv, dr) = (trit2(dh, d, &mut s), trit2(dh, d, &mut s), trit2(d, d, &mut s), trit2(3, d, &mut s));
         let t = |data, rows| Tensor { data, scale: 1.0, rows, cols: d, packing: Packing::Trit2 };
         let (wq, wk, wv, wr) = (t(&dq[..], dh), t(&dk[..], dh), t(&dv[..], d), t(&dr[..], 3));
-        let (mut q, mut k, mut vv, mut r) = (vec![0i32; n * dh], vec![0i32; n * dh], vec![0i32; n * d], vec![0i32; n * 3]);
-        let mut jobs = [
-            MvJobQ { w: &wq, out: &mut q, ostride: dh },
-            MvJobQ { w: &wk, out: &mut k, ostride: dh },
-            MvJobQ { w: &wv, out: &mut vv, ostride: d },
-            MvJobQ { w: &wr, out: &mut r, ostride: 3 },
-        ];
-        matvec_q_multi(acc, &mut jobs, &xs, d, n);
-        terms += (2 * dh + d + 3) * d * n;
-        // A sample checked: the last position of Wv.
+        let m = per_call;
+        let (mut q, mut k, mut vv, mut r) = (vec![0i32; m * dh], vec![0i32; m * dh], vec![0i32; m * d], vec![0i32; m * 3]);
+        for p in (0..n).step_by(m) {
+            let mut jobs = [
+                MvJobQ { w: &wq, out: &mut q, ostride: dh },
+                MvJobQ { w: &wk, out: &mut k, ostride: dh },
+                MvJobQ { w: &wv, out: &mut vv, ostride: d },
+                MvJobQ { w: &wr, out: &mut r, ostride: 3 },
+            ];
+            matvec_q_multi(acc, &mut jobs, &xs[p * d..], d, m);
+            terms += (2 * dh + d + 3) * d * m;
+        }
+        // A sample checked: the last position of Wv (the last call's last row).
         let mut want = vec![0i32; d];
         matvec_q_naive(&wv, &xs[(n - 1) * d..], d, 1, &mut want, d);
-        assert_eq!(&vv[(n - 1) * d..], &want[..]);
+        assert_eq!(&vv[(m - 1) * d..], &want[..]);
     }
     let dh_ = trit2(v, d, &mut s);
     let head = Tensor { data: &dh_, scale: 1.0, rows: v, cols: d, packing: Packing::Trit2 };
@@ -77,35 +81,12 @@ fn s1_matvec_work() {
 
 #[test]
 #[ignore]
+fn s1_matvec_work() {
+    s1_work(64);
+}
+
+#[test]
+#[ignore]
 fn s1_matvec_per_position() {
-    let (d, dh, l, v, n) = (256usize, 64usize, 8usize, 256usize, 64usize);
-    let mut s = 0x1234_5678_9ABC_DEF1u64;
-    let acc = Accel::detect();
-    let xs: Vec<i16> = (0..n * d).map(|_| ((rnd(&mut s) % 65535) as i32 - 32767) as i16).collect();
-    let mut terms = 0usize;
-    for _ in 0..l {
-        let (dq, dk, dv, dr) = (trit2(dh, d, &mut s), trit2(dh, d, &mut s), trit2(d, d, &mut s), trit2(3, d, &mut s));
-        let t = |data, rows| Tensor { data, scale: 1.0, rows, cols: d, packing: Packing::Trit2 };
-        let (wq, wk, wv, wr) = (t(&dq[..], dh), t(&dk[..], dh), t(&dv[..], d), t(&dr[..], 3));
-        let (mut q, mut k, mut vv, mut r) = (vec![0i32; dh], vec![0i32; dh], vec![0i32; d], vec![0i32; 3]);
-        for p in 0..n {
-            let mut jobs = [
-                MvJobQ { w: &wq, out: &mut q, ostride: dh },
-                MvJobQ { w: &wk, out: &mut k, ostride: dh },
-                MvJobQ { w: &wv, out: &mut vv, ostride: d },
-                MvJobQ { w: &wr, out: &mut r, ostride: 3 },
-            ];
-            matvec_q_multi(acc, &mut jobs, &xs[p * d..], d, 1);
-            terms += (2 * dh + d + 3) * d;
-        }
-        let mut want = vec![0i32; d];
-        matvec_q_naive(&wv, &xs[(n - 1) * d..], d, 1, &mut want, d);
-        assert_eq!(vv, want);
-    }
-    let dh_ = trit2(v, d, &mut s);
-    let head = Tensor { data: &dh_, scale: 1.0, rows: v, cols: d, packing: Packing::Trit2 };
-    let mut logits = vec![0i32; v];
-    matvec_q_accel(acc, &head, &xs[..d], d, 1, &mut logits, v);
-    terms += v * d;
-    assert_eq!(terms, 50_790_400);
+    s1_work(1);
 }
