@@ -3,7 +3,8 @@
 
     qemu_profile.py FIRMWARE.elf BOARD [TOP]
 
-Runs `qemu-system-arm -M BOARD ... -d in_asm,exec,nochain` (every executed
+BOARD is a QEMU Arm machine (mps2-an385, microbit, ...) or riscv-virt (the
+RISC-V bench board: qemu-system-riscv32 -M virt -bios none). Runs `qemu-system-arm -M BOARD ... -d in_asm,exec,nochain` (every executed
 translation block logged, no chaining so none is missed), counts the
 guest instructions of each executed block and sums them per function
 symbol (from arm-none-eabi-nm). The whole run is counted (for the bench
@@ -21,17 +22,21 @@ import tempfile
 
 def main(elf, board, top):
     syms = []
-    nm = subprocess.run(["arm-none-eabi-nm", "-n", "-S", "--defined-only", elf], capture_output=True, text=True).stdout
+    riscv = board.startswith("riscv-")
+    nm = subprocess.run(["llvm-nm" if riscv else "arm-none-eabi-nm", "-n", "-S", "--defined-only", elf], capture_output=True, text=True).stdout
     for line in nm.splitlines():
         p = line.split()
-        if len(p) >= 4 and p[2] in "tTwW":
+        # Mapping symbols ($x, $t, $d) and local labels (.L0, which llvm-nm
+        # lists for RISC-V) are not functions: their code is the one before.
+        if len(p) >= 4 and p[2] in "tTwW" and not p[3].startswith(("$", ".L")):
             syms.append((int(p[0], 16), p[3]))
     syms.sort()
     addrs = [a for a, _ in syms]
     fd, log = tempfile.mkstemp(suffix=".qemu.log")
     os.close(fd)
     try:
-        subprocess.run(["qemu-system-arm", "-M", board, "-nographic", "-monitor", "none", "-serial", "none",
+        qemu = ["qemu-system-riscv32", "-M", "virt", "-bios", "none"] if riscv else ["qemu-system-arm", "-M", board]
+        subprocess.run(qemu + ["-nographic", "-monitor", "none", "-serial", "none",
                         "-semihosting-config", "enable=on,target=native", "-kernel", elf,
                         "-d", "in_asm,exec,nochain", "-D", log], stdout=subprocess.DEVNULL, timeout=3600)
         size = {}
