@@ -10,6 +10,7 @@ pub mod fpu;
 pub mod sf;
 pub mod soft;
 mod soft_t1;
+mod soft_rv;
 
 use crate::format::Tensor;
 

@@ -10,8 +10,9 @@
 //! ties to even, exactly as IEEE binary32: each partial sum equals the
 //! hardware f32 add bit for bit (tests/soft_add.rs, scripts/soft_add_long.sh).
 //! The common steps run in a loop of few cases (Thumb-1 assembly in
-//! soft_t1.rs on the Arm cores, its Rust twin `fast_words` elsewhere and on
-//! the host, where the tests check it); the others in the general Rust step.
+//! soft_t1.rs on the Arm cores, RV32 assembly in soft_rv.rs on riscv32, their
+//! Rust twin `fast_words` elsewhere and on the host, where the tests check
+//! it); the others in the general Rust step.
 //!
 //! Non-finite values never enter the software arithmetic: a block whose
 //! inputs or incoming accumulator hold an infinity or NaN, and the rest of a
@@ -496,19 +497,19 @@ fn run_words(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2]) -> usize {
     let n = ents.len();
     let mut i = 0;
     while i < n {
-        #[cfg(not(all(target_arch = "arm", not(target_abi = "eabihf"))))]
+        #[cfg(not(any(all(target_arch = "arm", not(target_abi = "eabihf")), target_arch = "riscv32")))]
         if st[0] == 0 || st[1] >= 0 {
             i = fast_words(st, ents, x, i);
             if i >= n {
                 break;
             }
         }
-        #[cfg(all(target_arch = "arm", not(target_abi = "eabihf")))]
+        #[cfg(any(all(target_arch = "arm", not(target_abi = "eabihf")), target_arch = "riscv32"))]
         if st[0] == 0 || st[1] >= 0 {
             // SAFETY: ents[i..n] are entries built by soft_pass (column <
             // SB, so the words read are x's), n - i >= 1, st is two
             // words, and the accumulator invariant was just checked.
-            let left = unsafe { super::soft_t1::run(st, i as i32 - n as i32, ents.as_ptr().add(n), x) };
+            let left = unsafe { asm_run(st, i as i32 - n as i32, ents.as_ptr().add(n), x) };
             i = (n as i32 + left) as usize;
             if i >= n {
                 break;
@@ -530,6 +531,13 @@ fn run_words(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2]) -> usize {
     n
 }
 
+/// The assembly loop of this core: Thumb-1 on the Arm soft-float cores,
+/// RV32 on riscv32 (the same contract).
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf")))]
+use super::soft_t1::run as asm_run;
+#[cfg(target_arch = "riscv32")]
+use super::soft_rv::run as asm_run;
+
 /// The steps of the Thumb-1 loop (soft_t1.rs) in Rust, case for case, for
 /// the other cores (and the host, where the tests check it): from entry i
 /// on, adds terms to st (same form as in [`run_words`]) while each is one
@@ -546,8 +554,8 @@ fn run_words(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2]) -> usize {
 /// lost, the words' low six bits being zero) or the exponent - WB leaves
 /// [0, 155]. Every accumulator stays below 2^30 - 32 in magnitude, so no
 /// sum overflows 32 bits.
-// (The Arm soft-float cores run the assembly instead.)
-#[cfg_attr(all(target_arch = "arm", not(target_abi = "eabihf")), allow(dead_code))]
+// (The Arm soft-float cores and riscv32 run the assembly instead.)
+#[cfg_attr(any(all(target_arch = "arm", not(target_abi = "eabihf")), target_arch = "riscv32"), allow(dead_code))]
 #[inline(always)]
 fn fast_words(st: &mut [i32; 2], ents: &[u8], x: &[i32; SB], mut i: usize) -> usize {
     let (mut m, mut e) = (st[0], st[1]);

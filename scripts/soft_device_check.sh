@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# The soft-float routines checked on the cores that run them: the matvec
+# accumulate (Thumb-1 assembly on M0/M3/M4 without FPU, RV32 assembly on
+# riscv32), the integer add/sub/multiply of src/kernels/device/sf.rs, and
+# whole matvec rows, each against the platform's own float operations
+# (compiler-builtins, an independent IEEE binary32 implementation) on the
+# same core, under QEMU. firmware/softcheck draws the operands
+# (every case of the routines: cancellation, carries, halves and ties, far
+# exponents, window edges, zeros, subnormals, infinities, NaN).
+#
+#   scripts/soft_device_check.sh [PAIRS]      (default 200000 per check)
+#
+# Exits non-zero when any core reports a mismatch (the first one is printed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. firmware/fw.sh
+fw_ensure_tools apt rust
+N="${1:-200000}"
+OUT="$FW_ROOT/target/softcheck"
+mkdir -p "$OUT"
+ROWS="M0|thumbv6m-none-eabi|mps2-an385
+M3|thumbv7m-none-eabi|mps2-an385
+M4 (soft float)|thumbv7em-none-eabi|mps2-an386
+RV32IMC|riscv32imc-unknown-none-elf|riscv-virt
+RV32IMAC|riscv32imac-unknown-none-elf|riscv-virt"
+args=""; for t in $(echo "$ROWS" | cut -d'|' -f2); do args="$args --target $t"; done
+# shellcheck disable=SC2086
+(cd firmware/softcheck && CARGO_TARGET_DIR="$OUT/cargo" cargo build --release $args) > "$OUT/build.log" 2>&1 \
+    || { grep -v "dropping unsupported" "$OUT/build.log" | tail -30; exit 1; }
+T0=$(date +%s)
+fail=0
+while IFS='|' read -r label target board; do
+    name="$(echo "$label" | tr ' ()' '___')"
+    elf="$OUT/$name.elf"
+    fw_link_firmware "$elf" "$board" "$target" "$OUT/cargo/$target/release/libsoftcheck.a" "" "-DSOFTCHECK_N=${N}u" \
+        firmware/src/softcheck_main.c > "$OUT/$name.link.log" 2>&1 || { cat "$OUT/$name.link.log"; fail=1; continue; }
+    if ! fw_qemu "$board" "$elf" 600 > "$OUT/$name.out" 2>&1; then fail=1; fi
+    grep -q '^SOFTCHECK' "$OUT/$name.out" || { echo "$label: no output"; cat "$OUT/$name.out"; fail=1; }
+    sed "s/^/$label: /" "$OUT/$name.out"
+    if grep '^SOFTCHECK' "$OUT/$name.out" | grep -qv 'mismatches 0$'; then fail=1; fi
+done <<< "$ROWS"
+echo "soft_device_check: $N pairs per check and core, $(( $(date +%s) - T0 )) s of QEMU"
+[ "$fail" = 0 ] && echo "soft_device_check: 0 mismatches on every core" || { echo "soft_device_check: FAILED"; exit 1; }
