@@ -172,5 +172,6 @@ fn row(r: &mut Rng, f: &mut Found) {
             want -= v;
         }
     }
-    f.see(x[0], cols as f32, got[0], want * 1.0);
+    // (The first input and the column count stand for the operands.)
+    f.see(x[0], cols as f32, got[0], want * w.scale);
 }
