@@ -28,16 +28,16 @@ pub const ACTIVE: bool = cfg!(all(
     not(any(target_abi = "eabihf", target_arch = "x86_64", target_arch = "aarch64", target_feature = "f"))
 ));
 
-/// Where [`add`] runs the integer routine: the Arm soft-float cores, in
-/// Thumb-1 assembly (sf_t1.rs). On riscv32imc the compiler-builtins add
-/// measured faster than the Rust routine (S3 61.3M with it, 62.4M with
-/// this one).
-const ADD_ACTIVE: bool = ACTIVE && cfg!(target_arch = "arm");
+/// Where [`add`] runs the integer routine: every soft-float core (the
+/// Arm ones in Thumb-1 assembly, sf_t1.rs). On riscv32imc, S3 48.7M with
+/// the compiler-builtins add and multiply, 47.1M with this multiply, 45.9M
+/// with this add too.
+const ADD_ACTIVE: bool = ACTIVE;
 
-/// Where [`mul`] runs the integer routine: the Arm soft-float cores
-/// (thumbv6m: the Thumb-1 routine; Armv7-M: the Rust one, whose 64-bit
-/// product is one UMULL).
-const MUL_ACTIVE: bool = ACTIVE && cfg!(target_arch = "arm");
+/// Where [`mul`] runs the integer routine: every soft-float core (thumbv6m:
+/// the Thumb-1 routine; Armv7-M and RV32: the Rust one, whose 64-bit
+/// product is one UMULL, or MUL and MULHU).
+const MUL_ACTIVE: bool = ACTIVE;
 
 /// a - b (= a + (-b) in IEEE arithmetic), bit-exact binary32.
 #[inline(always)]
