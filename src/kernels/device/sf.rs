@@ -29,7 +29,7 @@ pub const ACTIVE: bool = cfg!(all(
 ));
 
 /// Where [`add`] runs the integer routine: every soft-float core (the
-/// Arm ones in Thumb-1 assembly, sf_t1.rs). On riscv32imc, S3 48.7M with
+/// Arm ones in Thumb-1 assembly, sf_asm.rs). On riscv32imc, S3 48.7M with
 /// the compiler-builtins add and multiply, 47.1M with this multiply, 45.9M
 /// with this add too.
 const ADD_ACTIVE: bool = ACTIVE;
@@ -73,7 +73,7 @@ pub fn mul(a: f32, b: f32) -> f32 {
 #[inline(always)]
 fn add_dev(a: f32, b: f32) -> f32 {
     #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_portable, not(feature = "size-first")))]
-    return super::sf_t1::add(a, b);
+    return super::sf_asm::add(a, b);
     #[allow(unreachable_code)]
     add_int(a, b)
 }
@@ -90,7 +90,7 @@ fn mul_dev(a: f32, b: f32) -> f32 {
         atome_portable,
         not(feature = "size-first")
     ))]
-    return super::sf_t1::mul(a, b);
+    return super::sf_asm::mul(a, b);
     #[allow(unreachable_code)]
     mul_int(a, b)
 }
@@ -111,7 +111,7 @@ fn mul_float(a: f32, b: f32) -> f32 {
 /// is in [3, 252] (so no result leaves the normal range) and at most one
 /// leading bit cancels, else the platform's add. A zero operand returns the
 /// other one when that is finite and nonzero (x + 0 = x exactly). The same
-/// steps as the Thumb-1 routine (sf_t1.rs), which the Arm cores run.
+/// steps as the Thumb-1 routine (sf_asm.rs), which the Arm cores run.
 #[inline(never)]
 pub fn add_int(a: f32, b: f32) -> f32 {
     let (ua, ub) = (a.to_bits(), b.to_bits());
@@ -163,7 +163,7 @@ pub fn add_int(a: f32, b: f32) -> f32 {
 /// the platform's multiply; a zero times a finite value is the zero of the
 /// signs' product. The 48-bit product of the mantissas is one 32 x 32 ->
 /// 64-bit multiply here (UMULL on Armv7-M, MUL and MULHU on RV32); the
-/// Thumb-1 routine (sf_t1.rs) builds it from four 16-bit products and
+/// Thumb-1 routine (sf_asm.rs) builds it from four 16-bit products and
 /// rounds the same way.
 #[inline(never)]
 pub fn mul_int(a: f32, b: f32) -> f32 {

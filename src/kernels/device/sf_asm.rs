@@ -1,9 +1,10 @@
-//! [`super::sf`]'s add and multiply in Thumb-1 assembly for the Arm cores
-//! without an FPU (Thumb-1 code runs on thumbv6m, thumbv7m and
-//! thumbv7em-none-eabi). The Rust routines keep more values live than
-//! Cortex-M0 has low registers and spill; these take the common case (both
-//! operands normal, a normal result) in about 40 instructions with no
-//! memory access beyond two saved registers, and tail-call the
+//! [`super::sf`]'s add (and on thumbv6m its multiply) in assembly for the
+//! Arm cores without an FPU: Thumb-1 on thumbv6m, Thumb-2 (CLZ, IT) for
+//! the add on Armv7-M (thumbv7m, thumbv7em-none-eabi), whose multiply is
+//! the Rust routine (one UMULL). In Rust the add keeps more values live
+//! than Cortex-M0 has low registers and spills; these take the common case
+//! (both operands normal, a normal result) in about 40 instructions (30 in
+//! Thumb-2) with no memory access beyond saved registers, and tail-call the
 //! compiler-builtins operation (`__aeabi_fadd`, `__aeabi_fmul`: the code
 //! `a + b` and `a * b` compile to on these targets) with the caller's
 //! operands, in the caller's order, for every other case. The rounding is
@@ -19,22 +20,30 @@ pub(super) fn add(a: f32, b: f32) -> f32 {
     // stack slots, preserves every callee-saved register (AAPCS), and is
     // total: every input has a result (the builtin's for the cases it does
     // not take).
-    f32::from_bits(unsafe { atome_sf_add_t1(a.to_bits(), b.to_bits()) })
+    #[cfg(not(target_has_atomic = "32"))]
+    return f32::from_bits(unsafe { atome_sf_add_t1(a.to_bits(), b.to_bits()) });
+    // SAFETY: as above.
+    #[cfg(target_has_atomic = "32")]
+    return f32::from_bits(unsafe { atome_sf_add_t2(a.to_bits(), b.to_bits()) });
 }
 
 /// a * b, bit-exact binary32 (the bits of `a * b` on these targets).
-#[cfg_attr(target_has_atomic = "32", allow(dead_code))]
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_portable, not(feature = "size-first")))]
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(target_has_atomic = "32"), atome_portable, not(feature = "size-first")))]
 #[inline(always)]
 pub(super) fn mul(a: f32, b: f32) -> f32 {
     // SAFETY: as for `add`.
     f32::from_bits(unsafe { atome_sf_mul_t1(a.to_bits(), b.to_bits()) })
 }
 
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_portable, not(feature = "size-first")))]
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(target_has_atomic = "32"), atome_portable, not(feature = "size-first")))]
 extern "C" {
     fn atome_sf_add_t1(a: u32, b: u32) -> u32;
     fn atome_sf_mul_t1(a: u32, b: u32) -> u32;
+}
+
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), target_has_atomic = "32", atome_portable, not(feature = "size-first")))]
+extern "C" {
+    fn atome_sf_add_t2(a: u32, b: u32) -> u32;
 }
 
 // Add. r0 = a, r1 = b, r12 = the caller's a (so the fallback can restore
@@ -62,7 +71,7 @@ extern "C" {
 // ah*bh << 32; h = product >> 16 in [2^30, 2^32), bit 0 jammed with the
 // low 16 bits. h >= 2^31: round at bit 8, exponent ea + eb - 126; else at
 // bit 7, exponent ea + eb - 127.
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_portable, not(feature = "size-first")))]
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(target_has_atomic = "32"), atome_portable, not(feature = "size-first")))]
 core::arch::global_asm!(
     ".section .text.atome_sf_add_t1,\"ax\",%progbits",
     ".global atome_sf_add_t1",
@@ -185,7 +194,11 @@ core::arch::global_asm!(
     "80: .word 0x20000000",
     "81: .word __aeabi_fadd",
     ".size atome_sf_add_t1, . - atome_sf_add_t1",
-    //
+);
+
+// The multiply: thumbv6m only (Armv7-M uses the Rust routine, one UMULL).
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(target_has_atomic = "32"), atome_portable, not(feature = "size-first")))]
+core::arch::global_asm!(
     ".section .text.atome_sf_mul_t1,\"ax\",%progbits",
     ".global atome_sf_mul_t1",
     ".hidden atome_sf_mul_t1",
@@ -295,4 +308,90 @@ core::arch::global_asm!(
     ".p2align 2",
     "82: .word __aeabi_fmul",
     ".size atome_sf_mul_t1, . - atome_sf_mul_t1",
+);
+
+// The add in Thumb-2: the same steps as the Thumb-1 one up to t = ma + s
+// (t in [2^28, 2^31) unless more than one bit cancelled); then with
+// k = clz(t) - 1 in {0, 1, 2}, t << k has its leading bit at bit 30 and
+// rounds at bit 7 (bit 7 - k of t; the sticky bit stays below the guard
+// bit), and the exponent field is ea - k before the rounded mantissa's
+// implicit bit (or carry) adds 1.
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), target_has_atomic = "32", atome_portable, not(feature = "size-first")))]
+core::arch::global_asm!(
+    ".section .text.atome_sf_add_t2,\"ax\",%progbits",
+    ".global atome_sf_add_t2",
+    ".hidden atome_sf_add_t2",
+    ".type atome_sf_add_t2,%function",
+    ".syntax unified",
+    ".thumb",
+    ".thumb_func",
+    ".p2align 2",
+    "atome_sf_add_t2:",
+    "mov r12, r0",
+    "lsls r2, r0, #1",
+    "cmp.w r2, r1, lsl #1",
+    "itt lo",
+    "movlo r0, r1",
+    "movlo r1, r12",
+    "ubfx r2, r0, #23, #8",
+    "ubfx r3, r1, #23, #8",
+    "cbz r3, 20f",
+    "subs r3, r2, r3",
+    "subs r2, #3",
+    "cmp r2, #249",
+    "bhi 30f",
+    "push {{r4, lr}}",
+    // x = +-mb (mantissa, implicit bit at bit 29).
+    "lsls r2, r1, #8",
+    "orr r2, r2, #0x80000000",
+    "lsrs r2, r2, #2",
+    "teq r0, r1",
+    "it mi",
+    "rsbmi r2, r2, #0",
+    // s = floor(x / 2^d), bit 0 set when bits were shifted out.
+    "asr.w r4, r2, r3",
+    "lsl.w lr, r4, r3",
+    "cmp lr, r2",
+    "it ne",
+    "orrne r4, r4, #1",
+    // t = ma + s.
+    "lsls r2, r0, #8",
+    "orr r2, r2, #0x80000000",
+    "add.w r2, r4, r2, lsr #2",
+    "clz r3, r2",
+    "subs r3, #1",
+    "cmp r3, #2",
+    "bhi 6f",
+    "lsls r2, r3",
+    "lsrs r4, r2, #8",
+    "adc r2, r2, #63",
+    "lsrs r2, r2, #7",
+    "lsrs r0, r0, #23",
+    "subs r0, r0, r3",
+    "add.w r0, r2, r0, lsl #23",
+    "pop {{r4, pc}}",
+    // More than one leading bit cancelled: +0.0 for x + (-x), else the
+    // builtin.
+    "6:",
+    "pop {{r4, lr}}",
+    "cbnz r2, 30f",
+    "movs r0, #0",
+    "bx lr",
+    // b (the smaller) is a zero or subnormal: a + (+-0) = a for finite
+    // nonzero a.
+    "20:",
+    "lsls r3, r1, #1",
+    "bne 30f",
+    "subs r2, #1",
+    "cmp r2, #253",
+    "it ls",
+    "bxls lr",
+    // The builtin, with the caller's operands in the caller's order.
+    "30:",
+    "cmp r12, r0",
+    "itt ne",
+    "movne r1, r0",
+    "movne r0, r12",
+    "b.w __aeabi_fadd",
+    ".size atome_sf_add_t2, . - atome_sf_add_t2",
 );
