@@ -5,14 +5,17 @@
 //! There each `f32 + f32` or `f32 * f32` is a compiler-builtins call that
 //! handles every class of operand (on thumbv6m the multiply also calls a
 //! 64-bit multiply and a count-leading-zeros routine). [`add`] and [`mul`]
-//! take the common case, both operands normal and a normal result, in a
-//! few dozen integer instructions and round to nearest, ties to even,
-//! exactly as IEEE binary32; every other case (a zero, a subnormal, an
-//! infinity or NaN among the operands or the result, and a sum that
+//! take the common case, both operands normal and a normal result (with
+//! some margin from the edges of the normal range), in a few dozen integer
+//! instructions and round to nearest, ties to even, exactly as IEEE
+//! binary32; every other case (a zero, a subnormal, an infinity or NaN
+//! among the operands, a result at the edges of the range, and a sum that
 //! cancels more than one leading bit) is the platform's own float
 //! operation, so those bits are the plain code's on each target. Equality
 //! with hardware f32 on the host: tests/soft_ops.rs and
-//! scripts/soft_add_long.sh.
+//! scripts/soft_add_long.sh. On the Arm cores the add (and on thumbv6m the
+//! multiply) is the same steps in assembly (sf_asm.rs); the QEMU parity
+//! suite (scripts/qemu_parity.sh) checks those on device.
 //!
 //! [`add`], [`sub`] and [`mul`] are the integer routines where they measured
 //! faster than the compiler-builtins calls (soft-float targets in the
