@@ -98,7 +98,8 @@ fn dot16(q: &[f32; 16], k: &[f32; 16]) -> f32 {
     macro_rules! terms {
         ($($i:literal)*) => {{
             let mut s = 0.0f32;
-            $(s += q[$i] * k[$i];)*
+            // (Integer add and multiply on cores without an FPU.)
+            $(s = sf::add(s, sf::mul(q[$i], k[$i]));)*
             s
         }};
     }

@@ -128,7 +128,10 @@ impl<const N: usize> Lanes<N> for Scalar<N> {
         let mut r = [0.0f32; N];
         for ((r, w), h) in r.iter_mut().zip(self.0).zip(h.0) {
             let v = sf::mul(w, h);
-            *r = if w != 0.0 { v } else { 0.0 };
+            // On cores without an FPU a bit test (the same truth as
+            // w != 0.0) instead of a float compare call.
+            let nz = if sf::ACTIVE { w.to_bits() << 1 != 0 } else { w != 0.0 };
+            *r = if nz { v } else { 0.0 };
         }
         Scalar(r)
     }

@@ -8,6 +8,7 @@
 #[cfg_attr(not(target_abi = "eabihf"), allow(dead_code))]
 pub mod fpu;
 pub mod sf;
+mod sf_asm;
 pub mod soft;
 mod soft_t1;
 mod soft_rv;
