@@ -93,6 +93,55 @@ pub fn rshr32(v: i32, s: i32) -> i32 {
     }
 }
 
+/// rshr(v, s) for 1 <= s <= 63 when the caller's bound gives
+/// |floor(v / 2^(s-1))| < 2^31 (so the result is an int32): v in its two
+/// 32-bit words (hi: bits 32-63, lo: bits 0-31), one 32-bit shift pair and
+/// no 64-bit shift.
+#[inline(always)]
+pub fn rshr_hl(hi: i32, lo: u32, s: u32) -> i32 {
+    let n = s - 1;
+    // The low word of v >> n is the whole value (the bound above).
+    let x = if n == 0 {
+        lo as i32
+    } else if n < 32 {
+        ((lo >> n) | ((hi as u32) << (32 - n))) as i32
+    } else {
+        hi >> (n - 32)
+    };
+    // floor((x + 1) / 2) without the overflow of x + 1.
+    (x >> 1) + (x & 1)
+}
+
+/// [`rshr_hl`] of an int64.
+#[inline(always)]
+pub fn rshr_to32(v: i64, s: u32) -> i32 {
+    rshr_hl((v >> 32) as i32, v as u32, s)
+}
+
+/// x * 2^n as an int64 (n <= 62, the caller keeps the result in range):
+/// 32-bit shifts only.
+#[inline(always)]
+pub fn shl_to64(x: i32, n: u32) -> i64 {
+    if NO_SMULL {
+        let (hi, lo) = if n == 0 {
+            (x >> 31, x as u32)
+        } else if n < 32 {
+            (x >> (32 - n), (x as u32) << n)
+        } else {
+            (x << (n - 32), 0)
+        };
+        (i64::from(hi) << 32) | i64::from(lo)
+    } else {
+        i64::from(x) << n
+    }
+}
+
+/// v * 2^n for an int64 v (n <= 62, the result in range).
+#[inline(always)]
+pub fn shl64_by(v: i64, n: u32) -> i64 {
+    shl64(v, n)
+}
+
 /// Where a 32 x 32 -> 64-bit product is a library call: thumbv6m (Cortex-M0,
 /// no `SMULL`; no 32-bit compare-and-swap either, which is how cfg tells it).
 const NO_SMULL: bool = cfg!(all(target_arch = "arm", not(target_has_atomic = "32")));
