@@ -296,6 +296,18 @@ pub fn fquant_exp(n: usize, f: impl Fn(usize) -> f32, bits: u32) -> i32 {
 /// One mantissa of fquant_b: the float `f` on the block exponent e.
 #[inline(always)]
 pub fn fq(f: f32, e: i32, bits: u32) -> i64 {
+    let b = f.to_bits();
+    let bx = ((b >> 23) & 0xFF) as i32;
+    let s = e - (bx - 150);
+    if bits < 31 && bx != 0 && bx != 0xFF && (1..32).contains(&s) {
+        // A normal float (f32_parts: |m| in [2^23, 2^24), exponent bx - 150)
+        // on its block's grid: the int32 rounding below, without the
+        // subnormal and non-finite cases.
+        let m = ((b & 0x7F_FFFF) | 0x80_0000) as i32;
+        let m = if b >> 31 != 0 { -m } else { m };
+        let lim = (1i32 << bits) - 1;
+        return i64::from((((m >> (s - 1)) + 1) >> 1).clamp(-lim, lim));
+    }
     let (m, ex) = f32_parts(f);
     if m == 0 {
         return 0;
@@ -320,6 +332,17 @@ pub fn fquant_scalar(f: f32) -> (i64, i32) {
 #[inline]
 pub fn exp2q(v: i64) -> i64 {
     let v = v.min(U_MAX);
+    if v >= 0 {
+        // int32 Horner: every multiplicand is a partial sum of C5..C1,
+        // below sum |C1..C5| < 2^30, and f < 2^24, so each product is
+        // below 2^54, its rshr below 2^30 and each new acc below 2^31.
+        let (ip, f) = ((v >> 24) as i32, (v & ((1 << 24) - 1)) as i32);
+        let mut acc = EXP2_C[5] as i32;
+        for &c in EXP2_C[..5].iter().rev() {
+            acc = c as i32 + rshr_to32(mul64(acc, f), 24);
+        }
+        return i64::from(rshr32(acc.clamp(0, ONE_Q30 as i32), ip));
+    }
     let ip = (v >> 24) as i32;
     let f = v & ((1 << 24) - 1);
     let mut acc = EXP2_C[5];

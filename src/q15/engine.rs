@@ -530,18 +530,6 @@ fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): 
         None => state_max((0..hs.len()).map(|c| st.sc.m(c)), hs, lm),
     };
     let (ss, es) = (qshift(mxs, QA), qexp(mxs, ecomb_plain(st.sc.e, st.ehs), QA));
-    // The state mantissas, packed with the local ones in one int32 per
-    // channel (low half: local; high half: state).
-    for ((o, &ql), &h) in lm.iter_mut().zip(spare.iter()).zip(hs) {
-        let p = mul64(*o, h);
-        let qs = if ss >= 1 {
-            // |p| <= max < 2^(ss + 15): rshr_hl's bound.
-            rshr_to32(p, ss as u32).clamp(-LIM15, LIM15)
-        } else {
-            qm(p, ss, QA) as i32
-        };
-        *o = (qs << 16) | (i32::from(ql) & 0xFFFF);
-    }
     let (c0m, c0e) = quant_scalar(i64::from(r[0]) * p.conv.m, p.conv.e - 30, QA);
     let (c1m, c1e) = quant_scalar(i64::from(r[1]), -30, QA);
     let (c2m, c2e) = quant_scalar(i64::from(r[2]) * p.wv.m, p.wv.e - 30, QA);
@@ -558,16 +546,15 @@ fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): 
         // higher. Each product is of two 15-bit mantissas: int32.
         let k = (0..4).filter(|&j| active(j)).map(|j| -sh[j]).min().unwrap_or(0);
         let l = [0, 1, 2, 3].map(|j| if active(j) { (-sh[j] - k) as u32 } else { 0 });
-        let mut mx = 0u64;
-        for ((w, spc), xc) in lm.iter_mut().zip(sp.iter_mut()).zip(xr.iter_mut()) {
-            let (ql, qs) = ((*w << 16) >> 16, *w >> 16);
-            let v = shl_to64(i32::from(*xc), l[0])
-                + shl_to64(c0 * ql, l[1])
-                + shl_to64(c1 * qs, l[2])
-                + shl_to64(c2 * i32::from(*spc), l[3]);
-            mx = mx.max(v.unsigned_abs());
-            (*w, *spc, *xc) = split3(v);
-        }
+        // Term bounds (|mantissa| <= 32767): each term an int32 when its
+        // bound times 2^l_j is below 2^31.
+        let bound = [32767i64, 32767 * i64::from(c0.abs()), 32767 * i64::from(c1.abs()), 32767 * i64::from(c2.abs())];
+        let fits = (0..4).all(|j| l[j] < 31 && bound[j] < (1i64 << (31 - l[j])));
+        let mx = if fits {
+            mix_sums::<true>(lm, spare, hs, sp, xr, [c0, c1, c2], l, ss)
+        } else {
+            mix_sums::<false>(lm, spare, hs, sp, xr, [c0, c1, c2], l, ss)
+        };
         let s = qshift(mx, QA);
         for ((&w, &spc), xc) in lm.iter().zip(sp.iter()).zip(xr.iter_mut()) {
             *xc = if s >= 1 {
@@ -579,6 +566,11 @@ fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): 
             };
         }
         return qexp(mx, a + k, QA);
+    }
+    // The state mantissas, packed with the local ones in one int32 per
+    // channel (low half: local; high half: state).
+    for ((o, &ql), &h) in lm.iter_mut().zip(spare.iter()).zip(hs) {
+        *o = (state_q(*o, h, ss) << 16) | (i32::from(ql) & 0xFFFF);
     }
     // Each product is of two 15-bit mantissas: int32. Each sum computed
     // once, kept in lm, sp and xr until the quantization.
@@ -597,6 +589,41 @@ fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): 
         *xc = qm(join3(w, spc, *xc), s, QA) as i16;
     }
     qexp(mx, a, QA)
+}
+
+/// The state mantissa quant15(c_out * hs) of one channel at shift ss.
+#[inline(always)]
+fn state_q(m: i32, h: i32, ss: i32) -> i32 {
+    let p = mul64(m, h);
+    if ss >= 1 {
+        // |p| <= max < 2^(ss + 15): rshr_hl's bound.
+        rshr_to32(p, ss as u32).clamp(-LIM15, LIM15)
+    } else {
+        qm(p, ss, QA) as i32
+    }
+}
+
+/// The mix's first pass when every term shifts left: W = x 2^l0 +
+/// c0 local 2^l1 + c1 state 2^l2 + c2 sparse 2^l3 from the local mantissas
+/// (`spare`), c_out's (`lm`) and the hidden state (state mantissas formed
+/// here at shift ss); W kept split in lm, sp and xr; max |W|. FITS: every
+/// shifted term is an int32 (32-bit shifts, 64-bit adds only).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn mix_sums<const FITS: bool>(lm: &mut [i32], spare: &[i16], hs: &[i32], sp: &mut [i16], xr: &mut [i16], [c0, c1, c2]: [i32; 3], l: [u32; 4], ss: i32) -> u64 {
+    let mut mx = 0u64;
+    for ((((w, &ql), &h), spc), xc) in lm.iter_mut().zip(spare).zip(hs).zip(sp.iter_mut()).zip(xr.iter_mut()) {
+        let qs = state_q(*w, h, ss);
+        let t = [i32::from(*xc), c0 * i32::from(ql), c1 * qs, c2 * i32::from(*spc)];
+        let v = if FITS {
+            i64::from(t[0] << l[0]) + i64::from(t[1] << l[1]) + i64::from(t[2] << l[2]) + i64::from(t[3] << l[3])
+        } else {
+            shl_to64(t[0], l[0]) + shl_to64(t[1], l[1]) + shl_to64(t[2], l[2]) + shl_to64(t[3], l[3])
+        };
+        mx = mx.max(v.unsigned_abs());
+        (*w, *spc, *xc) = split3(v);
+    }
+    mx
 }
 
 /// max |c_out_c hs_c| (exact 64-bit products); c_out's mantissas into `out`.
