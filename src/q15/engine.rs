@@ -134,10 +134,17 @@ fn layer_norm(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, z: &mut [i32], mid: &mut 
     let (s1, s2) = (ashift(a, e1), ashift(a, e2));
     // When both terms are shifted left (the usual case), the sum is 2^k W
     // with W's terms shifted by l1, l2 >= 0 (one of them 0), and
-    // quant15(2^k W) = quant15(W) at an exponent k higher.
-    let (k, l1, l2) = if s1 <= 0 && s2 <= 0 {
-        let k = (-s1).min(-s2);
-        (k, s1 + k, s2 + k)
+    // quant15(2^k W) = quant15(W) at an exponent k higher. A zero block's
+    // term (gamma or beta all zero) is 0 whatever its shift.
+    let (z1, z2) = (e1 == E_ZERO, e2 == E_ZERO);
+    let (k, l1, l2) = if (z1 || s1 <= 0) && (z2 || s2 <= 0) {
+        let k = match (z1, z2) {
+            (false, false) => (-s1).min(-s2),
+            (false, true) => -s1,
+            (true, false) => -s2,
+            (true, true) => 0,
+        };
+        (k, if z1 { 0 } else { s1 + k }, if z2 { 0 } else { s2 + k })
     } else {
         (0, s1, s2)
     };
@@ -463,6 +470,24 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
                 shs[k] = et - ek;
             }
         }
+        if conv.packing == Packing::Trit2 {
+            // The sums by tap, the 2-bit codes read in place (c * K + k;
+            // 1: +1, 3: -1, 0 and 2: 0; past the end of the data: 0, as
+            // decode); a tap's shift is the same for every channel.
+            out.fill(0);
+            for k in 0..nt {
+                let xk = ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
+                match shs[k] {
+                    0 => conv_tap_trit2(conv.data, k, kk, xk, out, |x| x),
+                    sh if sh > 0 => conv_tap_trit2(conv.data, k, kk, xk, out, |x| rshr32(x, sh)),
+                    _ => {}
+                }
+            }
+            for &o in out.iter() {
+                mx = mx.max(o.unsigned_abs());
+            }
+            return (mx, et);
+        }
         // The taps of several channels decoded at once.
         let mut taps = [0i8; 4 * TAPS];
         let per = taps.len() / kk;
@@ -501,6 +526,18 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
         }
     }
     (mx, et)
+}
+
+/// out[c] += w(c, k) * f(x[c]) over the channels, w read from Trit2 codes
+/// at c * kk + k.
+#[inline(always)]
+fn conv_tap_trit2(data: &[u8], k: usize, kk: usize, x: &[i16], out: &mut [i32], f: impl Fn(i32) -> i32) {
+    let mut n = k;
+    for (o, &xv) in out.iter_mut().zip(x) {
+        let code = i32::from(data.get(n >> 2).copied().unwrap_or(0) >> ((n & 3) * 2)) & 3;
+        *o += (code & 1) * (1 - (code & 2)) * f(i32::from(xv));
+        n += kk;
+    }
 }
 
 /// The SSM output gain and hidden state of a mix.
