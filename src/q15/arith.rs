@@ -112,6 +112,18 @@ pub fn rshr_hl(hi: i32, lo: u32, s: u32) -> i32 {
     (x >> 1) + (x & 1)
 }
 
+/// floor(v / 2^s) for 1 <= s <= 63 when the caller's bound makes it an
+/// int32: 32-bit shifts of v's two words.
+#[inline(always)]
+pub fn sar_to32(v: i64, s: u32) -> i32 {
+    let (hi, lo) = ((v >> 32) as i32, v as u32);
+    if s < 32 {
+        ((lo >> s) | ((hi as u32) << (32 - s))) as i32
+    } else {
+        hi >> (s - 32)
+    }
+}
+
 /// [`rshr_hl`] of an int64.
 #[inline(always)]
 pub fn rshr_to32(v: i64, s: u32) -> i32 {
@@ -144,7 +156,7 @@ pub fn shl64_by(v: i64, n: u32) -> i64 {
 
 /// Where a 32 x 32 -> 64-bit product is a library call: thumbv6m (Cortex-M0,
 /// no `SMULL`; no 32-bit compare-and-swap either, which is how cfg tells it).
-const NO_SMULL: bool = cfg!(all(target_arch = "arm", not(target_has_atomic = "32")));
+pub const NO_SMULL: bool = cfg!(all(target_arch = "arm", not(target_has_atomic = "32")));
 
 /// a * b exactly, for any int32 a and b: four 16 x 16 multiplies where the
 /// core has no 32 x 32 -> 64 one (a 64 x 64 library call otherwise).

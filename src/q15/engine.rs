@@ -202,9 +202,22 @@ fn layer_norm(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, z: &mut [i32], mid: &mut 
 #[inline(always)]
 fn ln_sums(xm: &[i16], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, [dd, s, mi]: [i32; 3], zs: u32, sl: u32, z: &mut [i32], mid: &mut [i16], out: &mut [i16]) -> u64 {
     let mut mx = 0u64;
+    // When D Mi < 2^31 (D < 128): (D m - S) Mi + 2^(zs-1) = m (D Mi) + C, C a
+    // per-row constant, and z its floor shift: m (D Mi) is two 16 x 16
+    // products.
+    let dmi = i64::from(dd) * i64::from(mi);
+    let c = (1i64 << (zs - 1)) - i64::from(s) * i64::from(mi);
+    // (Where SMULL exists the direct product is as cheap.)
+    let small = NO_SMULL && dmi < 1 << 31;
     for ((((zi, m), o), &xi), (gm, bm)) in z.iter_mut().zip(mid.iter_mut()).zip(out.iter_mut()).zip(xm).zip(gi.zip(bi)) {
         // |D m - S| < 2^31 (D <= 32767), |Mi| < 2^24; z < 2^28.
-        let zv = rshr_to32(mul64(dd * i32::from(xi) - s, mi), zs);
+        let zv = if small {
+            let p = mul64_16(dmi as i32, i32::from(xi)) + c;
+            // floor(p / 2^zs) < 2^28: the low word of the shift is the value.
+            sar_to32(p, zs)
+        } else {
+            rshr_to32(mul64(dd * i32::from(xi) - s, mi), zs)
+        };
         let v = mul64(gm, zv) + shl_to64(bm, sl);
         mx = mx.max(v.unsigned_abs());
         (*zi, *m, *o) = split3(v);
