@@ -148,6 +148,16 @@ pub fn shl_to64(x: i32, n: u32) -> i64 {
     }
 }
 
+/// x * 2^n as an int64 for n <= 31, without a branch: high word
+/// (x >> 1) >> (31 - n) (= x >> (32 - n), or the sign for n = 0), low word
+/// x << n.
+#[inline(always)]
+pub fn shl31_to64(x: i32, n: u32) -> i64 {
+    let hi = (x >> 1) >> (31 - n);
+    let lo = (x as u32) << n;
+    (i64::from(hi) << 32) | i64::from(lo)
+}
+
 /// v * 2^n for an int64 v (n <= 62, the result in range).
 #[inline(always)]
 pub fn shl64_by(v: i64, n: u32) -> i64 {

@@ -601,9 +601,11 @@ fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): 
         let bound = [32767i64, 32767 * i64::from(c0.abs()), 32767 * i64::from(c1.abs()), 32767 * i64::from(c2.abs())];
         let fits = (0..4).all(|j| l[j] < 31 && bound[j] < (1i64 << (31 - l[j])));
         let mx = if fits {
-            mix_sums::<true>(lm, spare, hs, sp, xr, [c0, c1, c2], l, ss)
+            mix_sums::<0>(lm, spare, hs, sp, xr, [c0, c1, c2], l, ss)
+        } else if l.iter().all(|&lj| lj <= 31) {
+            mix_sums::<1>(lm, spare, hs, sp, xr, [c0, c1, c2], l, ss)
         } else {
-            mix_sums::<false>(lm, spare, hs, sp, xr, [c0, c1, c2], l, ss)
+            mix_sums::<2>(lm, spare, hs, sp, xr, [c0, c1, c2], l, ss)
         };
         let s = qshift(mx, QA);
         for ((&w, &spc), xc) in lm.iter().zip(sp.iter()).zip(xr.iter_mut()) {
@@ -656,17 +658,21 @@ fn state_q(m: i32, h: i32, ss: i32) -> i32 {
 /// The mix's first pass when every term shifts left: W = x 2^l0 +
 /// c0 local 2^l1 + c1 state 2^l2 + c2 sparse 2^l3 from the local mantissas
 /// (`spare`), c_out's (`lm`) and the hidden state (state mantissas formed
-/// here at shift ss); W kept split in lm, sp and xr; max |W|. FITS: every
-/// shifted term is an int32 (32-bit shifts, 64-bit adds only).
+/// here at shift ss); W kept split in lm, sp and xr; max |W|. MODE 0: every
+/// shifted term is an int32 (32-bit shifts, 64-bit adds only); 1: every
+/// l_j <= 31 (each term's two words by three 32-bit shifts, no branch);
+/// 2: any l_j.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn mix_sums<const FITS: bool>(lm: &mut [i32], spare: &[i16], hs: &[i32], sp: &mut [i16], xr: &mut [i16], [c0, c1, c2]: [i32; 3], l: [u32; 4], ss: i32) -> u64 {
+fn mix_sums<const MODE: u8>(lm: &mut [i32], spare: &[i16], hs: &[i32], sp: &mut [i16], xr: &mut [i16], [c0, c1, c2]: [i32; 3], l: [u32; 4], ss: i32) -> u64 {
     let mut mx = 0u64;
     for ((((w, &ql), &h), spc), xc) in lm.iter_mut().zip(spare).zip(hs).zip(sp.iter_mut()).zip(xr.iter_mut()) {
         let qs = state_q(*w, h, ss);
         let t = [i32::from(*xc), c0 * i32::from(ql), c1 * qs, c2 * i32::from(*spc)];
-        let v = if FITS {
+        let v = if MODE == 0 {
             i64::from(t[0] << l[0]) + i64::from(t[1] << l[1]) + i64::from(t[2] << l[2]) + i64::from(t[3] << l[3])
+        } else if MODE == 1 {
+            shl31_to64(t[0], l[0]) + shl31_to64(t[1], l[1]) + shl31_to64(t[2], l[2]) + shl31_to64(t[3], l[3])
         } else {
             shl_to64(t[0], l[0]) + shl_to64(t[1], l[1]) + shl_to64(t[2], l[2]) + shl_to64(t[3], l[3])
         };
