@@ -218,7 +218,7 @@ fn ln_sums(xm: &[i16], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i
         } else {
             rshr_to32(mul64(dd * i32::from(xi) - s, mi), zs)
         };
-        let v = mul64(gm, zv) + shl_to64(bm, sl);
+        let v = mul64(gm, zv) + if sl <= 31 { shl31_to64(bm, sl) } else { shl_to64(bm, sl) };
         mx = mx.max(v.unsigned_abs());
         (*zi, *m, *o) = split3(v);
     }
