@@ -93,9 +93,80 @@ pub fn rshr32(v: i32, s: i32) -> i32 {
     }
 }
 
+/// rshr(v, s) for 1 <= s <= 63 when the caller's bound gives
+/// |floor(v / 2^(s-1))| < 2^31 (so the result is an int32): v in its two
+/// 32-bit words (hi: bits 32-63, lo: bits 0-31), one 32-bit shift pair and
+/// no 64-bit shift.
+#[inline(always)]
+pub fn rshr_hl(hi: i32, lo: u32, s: u32) -> i32 {
+    let n = s - 1;
+    // The low word of v >> n is the whole value (the bound above).
+    let x = if n == 0 {
+        lo as i32
+    } else if n < 32 {
+        ((lo >> n) | ((hi as u32) << (32 - n))) as i32
+    } else {
+        hi >> (n - 32)
+    };
+    // floor((x + 1) / 2) without the overflow of x + 1.
+    (x >> 1) + (x & 1)
+}
+
+/// floor(v / 2^s) for 1 <= s <= 63 when the caller's bound makes it an
+/// int32: 32-bit shifts of v's two words.
+#[inline(always)]
+pub fn sar_to32(v: i64, s: u32) -> i32 {
+    let (hi, lo) = ((v >> 32) as i32, v as u32);
+    if s < 32 {
+        ((lo >> s) | ((hi as u32) << (32 - s))) as i32
+    } else {
+        hi >> (s - 32)
+    }
+}
+
+/// [`rshr_hl`] of an int64.
+#[inline(always)]
+pub fn rshr_to32(v: i64, s: u32) -> i32 {
+    rshr_hl((v >> 32) as i32, v as u32, s)
+}
+
+/// x * 2^n as an int64 (n <= 62, the caller keeps the result in range):
+/// 32-bit shifts only.
+#[inline(always)]
+pub fn shl_to64(x: i32, n: u32) -> i64 {
+    if NO_SMULL {
+        let (hi, lo) = if n == 0 {
+            (x >> 31, x as u32)
+        } else if n < 32 {
+            (x >> (32 - n), (x as u32) << n)
+        } else {
+            (x << (n - 32), 0)
+        };
+        (i64::from(hi) << 32) | i64::from(lo)
+    } else {
+        i64::from(x) << n
+    }
+}
+
+/// x * 2^n as an int64 for n <= 31, without a branch: high word
+/// (x >> 1) >> (31 - n) (= x >> (32 - n), or the sign for n = 0), low word
+/// x << n.
+#[inline(always)]
+pub fn shl31_to64(x: i32, n: u32) -> i64 {
+    let hi = (x >> 1) >> (31 - n);
+    let lo = (x as u32) << n;
+    (i64::from(hi) << 32) | i64::from(lo)
+}
+
+/// v * 2^n for an int64 v (n <= 62, the result in range).
+#[inline(always)]
+pub fn shl64_by(v: i64, n: u32) -> i64 {
+    shl64(v, n)
+}
+
 /// Where a 32 x 32 -> 64-bit product is a library call: thumbv6m (Cortex-M0,
 /// no `SMULL`; no 32-bit compare-and-swap either, which is how cfg tells it).
-const NO_SMULL: bool = cfg!(all(target_arch = "arm", not(target_has_atomic = "32")));
+pub const NO_SMULL: bool = cfg!(all(target_arch = "arm", not(target_has_atomic = "32")));
 
 /// a * b exactly, for any int32 a and b: four 16 x 16 multiplies where the
 /// core has no 32 x 32 -> 64 one (a 64 x 64 library call otherwise).
@@ -247,6 +318,18 @@ pub fn fquant_exp(n: usize, f: impl Fn(usize) -> f32, bits: u32) -> i32 {
 /// One mantissa of fquant_b: the float `f` on the block exponent e.
 #[inline(always)]
 pub fn fq(f: f32, e: i32, bits: u32) -> i64 {
+    let b = f.to_bits();
+    let bx = ((b >> 23) & 0xFF) as i32;
+    let s = e - (bx - 150);
+    if bits < 31 && bx != 0 && bx != 0xFF && (1..32).contains(&s) {
+        // A normal float (f32_parts: |m| in [2^23, 2^24), exponent bx - 150)
+        // on its block's grid: the int32 rounding below, without the
+        // subnormal and non-finite cases.
+        let m = ((b & 0x7F_FFFF) | 0x80_0000) as i32;
+        let m = if b >> 31 != 0 { -m } else { m };
+        let lim = (1i32 << bits) - 1;
+        return i64::from((((m >> (s - 1)) + 1) >> 1).clamp(-lim, lim));
+    }
     let (m, ex) = f32_parts(f);
     if m == 0 {
         return 0;
@@ -271,6 +354,17 @@ pub fn fquant_scalar(f: f32) -> (i64, i32) {
 #[inline]
 pub fn exp2q(v: i64) -> i64 {
     let v = v.min(U_MAX);
+    if v >= 0 {
+        // int32 Horner: every multiplicand is a partial sum of C5..C1,
+        // below sum |C1..C5| < 2^30, and f < 2^24, so each product is
+        // below 2^54, its rshr below 2^30 and each new acc below 2^31.
+        let (ip, f) = ((v >> 24) as i32, (v & ((1 << 24) - 1)) as i32);
+        let mut acc = EXP2_C[5] as i32;
+        for &c in EXP2_C[..5].iter().rev() {
+            acc = c as i32 + rshr_to32(mul64(acc, f), 24);
+        }
+        return i64::from(rshr32(acc.clamp(0, ONE_Q30 as i32), ip));
+    }
     let ip = (v >> 24) as i32;
     let f = v & ((1 << 24) - 1);
     let mut acc = EXP2_C[5];

@@ -134,13 +134,43 @@ fn layer_norm(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, z: &mut [i32], mid: &mut 
     let (s1, s2) = (ashift(a, e1), ashift(a, e2));
     // When both terms are shifted left (the usual case), the sum is 2^k W
     // with W's terms shifted by l1, l2 >= 0 (one of them 0), and
-    // quant15(2^k W) = quant15(W) at an exponent k higher.
-    let (k, l1, l2) = if s1 <= 0 && s2 <= 0 {
-        let k = (-s1).min(-s2);
-        (k, s1 + k, s2 + k)
+    // quant15(2^k W) = quant15(W) at an exponent k higher. A zero block's
+    // term (gamma or beta all zero) is 0 whatever its shift.
+    let (z1, z2) = (e1 == E_ZERO, e2 == E_ZERO);
+    let (k, l1, l2) = if (z1 || s1 <= 0) && (z2 || s2 <= 0) {
+        let k = match (z1, z2) {
+            (false, false) => (-s1).min(-s2),
+            (false, true) => -s1,
+            (true, false) => -s2,
+            (true, true) => 0,
+        };
+        (k, if z1 { 0 } else { s1 + k }, if z2 { 0 } else { s2 + k })
     } else {
         (0, s1, s2)
     };
+    if n2 != 0 && d <= 32767 && (1..=62).contains(&zs) && l1 == 0 && (-62..=0).contains(&l2) {
+        // The usual row: W = g z + b 2^-l2, with int32 inputs to 64-bit
+        // products and shifts (docs/Q15.md#integer-widths: z < 2^28).
+        let (dd, mi, zs, sl) = (d as i32, mi as i32, zs as u32, (-l2) as u32);
+        let bits = |f: &f32| f.to_bits() as i32;
+        let mx = match (g.bits(), b.bits()) {
+            (Some(gs), Some(bs)) => ln_sums(xm, gs.iter().map(bits), bs.iter().map(bits), [dd, s32, mi], zs, sl, z, mid, out),
+            _ => ln_sums(xm, (0..xm.len()).map(|i| g.m(i)), (0..xm.len()).map(|i| b.m(i)), [dd, s32, mi], zs, sl, z, mid, out),
+        };
+        let sh = qshift(mx, QA);
+        if sh >= 1 {
+            // |W| < 2^(sh + 15): rshr_hl's bound.
+            for ((&zi, &m), o) in z.iter().zip(mid.iter()).zip(out.iter_mut()) {
+                let hi = (i32::from(*o) << 16) | i32::from(m as u16);
+                *o = rshr_hl(hi, zi as u32, sh as u32).clamp(-LIM15, LIM15) as i16;
+            }
+        } else {
+            for ((&zi, &m), o) in z.iter().zip(mid.iter()).zip(out.iter_mut()) {
+                *o = qm(join3(zi, m, *o), sh, QA) as i16;
+            }
+        }
+        return qexp(mx, a + k, QA);
+    }
     // Each sum computed once, kept in z, mid and out until the quantization.
     let mut mx = 0u64;
     for (i, (((zi, m), o), &xi)) in z.iter_mut().zip(mid.iter_mut()).zip(out.iter_mut()).zip(xm).enumerate() {
@@ -163,6 +193,36 @@ fn layer_norm(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, z: &mut [i32], mid: &mut 
         *o = qm(join3(zi, m, *o), sh, QA) as i16;
     }
     qexp(mx, a + k, QA)
+}
+
+/// LayerNorm's first pass on the usual row: W_i = g_i z_i + b_i 2^sl with
+/// z_i = rshr((D m_i - S) Mi, zs) ([dd, s, mi] = [D, S, Mi]), kept split in
+/// z, mid and out; max |W|.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn ln_sums(xm: &[i16], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, [dd, s, mi]: [i32; 3], zs: u32, sl: u32, z: &mut [i32], mid: &mut [i16], out: &mut [i16]) -> u64 {
+    let mut mx = 0u64;
+    // When D Mi < 2^31 (D < 128): (D m - S) Mi + 2^(zs-1) = m (D Mi) + C, C a
+    // per-row constant, and z its floor shift: m (D Mi) is two 16 x 16
+    // products.
+    let dmi = i64::from(dd) * i64::from(mi);
+    let c = (1i64 << (zs - 1)) - i64::from(s) * i64::from(mi);
+    // (Where SMULL exists the direct product is as cheap.)
+    let small = NO_SMULL && dmi < 1 << 31;
+    for ((((zi, m), o), &xi), (gm, bm)) in z.iter_mut().zip(mid.iter_mut()).zip(out.iter_mut()).zip(xm).zip(gi.zip(bi)) {
+        // |D m - S| < 2^31 (D <= 32767), |Mi| < 2^24; z < 2^28.
+        let zv = if small {
+            let p = mul64_16(dmi as i32, i32::from(xi)) + c;
+            // floor(p / 2^zs) < 2^28: the low word of the shift is the value.
+            sar_to32(p, zs)
+        } else {
+            rshr_to32(mul64(dd * i32::from(xi) - s, mi), zs)
+        };
+        let v = mul64(gm, zv) + if sl <= 31 { shl31_to64(bm, sl) } else { shl_to64(bm, sl) };
+        mx = mx.max(v.unsigned_abs());
+        (*zi, *m, *o) = split3(v);
+    }
+    mx
 }
 
 /// Q30 router probabilities (3) of the normalized row h at exponent eh.
@@ -259,7 +319,11 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
             let (mxl, et) = conv_sums(&bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
             let ex = i32::from(*b.ex.get(t)?);
             let st = State { sc: &psc, hs: b.hs.get(..d)?, ehs };
-            let e = mix(&p, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(t * d..(t + 1) * d)?, ex);
+            // The ring row of position t + 1 - K: read by this position's
+            // conv only, written next by position t + 1's LayerNorm.
+            let sr = (t + 1) % kk;
+            let spare = b.ring.get_mut(sr * d..(sr + 1) * d)?;
+            let e = mix(&p, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(t * d..(t + 1) * d)?, ex, spare);
             *b.ex.get_mut(t)? = e as i16;
         }
     }
@@ -328,6 +392,38 @@ fn ssm_step(sb: &PSrc, tanh: Tanh, hs: &mut [i32], lo: &mut [i32], ehs: i32, h: 
     let e2 = ecomb(sb.e, eh);
     let a = align_at(&[top(e1, 60), top(e2, QP as i32 + QA as i32)], 61);
     let (s1, s2) = (ashift(a, e1), ashift(a, e2));
+    let (z1, z2) = (e1 == E_ZERO, e2 == E_ZERO);
+    if (z1 || s1 <= 0) && (z2 || s2 <= 0) {
+        // Both terms shifted left (or zero blocks, whose products are 0):
+        // the sum is 2^k W, W's terms shifted by l1, l2 >= 0, and
+        // quant30(2^k W) = quant30(W) at an exponent k higher.
+        let k = match (z1, z2) {
+            (false, false) => (-s1).min(-s2),
+            (false, true) => -s1,
+            (true, false) => -s2,
+            (true, true) => 0,
+        };
+        let l1 = if z1 { 0 } else { (-s1 - k) as u32 };
+        let l2 = if z2 { 0 } else { (-s2 - k) as u32 };
+        let bits = |f: &f32| f.to_bits() as i32;
+        let mx = match (tanh, sb.bits()) {
+            (Tanh::Bits(t), Some(bs)) => ssm_sums(t.iter().map(bits), bs.iter().map(bits), hs, lo, h, l1, l2),
+            (Tanh::Ints(t), Some(bs)) => ssm_sums(t.iter().copied(), bs.iter().map(bits), hs, lo, h, l1, l2),
+            (Tanh::Bits(t), None) => ssm_sums(t.iter().map(bits), (0..h.len()).map(|c| sb.m(c)), hs, lo, h, l1, l2),
+            (Tanh::Ints(t), None) => ssm_sums(t.iter().copied(), (0..h.len()).map(|c| sb.m(c)), hs, lo, h, l1, l2),
+        };
+        let sh = qshift(mx, QH);
+        const LIM30: i32 = (1 << QH) - 1;
+        for (hc, &l) in hs.iter_mut().zip(lo.iter()) {
+            *hc = if sh >= 1 {
+                // |W| < 2^(sh + 30): rshr_hl's bound.
+                rshr_hl(*hc, l as u32, sh as u32).clamp(-LIM30, LIM30)
+            } else {
+                qm((i64::from(*hc) << 32) | i64::from(l as u32), sh, QH) as i32
+            };
+        }
+        return qexp(mx, a + k, QH);
+    }
     // |T| <= 2^30, |hs| < 2^30, |b| < 2^23, |h| <= 32767. Each sum is
     // computed once and kept split: high word in hs (whose old value it
     // replaces), low word in `lo`.
@@ -344,6 +440,20 @@ fn ssm_step(sb: &PSrc, tanh: Tanh, hs: &mut [i32], lo: &mut [i32], ehs: i32, h: 
         *hc = qm(v, sh, QH) as i32;
     }
     qexp(mx, a, QH)
+}
+
+/// The SSM's first pass when both terms shift left: W_c = T_c hs_c 2^l1 +
+/// b_c h_c 2^l2 (|W| < 2^62), high word into hs, low word into lo; max |W|.
+#[inline(always)]
+fn ssm_sums(ti: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, hs: &mut [i32], lo: &mut [i32], h: &[i16], l1: u32, l2: u32) -> u64 {
+    let mut mx = 0u64;
+    for (((hc, l), &hv), (t, bm)) in hs.iter_mut().zip(lo.iter_mut()).zip(h).zip(ti.zip(bi)) {
+        let v = shl64_by(mul64(t, *hc), l1) + shl64_by(mul64_16(bm, i32::from(hv)), l2);
+        mx = mx.max(v.unsigned_abs());
+        *hc = (v >> 32) as i32;
+        *l = v as i32;
+    }
+    mx
 }
 
 /// The exact conv sums of position t into `out` (D values; |L| <= 9 K 32767
@@ -372,6 +482,24 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
             if ek != E_ZERO {
                 shs[k] = et - ek;
             }
+        }
+        if conv.packing == Packing::Trit2 {
+            // The sums by tap, the 2-bit codes read in place (c * K + k;
+            // 1: +1, 3: -1, 0 and 2: 0; past the end of the data: 0, as
+            // decode); a tap's shift is the same for every channel.
+            out.fill(0);
+            for k in 0..nt {
+                let xk = ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
+                match shs[k] {
+                    0 => conv_tap_trit2(conv.data, k, kk, xk, out, |x| x),
+                    sh if sh > 0 => conv_tap_trit2(conv.data, k, kk, xk, out, |x| rshr32(x, sh)),
+                    _ => {}
+                }
+            }
+            for &o in out.iter() {
+                mx = mx.max(o.unsigned_abs());
+            }
+            return (mx, et);
         }
         // The taps of several channels decoded at once.
         let mut taps = [0i8; 4 * TAPS];
@@ -413,6 +541,18 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
     (mx, et)
 }
 
+/// out[c] += w(c, k) * f(x[c]) over the channels, w read from Trit2 codes
+/// at c * kk + k.
+#[inline(always)]
+fn conv_tap_trit2(data: &[u8], k: usize, kk: usize, x: &[i16], out: &mut [i32], f: impl Fn(i32) -> i32) {
+    let mut n = k;
+    for (o, &xv) in out.iter_mut().zip(x) {
+        let code = i32::from(data.get(n >> 2).copied().unwrap_or(0) >> ((n & 3) * 2)) & 3;
+        *o += (code & 1) * (1 - (code & 2)) * f(i32::from(xv));
+        n += kk;
+    }
+}
+
 /// The SSM output gain and hidden state of a mix.
 struct State<'a, 'b> {
     sc: &'b PSrc<'a>,
@@ -422,32 +562,68 @@ struct State<'a, 'b> {
 
 /// The mix of position t (docs/Q15.md#mix) into its residual row `xr`
 /// (exponent ex); the new exponent. `lm` holds the exact conv sums and
-/// becomes scratch.
+/// becomes scratch, as does `spare` (D).
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32 {
+fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32, spare: &mut [i16]) -> i32 {
     let (sl, el) = (qshift(u64::from(mxl), QA), qexp(u64::from(mxl), et, QA));
-    // State: c_out times the hidden state (|c_out| < 2^23, |hs| < 2^30).
-    let state = |c: usize| mul64(st.sc.m(c), st.hs[c]);
-    let mut mxs = 0u64;
-    for c in 0..lm.len() {
-        mxs = mxs.max(state(c).unsigned_abs());
+    // The local mantissas into the spare row; then lm holds c_out's
+    // mantissas (converted once), with which the state products are formed
+    // (|c_out| < 2^23, |hs| < 2^30).
+    for (o, &l) in spare.iter_mut().zip(lm.iter()) {
+        *o = rshr32(l, sl).clamp(-LIM15, LIM15) as i16;
     }
+    let bits = |f: &f32| f.to_bits() as i32;
+    let hs = st.hs;
+    let mxs = match st.sc.bits() {
+        Some(bs) => state_max(bs.iter().map(bits), hs, lm),
+        None => state_max((0..hs.len()).map(|c| st.sc.m(c)), hs, lm),
+    };
     let (ss, es) = (qshift(mxs, QA), qexp(mxs, ecomb_plain(st.sc.e, st.ehs), QA));
-    // The local and state mantissas, once, packed in one int32 per channel
-    // (low half: local; high half: state).
-    for (c, o) in lm.iter_mut().enumerate() {
-        let ql = rshr32(*o, sl).clamp(-LIM15, LIM15);
-        let qs = qm(state(c), ss, QA) as i32;
-        *o = (qs << 16) | (ql & 0xFFFF);
-    }
     let (c0m, c0e) = quant_scalar(i64::from(r[0]) * p.conv.m, p.conv.e - 30, QA);
     let (c1m, c1e) = quant_scalar(i64::from(r[1]), -30, QA);
     let (c2m, c2e) = quant_scalar(i64::from(r[2]) * p.wv.m, p.wv.e - 30, QA);
     let (e0, e1, e2) = (ecomb(c0e, el), ecomb(c1e, es), ecomb(c2e, esp));
     let a = align_at(&[top(ex, 15), top(e0, 30), top(e1, 30), top(e2, 30)], 60);
+    let es4 = [ex, e0, e1, e2];
     let sh = [ashift(a, ex), ashift(a, e0), ashift(a, e1), ashift(a, e2)];
     let (c0, c1, c2) = (c0m as i32, c1m as i32, c2m as i32);
+    // A zero block's terms are 0 whatever their shift.
+    let active = |j: usize| es4[j] != E_ZERO;
+    if (0..4).all(|j| !active(j) || sh[j] <= 0) {
+        // Every term shifted left: the sum is 2^k W with W's terms shifted
+        // by l_j >= 0, and quant15(2^k W) = quant15(W) at an exponent k
+        // higher. Each product is of two 15-bit mantissas: int32.
+        let k = (0..4).filter(|&j| active(j)).map(|j| -sh[j]).min().unwrap_or(0);
+        let l = [0, 1, 2, 3].map(|j| if active(j) { (-sh[j] - k) as u32 } else { 0 });
+        // Term bounds (|mantissa| <= 32767): each term an int32 when its
+        // bound times 2^l_j is below 2^31.
+        let bound = [32767i64, 32767 * i64::from(c0.abs()), 32767 * i64::from(c1.abs()), 32767 * i64::from(c2.abs())];
+        let fits = (0..4).all(|j| l[j] < 31 && bound[j] < (1i64 << (31 - l[j])));
+        let mx = if fits {
+            mix_sums::<0>(lm, spare, hs, sp, xr, [c0, c1, c2], l, ss)
+        } else if l.iter().all(|&lj| lj <= 31) {
+            mix_sums::<1>(lm, spare, hs, sp, xr, [c0, c1, c2], l, ss)
+        } else {
+            mix_sums::<2>(lm, spare, hs, sp, xr, [c0, c1, c2], l, ss)
+        };
+        let s = qshift(mx, QA);
+        for ((&w, &spc), xc) in lm.iter().zip(sp.iter()).zip(xr.iter_mut()) {
+            *xc = if s >= 1 {
+                // |W| < 2^(s + 15): rshr_hl's bound.
+                let hi = (i32::from(*xc) << 16) | i32::from(spc as u16);
+                rshr_hl(hi, w as u32, s as u32).clamp(-LIM15, LIM15) as i16
+            } else {
+                qm(join3(w, spc, *xc), s, QA) as i16
+            };
+        }
+        return qexp(mx, a + k, QA);
+    }
+    // The state mantissas, packed with the local ones in one int32 per
+    // channel (low half: local; high half: state).
+    for ((o, &ql), &h) in lm.iter_mut().zip(spare.iter()).zip(hs) {
+        *o = (state_q(*o, h, ss) << 16) | (i32::from(ql) & 0xFFFF);
+    }
     // Each product is of two 15-bit mantissas: int32. Each sum computed
     // once, kept in lm, sp and xr until the quantization.
     let mut mx = 0u64;
@@ -465,6 +641,56 @@ fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): 
         *xc = qm(join3(w, spc, *xc), s, QA) as i16;
     }
     qexp(mx, a, QA)
+}
+
+/// The state mantissa quant15(c_out * hs) of one channel at shift ss.
+#[inline(always)]
+fn state_q(m: i32, h: i32, ss: i32) -> i32 {
+    let p = mul64(m, h);
+    if ss >= 1 {
+        // |p| <= max < 2^(ss + 15): rshr_hl's bound.
+        rshr_to32(p, ss as u32).clamp(-LIM15, LIM15)
+    } else {
+        qm(p, ss, QA) as i32
+    }
+}
+
+/// The mix's first pass when every term shifts left: W = x 2^l0 +
+/// c0 local 2^l1 + c1 state 2^l2 + c2 sparse 2^l3 from the local mantissas
+/// (`spare`), c_out's (`lm`) and the hidden state (state mantissas formed
+/// here at shift ss); W kept split in lm, sp and xr; max |W|. MODE 0: every
+/// shifted term is an int32 (32-bit shifts, 64-bit adds only); 1: every
+/// l_j <= 31 (each term's two words by three 32-bit shifts, no branch);
+/// 2: any l_j.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn mix_sums<const MODE: u8>(lm: &mut [i32], spare: &[i16], hs: &[i32], sp: &mut [i16], xr: &mut [i16], [c0, c1, c2]: [i32; 3], l: [u32; 4], ss: i32) -> u64 {
+    let mut mx = 0u64;
+    for ((((w, &ql), &h), spc), xc) in lm.iter_mut().zip(spare).zip(hs).zip(sp.iter_mut()).zip(xr.iter_mut()) {
+        let qs = state_q(*w, h, ss);
+        let t = [i32::from(*xc), c0 * i32::from(ql), c1 * qs, c2 * i32::from(*spc)];
+        let v = if MODE == 0 {
+            i64::from(t[0] << l[0]) + i64::from(t[1] << l[1]) + i64::from(t[2] << l[2]) + i64::from(t[3] << l[3])
+        } else if MODE == 1 {
+            shl31_to64(t[0], l[0]) + shl31_to64(t[1], l[1]) + shl31_to64(t[2], l[2]) + shl31_to64(t[3], l[3])
+        } else {
+            shl_to64(t[0], l[0]) + shl_to64(t[1], l[1]) + shl_to64(t[2], l[2]) + shl_to64(t[3], l[3])
+        };
+        mx = mx.max(v.unsigned_abs());
+        (*w, *spc, *xc) = split3(v);
+    }
+    mx
+}
+
+/// max |c_out_c hs_c| (exact 64-bit products); c_out's mantissas into `out`.
+#[inline(always)]
+fn state_max(sc: impl Iterator<Item = i32>, hs: &[i32], out: &mut [i32]) -> u64 {
+    let mut mx = 0u64;
+    for ((m, &h), o) in sc.zip(hs).zip(out.iter_mut()) {
+        *o = m;
+        mx = mx.max(mul64(m, h).unsigned_abs());
+    }
+    mx
 }
 
 /// A 64-bit sum kept between the two passes of a quantization in an int32

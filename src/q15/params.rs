@@ -72,6 +72,14 @@ impl<'a> PSrc<'a> {
         };
         PSrc { e: p.e, at }
     }
+    /// The per-layer copy (int32 bit patterns), when there is one.
+    #[inline(always)]
+    pub fn bits(&self) -> Option<&'a [f32]> {
+        match self.at {
+            Src::Blob(_) => None,
+            Src::Bits(b) => Some(b),
+        }
+    }
     /// Mantissa i (|m| < 2^23).
     #[inline(always)]
     pub fn m(&self, i: usize) -> i32 {
