@@ -508,7 +508,11 @@ fn run_words(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2]) -> usize {
             // SAFETY: ents[i..n] are entries built by soft_pass (column <
             // SB, so the words read are x's), n - i >= 1, st is two
             // words, and the accumulator invariant was just checked.
+            #[cfg(not(atome_thumb2))]
             let left = unsafe { super::soft_t1::run(st, i as i32 - n as i32, ents.as_ptr().add(n), x) };
+            // SAFETY: as above (the Thumb-2 loop has the same contract).
+            #[cfg(atome_thumb2)]
+            let left = unsafe { super::soft_t2::run(st, i as i32 - n as i32, ents.as_ptr().add(n), x) };
             i = (n as i32 + left) as usize;
             if i >= n {
                 break;
