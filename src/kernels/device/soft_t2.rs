@@ -44,8 +44,8 @@ extern "C" {
 //   a < 2^28: d <= 1, t exact: shifted up into [2^29, 2^30) (CLZ);
 // each unless the rounding bits are exactly a half and d > 6 (bits were
 // shifted out, so the exact sum is above the half: Rust decides), or the
-// exponent leaves [0, 155]. The new exponent goes to r1 only once the step
-// is taken, so an exit leaves the accumulator before the step in r0, r1.
+// exponent leaves [0, 155]. An exit leaves the accumulator before the step
+// in r0, r1 (r0 is written only by a step taken; r1 where noted).
 // Steps are split by d: d in [0, 6] (no half test: nothing was shifted out,
 // the words' low six bits being zero), d in [7, 31] (a half exits), d > 31
 // (the term is below a quarter of the accumulator's bit 0: skipped), d < 0
@@ -100,19 +100,19 @@ core::arch::global_asm!(
     "bhs .Lt2_out",
     "atome_t2_half \\hm, 31, 16, .Lt2rc_\\sfx",
     ".Lt2rc_\\sfx:",
-    "cmp \\eb, #1",
-    "blt .Lt2_out",
+    // The new exponent goes to r1 first; below 0, .Lt2fx restores it.
+    "subs r1, \\eb, #1",
+    "bmi .Lt2fx_\\sfx",
     "lsrs lr, r7, #6",
     "adc lr, r7, #15",
     "asr lr, lr, #5",
     "lsl r0, lr, #6",
-    "sub r1, \\eb, #1",
     "atome_t2_next",
     ".Lt2up_\\sfx:",
     "atome_t2_half \\hm, 127, 64, .Lt2rb_\\sfx",
     ".Lt2rb_\\sfx:",
-    "cmp \\eb, #154",
-    "bgt .Lt2_out",
+    // (No test of the exponent against 155: d <= 31 here, so big's
+    // exponent - WB is at most 63 + 31.)
     "lsrs lr, r7, #8",
     "adc lr, r7, #63",
     "asr lr, lr, #7",
@@ -127,16 +127,30 @@ core::arch::global_asm!(
     "sub r12, r12, r7, asr #31",
     "clz r12, r12",
     "sub r12, r12, #2",
-    "subs lr, \\eb, r12",
-    "bmi .Lt2_out",
+    "subs r1, \\eb, r12",
+    "bmi .Lt2fm_\\sfx",
     "lsl r0, r7, r12",
-    "mov r1, lr",
     "atome_t2_next",
     // x + (-x) = +0.0.
     ".Lt2z_\\sfx:",
     "movs r0, #0",
     "mvn r1, #95",
     "atome_t2_next",
+    // Exits after r1 was written: back to the accumulator's exponent (in
+    // the swapped case e = ex - (-d) = r8 - r6).
+    ".ifc \\eb, r1",
+    ".Lt2fx_\\sfx:",
+    "adds r1, #1",
+    "b .Lt2_out",
+    ".Lt2fm_\\sfx:",
+    "add r1, r1, r12",
+    "b .Lt2_out",
+    ".else",
+    ".Lt2fx_\\sfx:",
+    ".Lt2fm_\\sfx:",
+    "sub r1, r8, r6",
+    "b .Lt2_out",
+    ".endif",
     ".endm",
     ".section .text.atome_soft_run_t2,\"ax\",%progbits",
     ".global atome_soft_run_t2",
