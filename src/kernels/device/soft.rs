@@ -293,16 +293,26 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
         }
         let codes = &mut codes[..len];
         for j in 0..rows {
-            decode(w, j * cols + c0, codes);
-            let mut ne = 0;
-            for (k, &c) in codes.iter().enumerate() {
-                if c != 0 {
-                    if let Some(en) = ents.get_mut(ne) {
-                        *en = (k as u8) << 3 | (c < 0) as u8;
+            let start = j * cols + c0;
+            // Trit2 at a byte boundary: the entries straight from the
+            // bytes; `codes` is decoded only for the rare paths below.
+            let mut decoded = false;
+            let ne = if w.packing == Packing::Trit2 && start % 4 == 0 {
+                trit2_ents(w.data, start, len, &mut ents)
+            } else {
+                decode(w, start, codes);
+                decoded = true;
+                let mut ne = 0;
+                for (k, &c) in codes.iter().enumerate() {
+                    if c != 0 {
+                        if let Some(en) = ents.get_mut(ne) {
+                            *en = (k as u8) << 3 | (c < 0) as u8;
+                        }
+                        ne += 1;
                     }
-                    ne += 1;
                 }
-            }
+                ne
+            };
             let ents = &ents[..ne.min(SB)];
             for b in 0..nb {
                 let Some(o) = out.get_mut((b0 + b) * ostride + j) else { continue };
@@ -317,6 +327,10 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                         if a.m == 0 {
                             st[1] = -WB;
                         } else if a.e < WB {
+                            if !decoded {
+                                decode(w, start, codes);
+                                decoded = true;
+                            }
                             *o = float_block(*o, codes, x());
                             continue;
                         }
@@ -326,13 +340,23 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                             None => pack(a),
                             // Overflow at column k: the float add from there on.
                             Some(&en) => {
+                                if !decoded {
+                                    decode(w, start, codes);
+                                    decoded = true;
+                                }
                                 let k = (en >> 3) as usize & (SB - 1);
                                 float_block(pack(a), codes.get(k..).unwrap_or(&[]), x().get(k..).unwrap_or(&[]))
                             }
                         }
                     }
                     (Mode::Soft, Some(a)) => run_general(a, codes, x()),
-                    _ => float_block(*o, codes, x()),
+                    _ => {
+                        if !decoded {
+                            decode(w, start, codes);
+                            decoded = true;
+                        }
+                        float_block(*o, codes, x())
+                    }
                 };
                 *o = acc;
             }
@@ -346,6 +370,72 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             }
         }
     }
+}
+
+/// Per Trit2 byte (four weights, low bits first: 01 +1, 11 -1, else 0):
+/// its entries (position << 3 | negate) as the bytes of a word, first in
+/// the low byte, and in bits 8.. of [`TRIT2_N`] their count.
+const TRIT2_ENTS: [u32; 256] = {
+    let mut t = [0u32; 256];
+    let mut b = 0;
+    while b < 256 {
+        let (mut e, mut n, mut p) = (0u32, 0u32, 0);
+        while p < 4 {
+            let c = (b >> (2 * p)) & 3;
+            if c == 1 || c == 3 {
+                e |= ((p << 3) as u32 | (c == 3) as u32) << (8 * n);
+                n += 1;
+            }
+            p += 1;
+        }
+        t[b] = e;
+        b += 1;
+    }
+    t
+};
+
+/// The number of nonzero weights in a Trit2 byte.
+const TRIT2_N: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut p = 0;
+        while p < 4 {
+            let c = (b >> (2 * p)) & 3;
+            t[b] += (c == 1 || c == 3) as u8;
+            p += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// The entries (column << 3 | negate) of Trit2 weights start..start+len
+/// (start a multiple of 4, len <= SB; zero past the end of `data`), four
+/// weights a byte through [`TRIT2_ENTS`]; returns their count.
+#[inline(always)]
+fn trit2_ents(data: &[u8], start: usize, len: usize, ents: &mut [u8; SB]) -> usize {
+    let bytes = data.get(start / 4..).unwrap_or(&[]);
+    let mut ne = 0;
+    // Column << 3 of the byte's first weight, in every byte lane (each
+    // lane stays below 256: column <= 31).
+    let mut kx = 0u32;
+    for q in 0..len.div_ceil(4) {
+        let mut b = bytes.get(q).copied().unwrap_or(0) as usize;
+        if 4 * q + 4 > len {
+            // The last, partial byte: its weights past len are the next
+            // block's.
+            b &= (1 << (2 * (len - 4 * q))) - 1;
+        }
+        let e = TRIT2_ENTS[b & 255].wrapping_add(kx);
+        // ne <= 4q, so the four bytes fit (q < SB / 4).
+        if let Some(s) = ents.get_mut(ne..ne + 4) {
+            s.copy_from_slice(&e.to_le_bytes());
+        }
+        ne += TRIT2_N[b & 255] as usize;
+        kx = kx.wrapping_add(0x2020_2020);
+    }
+    ne
 }
 
 /// acc + x (or acc - x when `neg`) on an unpacked accumulator held as
