@@ -269,7 +269,8 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
     let mut mode = [Mode::Skip; SNB];
     let mut codes = [0i8; SB];
     // Nonzero weights of a row's block: column << 3 | negate.
-    let mut ents = [0u8; SB];
+    // (Four spare bytes: trit2_ents stores four entries at a time.)
+    let mut ents = [0u8; SB + 4];
     let general = w.packing == Packing::P3;
     let mut c0 = 0;
     while c0 < cols {
@@ -294,11 +295,13 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
         let codes = &mut codes[..len];
         for j in 0..rows {
             let start = j * cols + c0;
-            // Trit2 at a byte boundary: the entries straight from the
-            // bytes; `codes` is decoded only for the rare paths below.
+            // Trit2 from a byte boundary (bytes within `data`): the entries
+            // straight from the bytes; `codes` is decoded only for the rare
+            // paths below.
             let mut decoded = false;
-            let ne = if w.packing == Packing::Trit2 && start % 4 == 0 {
-                trit2_ents(w.data, start, len, &mut ents)
+            let tb = w.data.get(start / 4..start / 4 + len.div_ceil(4));
+            let ne = if let (Packing::Trit2, 0, Some(tb)) = (w.packing, start % 4, tb) {
+                trit2_ents(tb, len, &mut ents)
             } else {
                 decode(w, start, codes);
                 decoded = true;
@@ -334,7 +337,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                             *o = float_block(*o, codes, x());
                             continue;
                         }
-                        let done = run_words(ents, &xb[b], &mut st);
+                        let done = run_words_fast(ents, &xb[b], &mut st);
                         let a = Soft { m: st[0] >> 6, e: st[1] + WB };
                         match ents.get(done) {
                             None => pack(a),
@@ -410,30 +413,30 @@ const TRIT2_N: [u8; 256] = {
     t
 };
 
-/// The entries (column << 3 | negate) of Trit2 weights start..start+len
-/// (start a multiple of 4, len <= SB; zero past the end of `data`), four
-/// weights a byte through [`TRIT2_ENTS`]; returns their count.
+/// The entries (column << 3 | negate) of the Trit2 weights in `bytes` (the
+/// block's len <= SB weights from a byte boundary: len.div_ceil(4) bytes),
+/// four weights a byte through [`TRIT2_ENTS`]; returns their count.
 #[inline(always)]
-fn trit2_ents(data: &[u8], start: usize, len: usize, ents: &mut [u8; SB]) -> usize {
-    let bytes = data.get(start / 4..).unwrap_or(&[]);
+fn trit2_ents(bytes: &[u8], len: usize, ents: &mut [u8; SB + 4]) -> usize {
+    let (full, part) = bytes.split_at((len / 4).min(bytes.len()));
     let mut ne = 0;
     // Column << 3 of the byte's first weight, in every byte lane (each
     // lane stays below 256: column <= 31).
     let mut kx = 0u32;
-    for q in 0..len.div_ceil(4) {
-        let mut b = bytes.get(q).copied().unwrap_or(0) as usize;
-        if 4 * q + 4 > len {
-            // The last, partial byte: its weights past len are the next
-            // block's.
-            b &= (1 << (2 * (len - 4 * q))) - 1;
-        }
+    let mut put = |b: usize, ne: &mut usize| {
         let e = TRIT2_ENTS[b & 255].wrapping_add(kx);
-        // ne <= 4q, so the four bytes fit (q < SB / 4).
-        if let Some(s) = ents.get_mut(ne..ne + 4) {
-            s.copy_from_slice(&e.to_le_bytes());
-        }
-        ne += TRIT2_N[b & 255] as usize;
+        // ne <= 4q < SB for byte q, so the four bytes fit.
+        let i = *ne & (SB - 1);
+        ents[i..i + 4].copy_from_slice(&e.to_le_bytes());
+        *ne += TRIT2_N[b & 255] as usize;
         kx = kx.wrapping_add(0x2020_2020);
+    };
+    for &b in full {
+        put(b as usize, &mut ne);
+    }
+    if let Some(&b) = part.first() {
+        // The last, partial byte: its weights past len are the next block's.
+        put(b as usize & ((1 << (2 * (len % 4))) - 1), &mut ne);
     }
     ne
 }
@@ -581,10 +584,39 @@ pub fn add_step(acc: f32, x: f32, neg: bool) -> f32 {
 /// can and this Rust step the others; the accumulator handed to it is
 /// zero or normal with e >= WB (so its test "big exponent >= 32" also
 /// means "big is a nonzero normal").
-#[inline(never)]
+#[inline(always)]
 fn run_words(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2]) -> usize {
+    run_words_from(ents, x, st, 0)
+}
+
+/// [`run_words`] with the Arm assembly loop's first run inlined (most
+/// blocks need nothing else): no call into the general loop for them.
+#[inline(always)]
+fn run_words_fast(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2]) -> usize {
+    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf")))]
+    {
+        let n = ents.len();
+        if n > 0 && (st[0] == 0 || st[1] >= 0) {
+            // SAFETY: as in run_words_from: ents[0..n] are entries built by
+            // soft_pass, n >= 1, st is two words, the invariant was checked.
+            #[cfg(not(atome_thumb2))]
+            let left = unsafe { super::soft_t1::run(st, -(n as i32), ents.as_ptr().add(n), x) };
+            // SAFETY: as above (the Thumb-2 loop has the same contract).
+            #[cfg(atome_thumb2)]
+            let left = unsafe { super::soft_t2::run(st, -(n as i32), ents.as_ptr().add(n), x) };
+            if left == 0 {
+                return n;
+            }
+            return run_words_from(ents, x, st, (n as i32 + left) as usize);
+        }
+    }
+    run_words_from(ents, x, st, 0)
+}
+
+/// [`run_words`] from entry i on.
+#[inline(never)]
+fn run_words_from(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2], mut i: usize) -> usize {
     let n = ents.len();
-    let mut i = 0;
     while i < n {
         #[cfg(not(all(target_arch = "arm", not(target_abi = "eabihf"))))]
         if st[0] == 0 || st[1] >= 0 {
