@@ -10,8 +10,9 @@
 //! ties to even, exactly as IEEE binary32: each partial sum equals the
 //! hardware f32 add bit for bit (tests/soft_add.rs, scripts/soft_add_long.sh).
 //! The common steps run in a loop of few cases (Thumb-1 assembly in
-//! soft_t1.rs on the Arm cores, its Rust twin `fast_words` elsewhere and on
-//! the host, where the tests check it); the others in the general Rust step.
+//! soft_t1.rs on Cortex-M0, Thumb-2 assembly in soft_t2.rs on the other Arm
+//! cores without an FPU, their Rust twin `fast_words` elsewhere and on the
+//! host, where the tests check it); the others in the general Rust step.
 //!
 //! Non-finite values never enter the software arithmetic: a block whose
 //! inputs or incoming accumulator hold an infinity or NaN, and the rest of a
@@ -580,7 +581,7 @@ pub fn add_step(acc: f32, x: f32, neg: bool) -> f32 {
 /// of the input words `x` to the accumulator st = [m6, e - WB] (m6 = 0
 /// with any exponent is +0.0); returns how many were added (fewer than all
 /// when the next one overflows; st holds the sum before it). Where the
-/// core has one, an assembly loop ([`super::soft_t1`]) takes the steps it
+/// core has one, an assembly loop (soft_t1.rs, soft_t2.rs) takes the steps it
 /// can and this Rust step the others; the accumulator handed to it is
 /// zero or normal with e >= WB (so its test "big exponent >= 32" also
 /// means "big is a nonzero normal").
@@ -656,7 +657,8 @@ fn run_words_from(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2], mut i: usize) -
     n
 }
 
-/// The steps of the Thumb-1 loop (soft_t1.rs) in Rust, case for case, for
+/// The steps of the Thumb-1 and Thumb-2 loops (soft_t1.rs, soft_t2.rs) in
+/// Rust, case for case, for
 /// the other cores (and the host, where the tests check it): from entry i
 /// on, adds terms to st (same form as in [`run_words`]) while each is one
 /// of the cases below; returns the index of the first entry it leaves to
