@@ -51,6 +51,14 @@ fn main() {
     if env::var("TARGET").unwrap_or_default().starts_with("thumbv7em") {
         println!("cargo:rustc-cfg=atome_dsp");
     }
+    // atome_thumb2: Arm cores with Thumb-2 (Armv7-M, Armv7E-M, Armv8-M
+    // Mainline), whose soft-float accumulate runs the Thumb-2 asm loop
+    // (src/kernels/device/soft_t2.rs; stable Rust exposes no cfg for it).
+    println!("cargo::rustc-check-cfg=cfg(atome_thumb2)");
+    let target = env::var("TARGET").unwrap_or_default();
+    if ["thumbv7m", "thumbv7em", "thumbv8m.main"].iter().any(|p| target.starts_with(p)) {
+        println!("cargo:rustc-cfg=atome_thumb2");
+    }
     let mut vals = Vec::new();
     for k in KNOBS {
         println!("cargo:rerun-if-env-changed={}", k.name);

@@ -10,7 +10,11 @@ pub mod fpu;
 pub mod sf;
 mod sf_asm;
 pub mod soft;
+// Thumb-1 (Cortex-M0) and Thumb-2 (M3, soft-float M4/M7) accumulate loops.
+#[cfg(not(atome_thumb2))]
 mod soft_t1;
+#[cfg(atome_thumb2)]
+mod soft_t2;
 mod soft_rv;
 
 use crate::format::Tensor;

@@ -10,9 +10,10 @@
 //! ties to even, exactly as IEEE binary32: each partial sum equals the
 //! hardware f32 add bit for bit (tests/soft_add.rs, scripts/soft_add_long.sh).
 //! The common steps run in a loop of few cases (Thumb-1 assembly in
-//! soft_t1.rs on the Arm cores, RV32 assembly in soft_rv.rs on riscv32, their
-//! Rust twin `fast_words` elsewhere and on the host, where the tests check
-//! it); the others in the general Rust step.
+//! soft_t1.rs on Cortex-M0, Thumb-2 assembly in soft_t2.rs on the other Arm
+//! cores without an FPU, RV32 assembly in soft_rv.rs on riscv32, their Rust
+//! twin `fast_words` elsewhere and on the host, where the tests check it);
+//! the others in the general Rust step.
 //!
 //! Non-finite values never enter the software arithmetic: a block whose
 //! inputs or incoming accumulator hold an infinity or NaN, and the rest of a
@@ -270,7 +271,8 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
     let mut mode = [Mode::Skip; SNB];
     let mut codes = [0i8; SB];
     // Nonzero weights of a row's block: column << 3 | negate.
-    let mut ents = [0u8; SB];
+    // (Four spare bytes: trit2_ents stores four entries at a time.)
+    let mut ents = [0u8; SB + 4];
     let general = w.packing == Packing::P3;
     let mut c0 = 0;
     while c0 < cols {
@@ -294,16 +296,28 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
         }
         let codes = &mut codes[..len];
         for j in 0..rows {
-            decode(w, j * cols + c0, codes);
-            let mut ne = 0;
-            for (k, &c) in codes.iter().enumerate() {
-                if c != 0 {
-                    if let Some(en) = ents.get_mut(ne) {
-                        *en = (k as u8) << 3 | (c < 0) as u8;
+            let start = j * cols + c0;
+            // Trit2 from a byte boundary (bytes within `data`): the entries
+            // straight from the bytes; `codes` is decoded only for the rare
+            // paths below.
+            let mut decoded = false;
+            let tb = w.data.get(start / 4..start / 4 + len.div_ceil(4));
+            let ne = if let (Packing::Trit2, 0, Some(tb)) = (w.packing, start % 4, tb) {
+                trit2_ents(tb, len, &mut ents)
+            } else {
+                decode(w, start, codes);
+                decoded = true;
+                let mut ne = 0;
+                for (k, &c) in codes.iter().enumerate() {
+                    if c != 0 {
+                        if let Some(en) = ents.get_mut(ne) {
+                            *en = (k as u8) << 3 | (c < 0) as u8;
+                        }
+                        ne += 1;
                     }
-                    ne += 1;
                 }
-            }
+                ne
+            };
             let ents = &ents[..ne.min(SB)];
             for b in 0..nb {
                 let Some(o) = out.get_mut((b0 + b) * ostride + j) else { continue };
@@ -318,22 +332,36 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                         if a.m == 0 {
                             st[1] = -WB;
                         } else if a.e < WB {
+                            if !decoded {
+                                decode(w, start, codes);
+                                decoded = true;
+                            }
                             *o = float_block(*o, codes, x());
                             continue;
                         }
-                        let done = run_words(ents, &xb[b], &mut st);
+                        let done = run_words_fast(ents, &xb[b], &mut st);
                         let a = Soft { m: st[0] >> 6, e: st[1] + WB };
                         match ents.get(done) {
                             None => pack(a),
                             // Overflow at column k: the float add from there on.
                             Some(&en) => {
+                                if !decoded {
+                                    decode(w, start, codes);
+                                    decoded = true;
+                                }
                                 let k = (en >> 3) as usize & (SB - 1);
                                 float_block(pack(a), codes.get(k..).unwrap_or(&[]), x().get(k..).unwrap_or(&[]))
                             }
                         }
                     }
                     (Mode::Soft, Some(a)) => run_general(a, codes, x()),
-                    _ => float_block(*o, codes, x()),
+                    _ => {
+                        if !decoded {
+                            decode(w, start, codes);
+                            decoded = true;
+                        }
+                        float_block(*o, codes, x())
+                    }
                 };
                 *o = acc;
             }
@@ -347,6 +375,72 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             }
         }
     }
+}
+
+/// Per Trit2 byte (four weights, low bits first: 01 +1, 11 -1, else 0):
+/// its entries (position << 3 | negate) as the bytes of a word, first in
+/// the low byte, and in bits 8.. of [`TRIT2_N`] their count.
+const TRIT2_ENTS: [u32; 256] = {
+    let mut t = [0u32; 256];
+    let mut b = 0;
+    while b < 256 {
+        let (mut e, mut n, mut p) = (0u32, 0u32, 0);
+        while p < 4 {
+            let c = (b >> (2 * p)) & 3;
+            if c == 1 || c == 3 {
+                e |= ((p << 3) as u32 | (c == 3) as u32) << (8 * n);
+                n += 1;
+            }
+            p += 1;
+        }
+        t[b] = e;
+        b += 1;
+    }
+    t
+};
+
+/// The number of nonzero weights in a Trit2 byte.
+const TRIT2_N: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let mut p = 0;
+        while p < 4 {
+            let c = (b >> (2 * p)) & 3;
+            t[b] += (c == 1 || c == 3) as u8;
+            p += 1;
+        }
+        b += 1;
+    }
+    t
+};
+
+/// The entries (column << 3 | negate) of the Trit2 weights in `bytes` (the
+/// block's len <= SB weights from a byte boundary: len.div_ceil(4) bytes),
+/// four weights a byte through [`TRIT2_ENTS`]; returns their count.
+#[inline(always)]
+fn trit2_ents(bytes: &[u8], len: usize, ents: &mut [u8; SB + 4]) -> usize {
+    let (full, part) = bytes.split_at((len / 4).min(bytes.len()));
+    let mut ne = 0;
+    // Column << 3 of the byte's first weight, in every byte lane (each
+    // lane stays below 256: column <= 31).
+    let mut kx = 0u32;
+    let mut put = |b: usize, ne: &mut usize| {
+        let e = TRIT2_ENTS[b & 255].wrapping_add(kx);
+        // ne <= 4q < SB for byte q, so the four bytes fit.
+        let i = *ne & (SB - 1);
+        ents[i..i + 4].copy_from_slice(&e.to_le_bytes());
+        *ne += TRIT2_N[b & 255] as usize;
+        kx = kx.wrapping_add(0x2020_2020);
+    };
+    for &b in full {
+        put(b as usize, &mut ne);
+    }
+    if let Some(&b) = part.first() {
+        // The last, partial byte: its weights past len are the next block's.
+        put(b as usize & ((1 << (2 * (len % 4))) - 1), &mut ne);
+    }
+    ne
 }
 
 /// acc + x (or acc - x when `neg`) on an unpacked accumulator held as
@@ -488,14 +582,39 @@ pub fn add_step(acc: f32, x: f32, neg: bool) -> f32 {
 /// of the input words `x` to the accumulator st = [m6, e - WB] (m6 = 0
 /// with any exponent is +0.0); returns how many were added (fewer than all
 /// when the next one overflows; st holds the sum before it). Where the
-/// core has one, an assembly loop ([`super::soft_t1`]) takes the steps it
+/// core has one, an assembly loop (soft_t1.rs, soft_t2.rs, soft_rv.rs) takes the steps it
 /// can and this Rust step the others; the accumulator handed to it is
 /// zero or normal with e >= WB (so its test "big exponent >= 32" also
 /// means "big is a nonzero normal").
-#[inline(never)]
+#[inline(always)]
 fn run_words(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2]) -> usize {
+    run_words_from(ents, x, st, 0)
+}
+
+/// [`run_words`] with the assembly loop's first run inlined (most
+/// blocks need nothing else): no call into the general loop for them.
+#[inline(always)]
+fn run_words_fast(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2]) -> usize {
+    #[cfg(any(all(target_arch = "arm", not(target_abi = "eabihf")), target_arch = "riscv32"))]
+    {
+        let n = ents.len();
+        if n > 0 && (st[0] == 0 || st[1] >= 0) {
+            // SAFETY: as in run_words_from: ents[0..n] are entries built by
+            // soft_pass, n >= 1, st is two words, the invariant was checked.
+            let left = unsafe { asm_run(st, -(n as i32), ents.as_ptr().add(n), x) };
+            if left == 0 {
+                return n;
+            }
+            return run_words_from(ents, x, st, (n as i32 + left) as usize);
+        }
+    }
+    run_words_from(ents, x, st, 0)
+}
+
+/// [`run_words`] from entry i on.
+#[inline(never)]
+fn run_words_from(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2], mut i: usize) -> usize {
     let n = ents.len();
-    let mut i = 0;
     while i < n {
         #[cfg(not(any(all(target_arch = "arm", not(target_abi = "eabihf")), target_arch = "riscv32")))]
         if st[0] == 0 || st[1] >= 0 {
@@ -531,10 +650,12 @@ fn run_words(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2]) -> usize {
     n
 }
 
-/// The assembly loop of this core: Thumb-1 on the Arm soft-float cores,
-/// RV32 on riscv32 (the same contract).
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf")))]
+/// The assembly loop of this core (one contract): Thumb-1 on Cortex-M0,
+/// Thumb-2 on the other Arm cores without an FPU, RV32 on riscv32.
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
 use super::soft_t1::run as asm_run;
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+use super::soft_t2::run as asm_run;
 #[cfg(target_arch = "riscv32")]
 use super::soft_rv::run as asm_run;
 

@@ -1,6 +1,6 @@
 //! The matvec's accumulate loop ([`super::soft::run_words`]) in Thumb-1
-//! assembly for the Arm cores without an FPU (thumbv6m, thumbv7m,
-//! thumbv7em-none-eabi; Thumb-1 code runs on all three). In Rust the loop
+//! assembly for Cortex-M0/M0+ (thumbv6m; the Thumb-2 cores without an FPU
+//! run soft_t2.rs, which has the same contract). In Rust the loop
 //! needs more live values than Cortex-M0 has low registers, and spills
 //! took about 60 instructions per step; here the common steps take about
 //! 30. It does exactly what [`super::soft`]'s `step` does for the cases it

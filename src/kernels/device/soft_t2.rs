@@ -1,0 +1,217 @@
+//! The matvec's accumulate loop ([`super::soft::run_words`]) in Thumb-2
+//! assembly for the Arm cores without an FPU that have Thumb-2 (Cortex-M3,
+//! soft-float Cortex-M4/M7: cfg `atome_thumb2`, set by build.rs). The
+//! Thumb-1 loop (soft_t1.rs, kept for Cortex-M0) spends its steps on
+//! moves between low and high registers, flag tricks and branches; here
+//! shifted operands, IT blocks, ADC with an immediate and CLZ take a common
+//! step in about 20 instructions. It takes exactly the cases the Thumb-1
+//! loop and its Rust twin `fast_words` take, with the same results, and
+//! hands every other one back to the Rust step, one entry at a time.
+
+/// Runs entries `ents[len-rem ..]` (rem = -neg_rem) on the accumulator
+/// `st` = [m6, e - WB] with the input words `words` (see `soft::word`);
+/// returns 0 when all are done, else minus the count left, the first of
+/// which needs the Rust step. `st` is updated to the sum before it.
+///
+/// # Safety
+/// `ents_end` - rem .. `ents_end` are readable entries (k << 3 | neg, k <
+/// SB), `words` has SB readable words, `st` two writable words, rem >= 1;
+/// the accumulator holds the invariant of `soft::run_words` (zero, or a
+/// normal m6 with e - WB >= 0).
+#[cfg(all(atome_thumb2, not(target_abi = "eabihf")))]
+pub(super) unsafe fn run(st: &mut [i32; 2], neg_rem: i32, ents_end: *const u8, words: &[i32; super::soft::SB]) -> i32 {
+    // SAFETY: the caller's contract above; the routine reads only those
+    // bytes and words, writes only `st`, and preserves every callee-saved
+    // register (AAPCS).
+    unsafe { atome_soft_run_t2(st.as_mut_ptr(), neg_rem, ents_end, words.as_ptr()) }
+}
+
+#[cfg(all(atome_thumb2, not(target_abi = "eabihf")))]
+extern "C" {
+    fn atome_soft_run_t2(st: *mut i32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> i32;
+}
+
+// Registers: r0 = m6 (accumulator mantissa << 6, signed), r1 = its
+// exponent - WB, r2 = end of the entries, r3 = minus the entries left,
+// r4 = the words, r5 = the term x (signed mantissa << 6, negated for a -1
+// weight), r8 = its exponent - WB, r6 = d (big's exponent - small's),
+// r7 = t = big + floor(small / 2^d), r9 = 2^29 - 32, r10 = st, r12 and lr
+// scratch. The cases, with a = |t| (one's complement for negative t), as
+// in soft_t1.rs and `fast_words`:
+//   a in [2^29, 2^30 - 32): round at bit 6, big's exponent;
+//   a >= 2^30:              round at bit 7, exponent + 1;
+//   a in [2^28, 2^29 - 32): round at bit 5, exponent - 1;
+//   a < 2^28: d <= 1, t exact: shifted up into [2^29, 2^30) (CLZ);
+// each unless the rounding bits are exactly a half and d > 6 (bits were
+// shifted out, so the exact sum is above the half: Rust decides), or the
+// exponent leaves [0, 155]. An exit leaves the accumulator before the step
+// in r0, r1 (r0 is written only by a step taken; r1 where noted).
+// Steps are split by d: d in [0, 6] (no half test: nothing was shifted out,
+// the words' low six bits being zero), d in [7, 31] (a half exits), d > 31
+// (the term is below a quarter of the accumulator's bit 0: skipped), d < 0
+// (the term is big; a zero accumulator, e - WB = -96, always lands here).
+#[cfg(all(atome_thumb2, not(target_abi = "eabihf")))]
+core::arch::global_asm!(
+    // Next entry, or done.
+    ".macro atome_t2_next",
+    "adds r3, #1",
+    "bne .Lt2_loop",
+    "b .Lt2_out",
+    ".endm",
+    // The half test at rounding bit p (mask = 2^(p+1) - 1, half = 2^p) of
+    // t in r7; hm 0: none (d <= 6), 1: exit, 2: exit when d > 6.
+    ".macro atome_t2_half hm, mask, half, ok",
+    ".if \\hm",
+    "and r12, r7, #\\mask",
+    "cmp r12, #\\half",
+    ".if \\hm - 1",
+    "bne \\ok",
+    "cmp r6, #6",
+    "bgt .Lt2_out",
+    ".else",
+    "beq .Lt2_out",
+    ".endif",
+    ".endif",
+    ".endm",
+    // The tail of a step: t in r7, big's exponent in \eb (r1 or r8).
+    ".macro atome_t2_tail eb, hm, sfx",
+    "eor r12, r7, r7, asr #31",
+    "sub lr, r12, #0x20000000",
+    "cmp lr, r9",
+    "bhs .Lt2nb_\\sfx",
+    "atome_t2_half \\hm, 63, 32, .Lt2ra_\\sfx",
+    ".Lt2ra_\\sfx:",
+    // floor((t + 31 + bit 6) / 64) * 64: nearest, ties to even.
+    "lsrs lr, r7, #7",
+    "adc lr, r7, #31",
+    "bic r0, lr, #63",
+    ".ifnc \\eb, r1",
+    "mov r1, \\eb",
+    ".endif",
+    "atome_t2_next",
+    ".Lt2nb_\\sfx:",
+    // r12 = a, not in [2^29, 2^30 - 32).
+    "lsrs lr, r12, #30",
+    "bne .Lt2up_\\sfx",
+    "lsrs lr, r12, #28",
+    "beq .Lt2m_\\sfx",
+    // a in [2^28, 2^30): only [2^28, 2^29 - 32) is taken.
+    "cmp r12, r9",
+    "bhs .Lt2_out",
+    "atome_t2_half \\hm, 31, 16, .Lt2rc_\\sfx",
+    ".Lt2rc_\\sfx:",
+    // The new exponent goes to r1 first; below 0, .Lt2fx restores it.
+    "subs r1, \\eb, #1",
+    "bmi .Lt2fx_\\sfx",
+    "lsrs lr, r7, #6",
+    "adc lr, r7, #15",
+    "asr lr, lr, #5",
+    "lsl r0, lr, #6",
+    "atome_t2_next",
+    ".Lt2up_\\sfx:",
+    "atome_t2_half \\hm, 127, 64, .Lt2rb_\\sfx",
+    ".Lt2rb_\\sfx:",
+    // (No test of the exponent against 155: d <= 31 here, so big's
+    // exponent - WB is at most 63 + 31.)
+    "lsrs lr, r7, #8",
+    "adc lr, r7, #63",
+    "asr lr, lr, #7",
+    "lsl r0, lr, #6",
+    "add r1, \\eb, #1",
+    "atome_t2_next",
+    // a < 2^28: more than one leading bit cancelled, so d <= 1 and t is
+    // exact: shift it up by k = clz(|t|) - 2 into [2^29, 2^30).
+    ".Lt2m_\\sfx:",
+    "cbz r7, .Lt2z_\\sfx",
+    "eor r12, r7, r7, asr #31",
+    "sub r12, r12, r7, asr #31",
+    "clz r12, r12",
+    "sub r12, r12, #2",
+    "subs r1, \\eb, r12",
+    "bmi .Lt2fm_\\sfx",
+    "lsl r0, r7, r12",
+    "atome_t2_next",
+    // x + (-x) = +0.0.
+    ".Lt2z_\\sfx:",
+    "movs r0, #0",
+    "mvn r1, #95",
+    "atome_t2_next",
+    // Exits after r1 was written: back to the accumulator's exponent (in
+    // the swapped case e = ex - (-d) = r8 - r6).
+    ".ifc \\eb, r1",
+    ".Lt2fx_\\sfx:",
+    "adds r1, #1",
+    "b .Lt2_out",
+    ".Lt2fm_\\sfx:",
+    "add r1, r1, r12",
+    "b .Lt2_out",
+    ".else",
+    ".Lt2fx_\\sfx:",
+    ".Lt2fm_\\sfx:",
+    "sub r1, r8, r6",
+    "b .Lt2_out",
+    ".endif",
+    ".endm",
+    ".section .text.atome_soft_run_t2,\"ax\",%progbits",
+    ".global atome_soft_run_t2",
+    ".hidden atome_soft_run_t2",
+    ".type atome_soft_run_t2,%function",
+    ".syntax unified",
+    ".thumb",
+    ".thumb_func",
+    ".p2align 2",
+    "atome_soft_run_t2:",
+    "push {{r4-r10, lr}}",
+    "mov r10, r0",
+    "mov r4, r3",
+    "mov r3, r1",
+    "ldrd r0, r1, [r10]",
+    "movw r9, #0xffe0",
+    "movt r9, #0x1fff",
+    ".Lt2_loop:",
+    "ldrb r5, [r2, r3]",
+    "lsrs r5, r5, #1",
+    "ldr r5, [r4, r5]",
+    "and r8, r5, #63",
+    "bic r5, r5, #63",
+    "it cs",
+    "rsbcs r5, r5, #0",
+    "subs r6, r1, r8",
+    "cmp r6, #6",
+    "bhi 5f",
+    // d in [0, 6].
+    "asr r7, r5, r6",
+    "add r7, r7, r0",
+    "atome_t2_tail r1, 0, a",
+    "5:",
+    "blt 3f",
+    "cmp r6, #31",
+    "bgt 9f",
+    // d in [7, 31].
+    "asr r7, r5, r6",
+    "add r7, r7, r0",
+    "atome_t2_tail r1, 1, b",
+    "9:",
+    "atome_t2_next",
+    // d < 0: the term is big.
+    "3:",
+    "rsb r6, r6, #0",
+    "cmp r6, #31",
+    "bgt 4f",
+    "asr r7, r0, r6",
+    "add r7, r7, r5",
+    "atome_t2_tail r8, 2, c",
+    // d > 31: the accumulator is zero (the invariant): the sum is x.
+    "4:",
+    "mov r0, r5",
+    "mov r1, r8",
+    "atome_t2_next",
+    ".Lt2_out:",
+    "strd r0, r1, [r10]",
+    "mov r0, r3",
+    "pop {{r4-r10, pc}}",
+    ".size atome_soft_run_t2, . - atome_soft_run_t2",
+    ".purgem atome_t2_tail",
+    ".purgem atome_t2_half",
+    ".purgem atome_t2_next",
+);
