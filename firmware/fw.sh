@@ -164,6 +164,22 @@ fw_cargo_build() {
     fi
 }
 
+# fw_crate_build DIR OUTDIR PROFILE TARGET... : builds a firmware-side test
+# crate (firmware/q15mv, firmware/softcheck: a staticlib over the library)
+# for every listed target into OUTDIR/cargo; its library for a target is
+# OUTDIR/cargo/TARGET/PROFILE/lib<name>.a. The log is OUTDIR/build.log.
+fw_crate_build() {
+    local dir="$1" out="$2" profile="$3"; shift 3
+    local args="" t
+    for t in "$@"; do args="$args --target $t"; done
+    mkdir -p "$out"
+    # shellcheck disable=SC2086
+    if ! (cd "$FW_ROOT/$dir" && CARGO_TARGET_DIR="$out/cargo" cargo build --profile "$profile" $args) > "$out/build.log" 2>&1; then
+        grep -v "dropping unsupported crate type" "$out/build.log" | tail -30 >&2
+        return 1
+    fi
+}
+
 fw_lib_path() { # CFGNAME PROFILE TARGET
     local t="$3"
     [ "$t" = host ] && t="$(rustc -vV | sed -n 's/^host: //p')"

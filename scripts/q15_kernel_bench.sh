@@ -13,11 +13,8 @@ mkdir -p "$OUT"
 ROWS="M0|thumbv6m-none-eabi|mps2-an385
 M3|thumbv7m-none-eabi|mps2-an385
 M4F|thumbv7em-none-eabihf|mps2-an386"
-targets="$(echo "$ROWS" | cut -d'|' -f2 | tr '\n' ' ')"
-args=""; for t in $targets; do args="$args --target $t"; done
-# shellcheck disable=SC2086
-(cd firmware/q15mv && CARGO_TARGET_DIR="$OUT/cargo" cargo build --profile "$PROFILE" $args) > "$OUT/build.log" 2>&1 \
-    || { tail -30 "$OUT/build.log"; exit 1; }
+# shellcheck disable=SC2046
+fw_crate_build firmware/q15mv "$OUT" "$PROFILE" $(echo "$ROWS" | cut -d'|' -f2) || exit 1
 fail=0
 echo "$ROWS" | while IFS='|' read -r label target board; do
     lib="$OUT/cargo/$target/$PROFILE/libq15mv.a"

@@ -23,10 +23,8 @@ M3|thumbv7m-none-eabi|mps2-an385
 M4 (soft float)|thumbv7em-none-eabi|mps2-an386
 RV32IMC|riscv32imc-unknown-none-elf|riscv-virt
 RV32IMAC|riscv32imac-unknown-none-elf|riscv-virt"
-args=""; for t in $(echo "$ROWS" | cut -d'|' -f2); do args="$args --target $t"; done
-# shellcheck disable=SC2086
-(cd firmware/softcheck && CARGO_TARGET_DIR="$OUT/cargo" cargo build --release $args) > "$OUT/build.log" 2>&1 \
-    || { grep -v "dropping unsupported" "$OUT/build.log" | tail -30; exit 1; }
+# shellcheck disable=SC2046
+fw_crate_build firmware/softcheck "$OUT" release $(echo "$ROWS" | cut -d'|' -f2) || exit 1
 T0=$(date +%s)
 fail=0
 while IFS='|' read -r label target board; do
