@@ -30,12 +30,22 @@ fn exercise(data: &[u8], dims: Option<&atome_dims_t>, cached: i32) {
     let mut work = vec![0u32; 1 << 14];
     let toks = [1i32, 2, 300, -4, 5];
     let mut out = [0i32; 8];
-    let mut cls = [0f32; 64];
     let dp = dims.map_or(ptr::null(), |d| d as *const _);
     // SAFETY: every pointer is valid for the length given and outlives the calls.
     unsafe {
         let rc = atome_rt_open(&mut rt, data.as_ptr(), data.len(), dp, cached, work.as_mut_ptr().cast(), work.len() * 4);
         assert!((-7..=0).contains(&rc), "open returned {rc}");
+        // The class logits buffer: n_classes floats as the contract asks (a
+        // classifier may have more classes than any fixed buffer), plus
+        // guards that must stay untouched.
+        let mut nc = 0usize;
+        if rc == 0 {
+            let mut d0 = atome_dims_t::default();
+            assert_eq!(atome_rt_dims(&rt, &mut d0), 0);
+            nc = d0.n_classes.max(0) as usize;
+        }
+        const GUARD: usize = 4;
+        let mut cls = vec![-7.0f32; nc + GUARD];
         let p = atome_rt_predict_next(&mut rt, toks.as_ptr(), toks.len() as i32);
         let g = atome_rt_generate(&mut rt, toks.as_ptr(), 2, out.as_mut_ptr(), out.len() as i32);
         let c = atome_rt_classify(&mut rt, toks.as_ptr(), toks.len() as i32, cls.as_mut_ptr());
@@ -45,6 +55,7 @@ fn exercise(data: &[u8], dims: Option<&atome_dims_t>, cached: i32) {
         }
         let mut d = atome_dims_t::default();
         assert_eq!(atome_rt_dims(&rt, &mut d), 0);
+        assert!(cls[nc..].iter().all(|&x| x == -7.0), "classify wrote past n_classes");
         if d.n_classes > 0 {
             assert!(p == -1 && g == 0 && (0..d.n_classes).contains(&c));
         } else {
