@@ -771,18 +771,22 @@ fn attention(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Buf
         if cnt == keff && s <= sgn_mul(g, score(lo, hi, cnt - 1)) {
             continue;
         }
-        // Insertion: the slots pos..cnt move one place down (the last one
-        // drops out when all keff are taken).
         let mut pos = cnt.min(keff - 1);
         while pos > 0 && sgn_mul(g, score(lo, hi, pos - 1)) < s {
+            // (pos < keff = the slices' length.)
+            if let (Some(&i), Some(&l), Some(&h)) = (idx.get(pos - 1), lo.get(pos - 1), hi.get(pos - 1)) {
+                if pos < keff {
+                    idx[pos] = i;
+                    lo[pos] = l;
+                    hi[pos] = h;
+                }
+            }
             pos -= 1;
         }
-        let end = cnt.min(keff - 1);
-        if let (Some(i), Some(l), Some(h)) = (idx.get_mut(pos..=end), lo.get_mut(pos..=end), hi.get_mut(pos..=end)) {
-            let mut carry = (j as i32, sg as i32, (sg >> 32) as i32);
-            for ((a, b), c) in i.iter_mut().zip(l.iter_mut()).zip(h.iter_mut()) {
-                carry = (core::mem::replace(a, carry.0), core::mem::replace(b, carry.1), core::mem::replace(c, carry.2));
-            }
+        if let (Some(i), Some(l), Some(h)) = (idx.get_mut(pos), lo.get_mut(pos), hi.get_mut(pos)) {
+            *i = j as i32;
+            *l = sg as i32;
+            *h = (sg >> 32) as i32;
         }
         cnt = (cnt + 1).min(keff);
     }
