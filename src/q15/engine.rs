@@ -523,10 +523,11 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
             for (i, (o, ct)) in out.iter_mut().skip(c0).zip(tc.chunks_exact(kk)).enumerate() {
                 let c = c0 + i;
                 let mut acc = 0i32;
-                for ((&w, &r), &sk) in ct.iter().zip(rows.iter()).zip(shs.iter()).take(nt) {
-                    if sk >= 0 {
-                        let x = i32::from(ring.get(r + c).copied().unwrap_or(0));
-                        acc += i32::from(w) * rshr32(x, sk);
+                for k in 0..nt {
+                    if shs[k] >= 0 {
+                        let x = i32::from(ring.get(rows[k] + c).copied().unwrap_or(0));
+                        let w = i32::from(ct.get(k).copied().unwrap_or(0));
+                        acc += w * rshr32(x, shs[k]);
                     }
                 }
                 *o = acc;
