@@ -485,12 +485,12 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
     if kk <= TAPS {
         // Each tap's row and shift once per position (-1: a zero row).
         let (mut rows, mut shs) = ([0usize; TAPS], [-1i32; TAPS]);
-        for (k, (r, sh)) in rows.iter_mut().zip(shs.iter_mut()).take(nt).enumerate() {
+        for k in 0..nt {
             let row = (t - k) % kk;
             let ek = i32::from(ering.get(row).copied().unwrap_or(E_ZERO as i16));
-            *r = row * d;
+            rows[k] = row * d;
             if ek != E_ZERO {
-                *sh = et - ek;
+                shs[k] = et - ek;
             }
         }
         if conv.packing == Packing::Trit2 {
@@ -498,9 +498,9 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
             // 1: +1, 3: -1, 0 and 2: 0; past the end of the data: 0, as
             // decode); a tap's shift is the same for every channel.
             out.fill(0);
-            for (k, (&r, &sk)) in rows.iter().zip(shs.iter()).take(nt).enumerate() {
-                let xk = ring.get(r..r + d).unwrap_or(&[]);
-                match sk {
+            for k in 0..nt {
+                let xk = ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
+                match shs[k] {
                     0 => conv_tap_trit2(conv.data, k, kk, xk, out, |x| x),
                     sh if sh > 0 => conv_tap_trit2(conv.data, k, kk, xk, out, |x| rshr32(x, sh)),
                     _ => {}
