@@ -17,6 +17,8 @@
 #    include/atome.h defined, no message from binutils' LLVM plugin.
 # 3. No-panic proof, on the final linked ELF (names containing "panic", or
 #    rust_begin_unwind, or core::fmt must be absent):
+#    Both for the float build and the q15 build (ATOME_DTYPE=q15, archives
+#    cross-q15; its C firmware compiled with -DATOME_DTYPE_Q15=1):
 #    a. every target: rust-lld --gc-sections with every exported atome_*
 #       function as a root (-u), i.e. what any firmware calling the whole API
 #       keeps;
@@ -47,6 +49,11 @@ failmsg() { echo "FAIL: $*"; fail=$((fail + 1)); }
 
 TARGETS="$FW_ALL_TARGETS"
 KNOBS="$(fw_knobs default-config)"
+QKNOBS="$KNOBS ATOME_DTYPE=q15"
+# The no-panic builds: archive set, knobs, extra C flags of the firmware.
+np_knobs() { if [ "$1" = cross-q15 ]; then echo "$QKNOBS"; else echo "$KNOBS"; fi; }
+np_cflags() { if [ "$1" = cross-q15 ]; then echo "-DATOME_DTYPE_Q15=1"; fi; }
+np_name() { if [ "$1" = cross-q15 ]; then echo q15; else echo float; fi; }
 
 # ---- 1. build ---------------------------------------------------------------
 T1=$(fw_now)
@@ -55,8 +62,10 @@ fw_cargo_build cross "$KNOBS" firmware $TARGETS || fw_die "cargo build --profile
 # shellcheck disable=SC2086
 FW_CARGO_FEATURES="--features system-libm" fw_cargo_build cross-libm "$KNOBS" firmware $TARGETS \
     || fw_die "cargo build --profile firmware --features system-libm failed"
+# shellcheck disable=SC2086
+fw_cargo_build cross-q15 "$QKNOBS" firmware $TARGETS || fw_die "cargo build --profile firmware (ATOME_DTYPE=q15) failed"
 T_BUILD=$(( $(fw_now) - T1 ))
-echo "built 2 x 7 archives in ${T_BUILD}s"
+echo "built 3 x 7 archives (default, system-libm, q15) in ${T_BUILD}s"
 
 # ---- 2. symbol audit ---------------------------------------------------------
 audits=0
@@ -94,22 +103,24 @@ echo "binutils audit: $gnuaudits/28 (7 targets x default, system-libm x arm-none
 # ---- 3a. no-panic: rust-lld with every export as a root ---------------------
 panic_re='panic|rust_begin_unwind|core..fmt|_ZN4core3fmt'
 lldok=0
+for v in cross cross-q15; do
 for t in $TARGETS; do
-    lib="$(fw_lib_path cross firmware "$t")"
+    lib="$(fw_lib_path $v firmware "$t")"
     roots="$("$NM" --defined-only -g "$lib" 2>/dev/null | awk '$2=="T" && $3 ~ /^atome_/ {print "-u " $3}' | sort -u | tr '\n' ' ')"
-    elf="$OUT/roots-$t.elf"
+    elf="$OUT/roots-$v-$t.elf"
     # shellcheck disable=SC2086
-    if ! "$LLD" -flavor gnu --gc-sections -e atome_init $roots "$lib" -o "$elf" > "$OUT/lld-$t.log" 2>&1; then
-        cat "$OUT/lld-$t.log"; failmsg "rust-lld link with all exports ($t)"; continue
+    if ! "$LLD" -flavor gnu --gc-sections -e atome_init $roots "$lib" -o "$elf" > "$OUT/lld-$v-$t.log" 2>&1; then
+        cat "$OUT/lld-$v-$t.log"; failmsg "rust-lld link with all exports ($t, $(np_name $v))"; continue
     fi
     n="$(echo "$roots" | wc -w)"; n=$((n / 2))
     hits="$("$NM" -C "$elf" | grep -Ei "$panic_re" || true)"
     text="$("$(fw_llvm_bin llvm-size)" -A "$elf" | awk '$1==".text" {print $2}')"
     if [ -n "$hits" ]; then
-        { echo "$hits" | head -5 || true; }; failmsg "panic machinery linked in ($t, all $n exports kept)"
+        { echo "$hits" | head -5 || true; }; failmsg "panic machinery linked in ($t, $(np_name $v), all $n exports kept)"
     else
-        lldok=$((lldok + 1)); printf 'no-panic %-28s rust-lld, %2d exports kept, .text %6s bytes: ok\n' "$t" "$n" "$text"
+        lldok=$((lldok + 1)); printf 'no-panic %-5s %-28s rust-lld, %2d exports kept, .text %6s bytes: ok\n' "$(np_name $v)" "$t" "$n" "$text"
     fi
+done
 done
 
 # ---- 3b. no-panic: C firmware calling every exported function --------------
@@ -117,24 +128,25 @@ cfwok=0; cfwn=0; ran=""
 blobdir="$OUT/auditblob"; mkdir -p "$blobdir"
 printf '    .section .rodata.audit_blob,"a"\n    .balign 4\n    .global audit_blob\naudit_blob:\n    .incbin "%s"\n    .global audit_blob_end\naudit_blob_end:\n    .section .note.GNU-stack,"",%%progbits\n' \
     "$FW_MODELS/default.atome" > "$blobdir/blob.S"
+for v in cross cross-q15; do
 for tb in thumbv6m-none-eabi:mps2-an385 thumbv7m-none-eabi:mps2-an385 thumbv7em-none-eabihf:mps2-an386 \
           thumbv7em-none-eabi:mps2-an500 thumbv8m.main-none-eabihf:mps2-an505 \
           riscv32imc-unknown-none-elf:riscv-virt riscv32imac-unknown-none-elf:riscv-virt; do
     t="${tb%%:*}"; board="${tb##*:}"; cfwn=$((cfwn + 1))
     lboard="$board"; [ "$board" = none ] && lboard=mps2-an385   # M33: link only (memory map of an MPS2)
-    elf="$OUT/audit-$t.elf"
-    if ! fw_link_firmware "$elf" "$lboard" "$t" "$(fw_lib_path cross firmware "$t")" "$KNOBS" "" \
-            firmware/src/audit_main.c "$blobdir/blob.S" > "$OUT/audit-link-$t.log" 2>&1; then
-        cat "$OUT/audit-link-$t.log"; failmsg "audit firmware link ($t)"; continue
+    elf="$OUT/audit-$v-$t.elf"; nm="$(np_name $v)"
+    if ! fw_link_firmware "$elf" "$lboard" "$t" "$(fw_lib_path $v firmware "$t")" "$(np_knobs $v)" "$(np_cflags $v)" \
+            firmware/src/audit_main.c "$blobdir/blob.S" > "$OUT/audit-link-$v-$t.log" 2>&1; then
+        cat "$OUT/audit-link-$v-$t.log"; failmsg "audit firmware link ($t, $nm)"; continue
     fi
     hits="$("$NM" -C "$elf" | grep -Ei "$panic_re" || true)"
     missing=""
     elfsyms="$("$NM" "$elf")"
-    for f in $("$NM" --defined-only -g "$(fw_lib_path cross firmware "$t")" | awk '$2=="T" && $3 ~ /^atome_/ {print $3}' | sort -u); do
+    for f in $("$NM" --defined-only -g "$(fw_lib_path $v firmware "$t")" | awk '$2=="T" && $3 ~ /^atome_/ {print $3}' | sort -u); do
         # (t: the library's hidden assembly helpers, local once linked by lld.)
         grep -q " [Tt] $f\$" <<< "$elfsyms" || missing="$missing $f"
     done
-    [ -n "$missing" ] && failmsg "audit firmware ($t) does not call:$missing"
+    [ -n "$missing" ] && failmsg "audit firmware ($t, $nm) does not call:$missing"
     if [ -n "$hits" ]; then
         echo "$hits" | head -5 || true
         echo "  panic paths (caller -> callee) in the linked firmware:"
@@ -143,21 +155,23 @@ for tb in thumbv6m-none-eabi:mps2-an385 thumbv7m-none-eabi:mps2-an385 thumbv7em-
             /^[0-9a-f]+ <.*>:$/ { fn = substr($0, index($0, "<")) }
             /\t(b|bl|b\.w|jal|j|call|tail)\t.*</ && /panic|_fail|unwind|unwrap|expect/ {
                 callee = substr($0, index($0, "<")); print "    " fn " -> " callee }' | sort -u | head -20 || true
-        failmsg "panic machinery in the C firmware ($t)"
+        failmsg "panic machinery in the C firmware ($t, $nm)"
     fi
     status="linked"
     if [ "$board" != none ]; then
-        if fw_qemu "$board" "$elf" 60 > "$OUT/audit-run-$t.txt" 2>&1; then
-            status="ran on $board: $(grep -c '^ok ' "$OUT/audit-run-$t.txt") calls ok"; ran="$ran $board"
+        if fw_qemu "$board" "$elf" 60 > "$OUT/audit-run-$v-$t.txt" 2>&1; then
+            status="ran on $board: $(grep -c '^ok ' "$OUT/audit-run-$v-$t.txt") calls ok"
+            case " $ran " in *" $board "*) ;; *) ran="$ran $board" ;; esac
         else
-            cat "$OUT/audit-run-$t.txt"; failmsg "audit firmware run ($t on $board)"; continue
+            cat "$OUT/audit-run-$v-$t.txt"; failmsg "audit firmware run ($t, $nm on $board)"; continue
         fi
     fi
     if [ -n "$hits" ]; then
-        printf 'C firmware %-28s %s, but panic machinery present\n' "$t" "$status"; continue
+        printf 'C firmware %-5s %-28s %s, but panic machinery present\n' "$nm" "$t" "$status"; continue
     fi
     cfwok=$((cfwok + 1))
-    printf 'no-panic %-28s C firmware --gc-sections, %s: ok\n' "$t" "$status"
+    printf 'no-panic %-5s %-28s C firmware --gc-sections, %s: ok\n' "$nm" "$t" "$status"
+done
 done
 
 # ---- 4. system-libm on bare metal: whose expf/tanhf end up in the firmware --
@@ -199,9 +213,9 @@ TOTAL=$(( $(fw_now) - T0 ))
 npass=$((audits + gnuaudits + lldok + cfwok + libmok))
 echo
 if [ "$fail" = 0 ]; then
-    echo "cross summary: OK: 7 targets x (default, system-libm) built; $audits/14 symbol audits, $gnuaudits/28 binutils audits passed; no-panic: $lldok/7 rust-lld root links, $cfwok/$cfwn C firmwares (run on$ran); newlib expf/tanhf with system-libm: $libmok/2; ${TOTAL}s"
+    echo "cross summary: OK: 7 targets x (default, system-libm, q15) built; $audits/14 symbol audits, $gnuaudits/28 binutils audits passed; no-panic (float, q15): $lldok/14 rust-lld root links, $cfwok/$cfwn C firmwares (run on$ran); newlib expf/tanhf with system-libm: $libmok/2; ${TOTAL}s"
 else
-    echo "cross summary: FAILED: $audits/14 symbol audits, $gnuaudits/28 binutils audits passed; no-panic: $lldok/7 rust-lld root links, $cfwok/$cfwn C firmwares; ${TOTAL}s"
+    echo "cross summary: FAILED: $audits/14 symbol audits, $gnuaudits/28 binutils audits passed; no-panic (float, q15): $lldok/14 rust-lld root links, $cfwok/$cfwn C firmwares; ${TOTAL}s"
 fi
 echo "cross: $npass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -422,7 +422,9 @@ pub fn softmax_q(sig: impl Fn(usize) -> i64, cm: i64, ce: i32, out: &mut [i32]) 
         *o = e as i32;
         z += e;
     }
-    let rz = (1i64 << 61) / z;
+    // The largest term is exp2q(0) = 2^30, so z >= 2^30 for a non-empty
+    // out: max(1) is a no-op that lets the division be seen as safe.
+    let rz = (1i64 << 61) / z.max(1);
     for o in out.iter_mut() {
         *o = rshr(i64::from(*o) * rz, 31) as i32;
     }
@@ -434,7 +436,9 @@ pub fn tanh_q30(a: f32) -> i32 {
     let p = m.abs() * L2E2_Q30;
     let en = exp2q(to_q24(p, e - 6));
     let num = 2 * (ONE_Q30 - en) * ONE_Q30 + (ONE_Q30 + en);
-    let t = num / (2 * (ONE_Q30 + en));
+    // en >= 0 (exp2q), so the divisor is >= 2^31: max(1) is a no-op that
+    // lets the division be seen as safe.
+    let t = num / (2 * (ONE_Q30 + en)).max(1);
     (if m < 0 { -t } else { t }) as i32
 }
 

@@ -234,7 +234,7 @@ fn router(w: &Tensor, sc: Scale, h: &[i16], eh: i32, mvb: &mut [i32]) -> [i32; 3
         *a = m;
     }
     let mut r = [0i32; 3];
-    softmax_q(|j| i64::from(acc[j]), sc.m, ecomb_plain(sc.e, eh), &mut r);
+    softmax_q(|j| acc.get(j).map_or(0, |&a| i64::from(a)), sc.m, ecomb_plain(sc.e, eh), &mut r);
     r
 }
 
@@ -251,6 +251,11 @@ fn ecomb_plain(a: i32, b: i32) -> i32 {
 pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f32]) -> Option<()> {
     let dims = model.dims;
     let (d, dh, kk, l_n) = (dims.d_model, dims.d_head, dims.kernel_size, dims.n_layers);
+    // (Never so for a loaded model; checked here so that no division or
+    // chunking below can panic.)
+    if d == 0 || kk == 0 {
+        return None;
+    }
     if model.packing == Packing::P3 && (d > 7281 || kk > 7281) {
         return None;
     }
@@ -264,13 +269,14 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
         let last = l + 1 == l_n;
         // tanh(a): in its own buffer, or as bit patterns in the logits area.
         let in_logits = b.tanh.len() < d;
-        let (tanh_area, free) = if in_logits { logits.split_at_mut(d) } else { (&mut [][..], &mut logits[..]) };
-        for c in 0..d {
-            let t = tanh_q30(bl.ssm.a.get(c));
-            if in_logits {
-                *tanh_area.get_mut(c)? = f32::from_bits(t as u32);
-            } else {
-                b.tanh[c] = t;
+        let (tanh_area, free) = if in_logits { logits.split_at_mut_checked(d)? } else { (&mut [][..], &mut logits[..]) };
+        if in_logits {
+            for (c, o) in tanh_area.iter_mut().enumerate() {
+                *o = f32::from_bits(tanh_q30(bl.ssm.a.get(c)) as u32);
+            }
+        } else {
+            for (c, o) in b.tanh.get_mut(..d)?.iter_mut().enumerate() {
+                *o = tanh_q30(bl.ssm.a.get(c));
             }
         }
         let tanh_area = &*tanh_area;
@@ -339,14 +345,14 @@ fn embed(w: &Tensor, tok: usize, t: usize, b: &mut Bufs) -> Option<()> {
     let tmp = b.mv.get_mut(..d)?;
     let mut codes = [0i8; 32];
     let mut c0 = 0;
-    while c0 < d {
-        let len = (d - c0).min(32);
-        w.decode(tok * d + c0, &mut codes[..len]);
-        for (o, &c) in tmp[c0..c0 + len].iter_mut().zip(&codes[..len]) {
+    for part in tmp.chunks_mut(codes.len()) {
+        let cs = codes.get_mut(..part.len())?;
+        w.decode(tok * d + c0, cs);
+        for (o, &c) in part.iter_mut().zip(cs.iter()) {
             // |w| <= 9, |sm| <= 32767: int32.
             *o = i32::from(c) * emm;
         }
-        c0 += len;
+        c0 += part.len();
     }
     let e = quant_into(tmp, em.e, b.x.get_mut(t * d..(t + 1) * d)?);
     *b.ex.get_mut(t)? = e as i16;
@@ -428,8 +434,8 @@ fn ssm_step(sb: &PSrc, tanh: Tanh, hs: &mut [i32], lo: &mut [i32], ehs: i32, h: 
     // computed once and kept split: high word in hs (whose old value it
     // replaces), low word in `lo`.
     let mut mx = 0u64;
-    for (c, (hc, l)) in hs.iter_mut().zip(lo.iter_mut()).enumerate() {
-        let v = rshr(mul64(tanh.at(c), *hc), s1) + rshr(mul64_16(sb.m(c), i32::from(h[c])), s2);
+    for (c, ((hc, l), &hv)) in hs.iter_mut().zip(lo.iter_mut()).zip(h).enumerate() {
+        let v = rshr(mul64(tanh.at(c), *hc), s1) + rshr(mul64_16(sb.m(c), i32::from(hv)), s2);
         mx = mx.max(v.unsigned_abs());
         *hc = (v >> 32) as i32;
         *l = v as i32;
@@ -461,11 +467,15 @@ fn ssm_sums(ti: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, hs: &m
 #[inline(never)]
 fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out: &mut [i32]) -> (u32, i32) {
     let kk = ering.len();
+    if kk == 0 {
+        // (run checks K >= 1.)
+        return (0, E_ZERO);
+    }
     let nt = kk.min(t + 1);
     // Taps aligned to the largest exponent among them.
     let mut et = E_ZERO;
     for k in 0..nt {
-        let ek = i32::from(ering[(t - k) % kk]);
+        let ek = i32::from(ering.get((t - k) % kk).copied().unwrap_or(E_ZERO as i16));
         if ek != E_ZERO {
             et = if et == E_ZERO { ek } else { et.max(ek) };
         }
@@ -477,7 +487,7 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
         let (mut rows, mut shs) = ([0usize; TAPS], [-1i32; TAPS]);
         for k in 0..nt {
             let row = (t - k) % kk;
-            let ek = i32::from(ering[row]);
+            let ek = i32::from(ering.get(row).copied().unwrap_or(E_ZERO as i16));
             rows[k] = row * d;
             if ek != E_ZERO {
                 shs[k] = et - ek;
@@ -507,14 +517,17 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
         let mut c0 = 0;
         while c0 < d {
             let nc = per.min(d - c0);
-            conv.decode(c0 * kk, &mut taps[..nc * kk]);
-            for (i, o) in out.iter_mut().skip(c0).take(nc).enumerate() {
+            // (nc K <= 4 TAPS.)
+            let Some(tc) = taps.get_mut(..nc * kk) else { break };
+            conv.decode(c0 * kk, tc);
+            for (i, (o, ct)) in out.iter_mut().skip(c0).zip(tc.chunks_exact(kk)).enumerate() {
                 let c = c0 + i;
                 let mut acc = 0i32;
                 for k in 0..nt {
                     if shs[k] >= 0 {
                         let x = i32::from(ring.get(rows[k] + c).copied().unwrap_or(0));
-                        acc += i32::from(taps[i * kk + k]) * rshr32(x, shs[k]);
+                        let w = i32::from(ct.get(k).copied().unwrap_or(0));
+                        acc += w * rshr32(x, shs[k]);
                     }
                 }
                 *o = acc;
@@ -527,7 +540,7 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
             let mut acc = 0i32;
             for k in 0..nt {
                 let row = (t - k) % kk;
-                let ek = i32::from(ering[row]);
+                let ek = i32::from(ering.get(row).copied().unwrap_or(E_ZERO as i16));
                 if ek == E_ZERO {
                     continue;
                 }
@@ -589,17 +602,23 @@ fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): 
     let sh = [ashift(a, ex), ashift(a, e0), ashift(a, e1), ashift(a, e2)];
     let (c0, c1, c2) = (c0m as i32, c1m as i32, c2m as i32);
     // A zero block's terms are 0 whatever their shift.
-    let active = |j: usize| es4[j] != E_ZERO;
-    if (0..4).all(|j| !active(j) || sh[j] <= 0) {
+    // (Zipped arrays rather than indices: no bounds check survives.)
+    let active = es4.map(|e| e != E_ZERO);
+    if active.iter().zip(&sh).all(|(&a, &s)| !a || s <= 0) {
         // Every term shifted left: the sum is 2^k W with W's terms shifted
         // by l_j >= 0, and quant15(2^k W) = quant15(W) at an exponent k
         // higher. Each product is of two 15-bit mantissas: int32.
-        let k = (0..4).filter(|&j| active(j)).map(|j| -sh[j]).min().unwrap_or(0);
-        let l = [0, 1, 2, 3].map(|j| if active(j) { (-sh[j] - k) as u32 } else { 0 });
+        let k = active.iter().zip(&sh).filter(|&(&a, _)| a).map(|(_, &s)| -s).min().unwrap_or(0);
+        let mut l = [0u32; 4];
+        for ((lj, &a), &s) in l.iter_mut().zip(&active).zip(&sh) {
+            if a {
+                *lj = (-s - k) as u32;
+            }
+        }
         // Term bounds (|mantissa| <= 32767): each term an int32 when its
         // bound times 2^l_j is below 2^31.
         let bound = [32767i64, 32767 * i64::from(c0.abs()), 32767 * i64::from(c1.abs()), 32767 * i64::from(c2.abs())];
-        let fits = (0..4).all(|j| l[j] < 31 && bound[j] < (1i64 << (31 - l[j])));
+        let fits = l.iter().zip(&bound).all(|(&lj, &bj)| lj < 31 && bj < (1i64 << (31 - lj)));
         let mx = if fits {
             mix_sums::<0>(lm, spare, hs, sp, xr, [c0, c1, c2], l, ss)
         } else if l.iter().all(|&lj| lj <= 31) {
@@ -719,14 +738,14 @@ fn attention(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Buf
             kt = if kt == E_ZERO { e } else { kt.max(e) };
         }
     }
-    let (q, keys, ek) = (&*b.q, &*b.k, &*b.ek);
+    let (q, keys, ek) = (b.q.get(..dh)?, &*b.k, &*b.ek);
     let sigma = |j: usize| -> i64 {
-        let e = i32::from(ek[j]);
+        let e = i32::from(ek.get(j).copied().unwrap_or(E_ZERO as i16));
         if e == E_ZERO {
             return 0;
         }
         let mut dot = 0i64;
-        for (&qd, &kd) in q[..dh].iter().zip(&keys[j * dh..(j + 1) * dh]) {
+        for (&qd, &kd) in q.iter().zip(keys.get(j * dh..(j + 1) * dh).unwrap_or(&[])) {
             dot += i64::from(i32::from(qd) * i32::from(kd));
         }
         rshr(dot, (kt - e).min(63))
@@ -734,10 +753,18 @@ fn attention(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Buf
     // Top-k: descending g * sigma, earlier keys first on ties.
     let g = p.cq.m.signum();
     let keff = top_k.min(t + 1);
-    let (idx, rest) = b.slots.split_at_mut(top_k);
-    let (lo, rest) = rest.split_at_mut(top_k);
-    let (hi, pr) = rest.split_at_mut(top_k);
-    let score = |lo: &[i32], hi: &[i32], i: usize| (i64::from(hi[i]) << 32) | i64::from(lo[i] as u32);
+    if keff == 0 {
+        // (A loaded model has top_k >= 1.)
+        return None;
+    }
+    let (idx, rest) = b.slots.split_at_mut_checked(top_k)?;
+    let (lo, rest) = rest.split_at_mut_checked(top_k)?;
+    let (hi, pr) = rest.split_at_mut_checked(top_k)?;
+    let (idx, lo, hi) = (idx.get_mut(..keff)?, lo.get_mut(..keff)?, hi.get_mut(..keff)?);
+    let score = |lo: &[i32], hi: &[i32], i: usize| match (lo.get(i), hi.get(i)) {
+        (Some(&l), Some(&h)) => (i64::from(h) << 32) | i64::from(l as u32),
+        _ => 0,
+    };
     let mut cnt = 0usize;
     for j in 0..=t {
         let sg = sigma(j);
@@ -747,33 +774,39 @@ fn attention(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Buf
         }
         let mut pos = cnt.min(keff - 1);
         while pos > 0 && sgn_mul(g, score(lo, hi, pos - 1)) < s {
-            if pos < keff {
-                idx[pos] = idx[pos - 1];
-                lo[pos] = lo[pos - 1];
-                hi[pos] = hi[pos - 1];
+            // (pos < keff = the slices' length.)
+            if let (Some(&i), Some(&l), Some(&h)) = (idx.get(pos - 1), lo.get(pos - 1), hi.get(pos - 1)) {
+                if pos < keff {
+                    idx[pos] = i;
+                    lo[pos] = l;
+                    hi[pos] = h;
+                }
             }
             pos -= 1;
         }
-        idx[pos] = j as i32;
-        lo[pos] = sg as i32;
-        hi[pos] = (sg >> 32) as i32;
+        if let (Some(i), Some(l), Some(h)) = (idx.get_mut(pos), lo.get_mut(pos), hi.get_mut(pos)) {
+            *i = j as i32;
+            *l = sg as i32;
+            *h = (sg >> 32) as i32;
+        }
         cnt = (cnt + 1).min(keff);
     }
     let pr = pr.get_mut(..keff)?;
     softmax_q(|i| score(lo, hi, i), p.cq.m, p.cq.e + eq + kt, pr);
     let mut f = E_ZERO;
-    for &j in idx[..keff].iter() {
-        let e = i32::from(b.ev[j as usize]);
+    let ev_of = |j: i32| i32::from(b.ev.get(j as usize).copied().unwrap_or(E_ZERO as i16));
+    for &j in idx.iter() {
+        let e = ev_of(j);
         if e != E_ZERO {
             f = if f == E_ZERO { e } else { f.max(e) };
         }
     }
-    let (vals, ev) = (&*b.v, &*b.ev);
-    let slots = idx[..keff].iter().zip(pr.iter());
+    let vals = &*b.v;
+    let slots = idx.iter().zip(pr.iter());
     // D = the largest f - e_s among the slots (zero values excluded).
     let mut dmax = 0;
-    for &j in idx[..keff].iter() {
-        let e = i32::from(ev[j as usize]);
+    for &j in idx.iter() {
+        let e = ev_of(j);
         if e != E_ZERO {
             dmax = dmax.max(f - e);
         }
@@ -783,7 +816,7 @@ fn attention(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Buf
     let mut psum = 0i64;
     if f != E_ZERO && dmax <= 16 {
         for (&j, &ps) in slots.clone() {
-            let e = i32::from(ev[j as usize]);
+            let e = ev_of(j);
             if e != E_ZERO {
                 psum += i64::from(ps) << (dmax - (f - e));
             }
@@ -798,7 +831,7 @@ fn attention(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Buf
         hi.fill(0);
         lo.fill(0);
         for (&j, &ps) in slots {
-            let e = i32::from(ev[j as usize]);
+            let e = ev_of(j);
             if e == E_ZERO {
                 continue;
             }
@@ -828,12 +861,12 @@ fn attention(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Buf
     let acc = |c: usize| -> i64 {
         let mut a = 0i64;
         for (&j, &ps) in slots.clone() {
-            let j = j as usize;
-            let e = i32::from(ev[j]);
+            let e = ev_of(j);
             if e == E_ZERO {
                 continue;
             }
-            a += rshr(mul64_16(ps, i32::from(vals[j * d + c])), (f - 16 - e).min(63));
+            let v = vals.get(j as usize * d + c).copied().unwrap_or(0);
+            a += rshr(mul64_16(ps, i32::from(v)), (f - 16 - e).min(63));
         }
         a
     };
@@ -842,8 +875,8 @@ fn attention(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Buf
         mx = mx.max(acc(c).unsigned_abs());
     }
     let s = qshift(mx, QA);
-    for c in 0..d {
-        b.sparse[c] = qm(acc(c), s, QA) as i16;
+    for (c, o) in b.sparse.iter_mut().enumerate() {
+        *o = qm(acc(c), s, QA) as i16;
     }
     Some(qexp(mx, f - 46, QA))
 }
