@@ -9,7 +9,8 @@ translation block logged, no chaining so none is missed), counts the
 guest instructions of each executed block and sums them per function
 symbol (from arm-none-eabi-nm). The whole run is counted (for the bench
 firmwares: the timed call and what follows it), so read shares, not totals.
-The log is large (about 2.5 GB for 75M instructions) and is removed after.
+QPROF_BLOCKS=NAME also lists the hottest blocks of the functions whose
+symbol contains NAME. The log is large (about 2.5 GB for 75M instructions) and is removed after.
 """
 import bisect
 import collections
@@ -68,6 +69,18 @@ def main(elf, board, top):
     print("total %d instructions" % total)
     for name, c in per.most_common(top):
         print("%12d %5.1f%%  %s" % (c, 100 * c / total, name))
+    # QPROF_BLOCKS=substring: the hottest translation blocks of the
+    # functions whose symbol contains it (start address, executions,
+    # instructions per execution), to read beside objdump.
+    want = os.environ.get("QPROF_BLOCKS")
+    if want:
+        blocks = []
+        for a, c in counts.items():
+            i = bisect.bisect_right(addrs, a) - 1
+            if i >= 0 and want in syms[i][1]:
+                blocks.append((c * size.get(a, 0), a, c, size.get(a, 0), syms[i][1]))
+        for w, a, c, n, name in sorted(blocks, reverse=True)[:top]:
+            print("%12d  0x%08x  x%-8d %3d insns  %s" % (w, a, c, n, name[-40:]))
 
 
 if __name__ == "__main__":

@@ -322,48 +322,31 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             for b in 0..nb {
                 let Some(o) = out.get_mut((b0 + b) * ostride + j) else { continue };
                 let base = (b0 + b) * xstride + c0;
-                let x = || xs.get(base..base + len).unwrap_or(&[]);
-                let acc = match (mode[b], unpack(*o)) {
-                    (Mode::Skip, _) => continue,
-                    (Mode::Soft, Some(a)) if !general => {
-                        // The accumulator as [m6, e - WB]; below 2^(WB-127)
-                        // (or subnormal) the float add takes the block.
-                        let mut st = [a.m << 6, a.e - WB];
-                        if a.m == 0 {
-                            st[1] = -WB;
-                        } else if a.e < WB {
-                            if !decoded {
-                                decode(w, start, codes);
-                                decoded = true;
-                            }
-                            *o = float_block(*o, codes, x());
-                            continue;
-                        }
+                if mode[b] == Mode::Soft && !general {
+                    // The common case first, the rare paths out of line
+                    // (fewer instructions of glue per row block and vector).
+                    if let Some(mut st) = acc_words(*o) {
                         let done = run_words_fast(ents, &xb[b], &mut st);
-                        let a = Soft { m: st[0] >> 6, e: st[1] + WB };
-                        match ents.get(done) {
-                            None => pack(a),
+                        let a = pack(Soft { m: st[0] >> 6, e: st[1] + WB });
+                        *o = match ents.get(done) {
+                            None => a,
                             // Overflow at column k: the float add from there on.
                             Some(&en) => {
-                                if !decoded {
-                                    decode(w, start, codes);
-                                    decoded = true;
-                                }
                                 let k = (en >> 3) as usize & (SB - 1);
-                                float_block(pack(a), codes.get(k..).unwrap_or(&[]), x().get(k..).unwrap_or(&[]))
+                                block_float(w, start, codes, &mut decoded, a, k, xs.get(base..base + len).unwrap_or(&[]))
                             }
-                        }
+                        };
+                        continue;
                     }
-                    (Mode::Soft, Some(a)) => run_general(a, codes, x()),
-                    _ => {
-                        if !decoded {
-                            decode(w, start, codes);
-                            decoded = true;
-                        }
-                        float_block(*o, codes, x())
-                    }
+                }
+                let x = xs.get(base..base + len).unwrap_or(&[]);
+                *o = match (mode[b], unpack(*o)) {
+                    (Mode::Skip, _) => continue,
+                    (Mode::Soft, Some(a)) if general => run_general(a, codes, x),
+                    // Infinite or NaN inputs, or an accumulator outside the
+                    // words' range (infinite, NaN, below 2^(WB-127)).
+                    _ => block_float(w, start, codes, &mut decoded, *o, 0, x),
                 };
-                *o = acc;
             }
         }
         c0 += len;
@@ -376,6 +359,36 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             }
         }
     }
+}
+
+/// A running sum as the loop's accumulator [m6, e - WB] (see
+/// [`run_words`]): either zero, or a normal number with e >= WB; None
+/// otherwise (the float add takes the block).
+#[inline(always)]
+fn acc_words(v: f32) -> Option<[i32; 2]> {
+    let b = v.to_bits();
+    if b << 1 == 0 {
+        return Some([0, -WB]);
+    }
+    let f = ((b >> 23) & 0xff) as i32;
+    if f < WB || f == 0xff {
+        return None;
+    }
+    let m = ((b & 0x7f_ffff) | 1 << 23) as i32;
+    Some([if (b as i32) < 0 { -m } else { m } << 6, f - WB])
+}
+
+/// The float loop's terms of a row block from column k on, onto `acc`
+/// (the rare paths of [`soft_pass`]); decodes the block's codes first
+/// unless that was done.
+#[cold]
+#[inline(never)]
+fn block_float(w: &Tensor, start: usize, codes: &mut [i8], decoded: &mut bool, acc: f32, k: usize, x: &[f32]) -> f32 {
+    if !*decoded {
+        decode(w, start, codes);
+        *decoded = true;
+    }
+    float_block(acc, codes.get(k..).unwrap_or(&[]), x.get(k..).unwrap_or(&[]))
 }
 
 /// Per Trit2 byte (four weights, low bits first: 01 +1, 11 -1, else 0):
