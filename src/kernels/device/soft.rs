@@ -150,17 +150,16 @@ pub fn add_f32(a: f32, b: f32) -> f32 {
     }
 }
 
-/// Columns unpacked per block.
-/// 32 (the skip block PB: half the per-row-block work per term) where the
-/// stack has room for four vectors' 128-byte word blocks; 16 on thumbv6m
-/// (no 32-bit atomics is how cfg tells it), whose predict_next peak stack
-/// would pass 2 KiB.
-pub(super) const SB: usize = if cfg!(all(target_arch = "arm", not(target_has_atomic = "32"))) { 16 } else { 32 };
+/// Columns unpacked per block: 32, the skip block PB (half the per-row-block
+/// work per term of 16).
+pub(super) const SB: usize = 32;
 /// Inputs are taken or skipped (when the slice is short) in blocks of this
 /// many columns, as the portable float loop does (matvec.rs BLOCK).
 const PB: usize = 32;
-/// Input vectors per pass.
-const SNB: usize = 4;
+/// Input vectors per pass: 4, or 3 on thumbv6m (no 32-bit atomics is how
+/// cfg tells it), where four vectors' 128-byte word blocks would take
+/// predict_next's peak stack past 2 KiB.
+const SNB: usize = if cfg!(all(target_arch = "arm", not(target_has_atomic = "32"))) { 3 } else { 4 };
 
 /// Exponent offset of the input words: an input's biased exponent e is
 /// held as e - WB in six bits, so inputs with e in [WB, WB + 63] (|x| from
@@ -429,16 +428,33 @@ const TRIT2_N: [u8; 256] = {
     t
 };
 
+/// [`TRIT2_ENTS`] and [`TRIT2_N`] side by side, for the Thumb-1 loop.
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
+#[repr(C)]
+pub(super) struct Trit2Tabs {
+    /// [`TRIT2_ENTS`].
+    pub ents: [u32; 256],
+    /// [`TRIT2_N`].
+    pub n: [u8; 256],
+}
+
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
+static TRIT2_TABS: Trit2Tabs = Trit2Tabs { ents: TRIT2_ENTS, n: TRIT2_N };
+
 /// The entries (column << 3 | negate) of the Trit2 weights in `bytes` (the
 /// block's len <= SB weights from a byte boundary: len.div_ceil(4) bytes),
 /// four weights a byte through [`TRIT2_ENTS`]; returns their count.
 #[inline(always)]
 fn trit2_ents(bytes: &[u8], len: usize, ents: &mut [u8; SB + 4]) -> usize {
     let (full, part) = bytes.split_at((len / 4).min(bytes.len()));
-    let mut ne = 0;
     // Column << 3 of the byte's first weight, in every byte lane (each
-    // lane stays below 256: column <= 31).
-    let mut kx = 0u32;
+    // lane stays below 256: column <= 31): kx.
+    #[cfg(not(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2))))]
+    let (mut ne, mut kx) = (0, 0u32);
+    // Cortex-M0: the whole bytes in Thumb-1 (soft_t1.rs: 17 instructions a
+    // byte; 27 when inlined here, where its constants were spilled).
+    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
+    let (full, mut ne, mut kx) = (&[] as &[u8], super::soft_t1::trit2_ents(full, ents, &TRIT2_TABS), (full.len() as u32).wrapping_mul(0x2020_2020));
     let mut put = |b: usize, ne: &mut usize| {
         let e = TRIT2_ENTS[b & 255].wrapping_add(kx);
         // ne <= 4q < SB for byte q, so the four bytes fit.

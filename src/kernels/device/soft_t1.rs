@@ -225,3 +225,74 @@ core::arch::global_asm!(
     ".size atome_soft_run_t1, . - atome_soft_run_t1",
     ".purgem atome_soft_tail",
 );
+
+/// The entries of whole Trit2 bytes into `ents` from index 0, as
+/// `soft::trit2_ents` builds them (byte q's entries + q * 0x20 in each
+/// lane, four bytes stored per byte, the count advanced by its number of
+/// nonzero weights); returns the count.
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
+pub(super) fn trit2_ents(bytes: &[u8], ents: &mut [u8; super::soft::SB + 4], tabs: &super::soft::Trit2Tabs) -> usize {
+    // At most SB / 4 bytes: every store (count <= 4q, four bytes) stays
+    // within the SB + 4 entries.
+    let bytes = &bytes[..bytes.len().min(super::soft::SB / 4)];
+    if bytes.is_empty() {
+        return 0;
+    }
+    // SAFETY: `bytes` is readable for its length (>= 1), the stores stay in
+    // `ents` (above), `tabs` is the 1,280-byte table pair; the routine
+    // touches nothing else and keeps the callee-saved registers (AAPCS).
+    unsafe { atome_trit2_ents_t1(bytes.as_ptr(), bytes.len(), ents.as_mut_ptr(), tabs) }
+}
+
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
+extern "C" {
+    fn atome_trit2_ents_t1(bytes: *const u8, n: usize, ents: *mut u8, tabs: *const super::soft::Trit2Tabs) -> usize;
+}
+
+// r0 = next byte, r1 = end, r2 = where the byte's entries go, r3 = the
+// entry table, r4 = the count table, r7 = the column offset of the byte
+// in every lane, r12 = 0x20202020 (its step).
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
+core::arch::global_asm!(
+    ".section .text.atome_trit2_ents_t1,\"ax\",%progbits",
+    ".global atome_trit2_ents_t1",
+    ".hidden atome_trit2_ents_t1",
+    ".type atome_trit2_ents_t1,%function",
+    ".syntax unified",
+    ".thumb",
+    ".thumb_func",
+    ".p2align 2",
+    "atome_trit2_ents_t1:",
+    "push {{r2, r4-r7, lr}}",
+    "adds r1, r0, r1",
+    "movs r4, #1",
+    "lsls r4, r4, #10",
+    "adds r4, r4, r3",
+    "movs r7, #0",
+    "ldr r5, 80f",
+    "mov r12, r5",
+    "1:",
+    "ldrb r5, [r0]",
+    "adds r0, #1",
+    "lsls r6, r5, #2",
+    "ldr r6, [r3, r6]",
+    "add r6, r7",
+    "strb r6, [r2]",
+    "lsrs r6, r6, #8",
+    "strb r6, [r2, #1]",
+    "lsrs r6, r6, #8",
+    "strb r6, [r2, #2]",
+    "lsrs r6, r6, #8",
+    "strb r6, [r2, #3]",
+    "ldrb r5, [r4, r5]",
+    "adds r2, r2, r5",
+    "add r7, r12",
+    "cmp r0, r1",
+    "bne 1b",
+    "pop {{r1}}",
+    "subs r0, r2, r1",
+    "pop {{r4-r7, pc}}",
+    ".p2align 2",
+    "80: .word 0x20202020",
+    ".size atome_trit2_ents_t1, . - atome_trit2_ents_t1",
+);
