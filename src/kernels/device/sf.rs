@@ -9,9 +9,8 @@
 //! some margin from the edges of the normal range), in a few dozen integer
 //! instructions and round to nearest, ties to even, exactly as IEEE
 //! binary32; every other case (a zero, a subnormal, an infinity or NaN
-//! among the operands, a result at the edges of the range, and a sum that
-//! cancels more than one leading bit) is the platform's own float
-//! operation, so those bits are the plain code's on each target. Equality
+//! among the operands, a result at the edges of the range or below it) is
+//! the platform's own float operation, so those bits are the plain code's on each target. Equality
 //! with hardware f32 on the host: tests/soft_ops.rs and
 //! scripts/soft_add_long.sh. On the Arm cores the add (and on thumbv6m the
 //! multiply) is the same steps in assembly (sf_asm.rs); the QEMU parity
@@ -111,8 +110,8 @@ fn mul_float(a: f32, b: f32) -> f32 {
 }
 
 /// a + b in integer arithmetic when both are normal, the larger exponent
-/// is in [3, 252] (so no result leaves the normal range) and at most one
-/// leading bit cancels, else the platform's add. A zero operand returns the
+/// is in [3, 252] and the sum is normal (a sum that cancels more than one
+/// leading bit is exact: shifted back into place), else the platform's add. A zero operand returns the
 /// other one when that is finite and nonzero (x + 0 = x exactly). The same
 /// steps as the Thumb-1 routine (sf_asm.rs), which the Arm cores run.
 #[inline(never)]
@@ -151,12 +150,20 @@ pub fn add_int(a: f32, b: f32) -> f32 {
     } else if t >= 1 << 28 {
         ((t + 15 + ((t >> 5) & 1)) >> 5, ((ua >> 23) - 2) << 23)
     } else {
-        // Cancellation of more than one bit: rare, exact or not, the
-        // platform's add.
+        // More than one leading bit cancelled (t < 2^28): then d <= 1, so
+        // t is exact; shifted up into [2^29, 2^30) (k >= 2, its low seven
+        // bits zero) it is the result at exponent field ea - k. x + (-x)
+        // is +0.0; a subnormal result (ea - k < 1) the platform's add.
         if t == 0 {
             return 0.0;
         }
-        return add_float(a, b);
+        let k = t.leading_zeros() - 2;
+        let e = (ea as i32) - k as i32;
+        if e < 1 {
+            return add_float(a, b);
+        }
+        let q = (t as u32) << k >> 6;
+        return f32::from_bits((ua & 0x8000_0000) | ((((e - 1) as u32) << 23) + q));
     };
     f32::from_bits(base + q as u32)
 }

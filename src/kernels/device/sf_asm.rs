@@ -49,7 +49,7 @@ extern "C" {
 // Add. r0 = a, r1 = b, r12 = the caller's a (so the fallback can restore
 // the caller's order after the swap). With |a| >= |b| (swapped if not),
 // ea >= eb: the fast path needs eb >= 1 (b = +-0 returns a when a is
-// finite and nonzero) and ea in [3, 252], so no result leaves the normal
+// finite and nonzero) and ea in [3, 252], so no rounded result leaves the normal
 // range. ma, mb = the mantissas with the implicit bit at bit 29 (six guard
 // bits), x = +-mb (minus for unlike signs), d = ea - eb, s = floor(x / 2^d)
 // (ASR by a register: d >= 32 gives 0 or -1), t = ma + s with bit 0 set
@@ -58,7 +58,9 @@ extern "C" {
 //   t >= 2^30:       round at bit 7, exponent ea + 1;
 //   t in [2^29, 2^30): round at bit 6, exponent ea;
 //   t in [2^28, 2^29): round at bit 5, exponent ea - 1;
-//   t == 0 (x + (-x)): +0.0; else (more cancellation) the builtin.
+//   t == 0 (x + (-x)): +0.0; else (more cancellation: d <= 1, t exact)
+//   t shifted up into [2^29, 2^30), exponent ea - k (the builtin when
+//   that is below 1: a subnormal result).
 // q = (t + 2^(p-1) - 1 + bit p of t) >> p is in [2^23, 2^24]: added to
 // sign | (e - 1) << 23 its implicit bit (or its carry at 2^24) lands in
 // the exponent field.
@@ -162,13 +164,38 @@ core::arch::global_asm!(
     "adds r0, r0, r3",
     "pop {{r4, r5}}",
     "bx lr",
-    // More than one leading bit cancelled.
+    // More than one leading bit cancelled (t < 2^28): then d <= 1 and t
+    // is exact, so it is shifted up into [2^29, 2^30) (k >= 2 shifts,
+    // its low seven bits zero) at exponent ea - k; a subnormal result
+    // (ea - k < 1) goes to the builtin; x + (-x) is +0.0.
     "6:",
-    "pop {{r4, r5}}",
     "cmp r2, #0",
-    "bne 30f",
+    "beq 7f",
+    "lsls r3, r0, #1",
+    "lsrs r3, r3, #24",
+    "8:",
+    "subs r3, r3, #1",
+    "lsls r2, r2, #1",
+    "lsrs r4, r2, #29",
+    "beq 8b",
+    "cmp r3, #1",
+    "blt 9f",
+    "lsrs r2, r2, #6",
+    "subs r3, r3, #1",
+    "lsls r3, r3, #23",
+    "adds r2, r2, r3",
+    "lsrs r0, r0, #31",
+    "lsls r0, r0, #31",
+    "adds r0, r0, r2",
+    "pop {{r4, r5}}",
+    "bx lr",
+    "7:",
+    "pop {{r4, r5}}",
     "movs r0, #0",
     "bx lr",
+    "9:",
+    "pop {{r4, r5}}",
+    "b 30f",
     // b (the smaller) is a zero or subnormal: a + (+-0) = a for finite
     // nonzero a.
     "20:",
@@ -370,13 +397,29 @@ core::arch::global_asm!(
     "subs r0, r0, r3",
     "add.w r0, r2, r0, lsl #23",
     "pop {{r4, pc}}",
-    // More than one leading bit cancelled: +0.0 for x + (-x), else the
-    // builtin.
+    // More than one leading bit cancelled (k = clz(t) - 1 >= 3, t < 2^28):
+    // then d <= 1 and t is exact, so t << k (its low eight bits zero) is
+    // the result at exponent field ea - k + 1 with no rounding; a
+    // subnormal result (ea < k) goes to the builtin; x + (-x) is +0.0.
     "6:",
+    "cmp r3, #31",
+    "beq 7f",
+    "ubfx r4, r0, #23, #8",
+    "cmp r4, r3",
+    "blo 8f",
+    "lsls r2, r3",
+    "lsrs r2, r2, #7",
+    "lsrs r0, r0, #23",
+    "subs r0, r0, r3",
+    "add.w r0, r2, r0, lsl #23",
+    "pop {{r4, pc}}",
+    "7:",
     "pop {{r4, lr}}",
-    "cbnz r2, 30f",
     "movs r0, #0",
     "bx lr",
+    "8:",
+    "pop {{r4, lr}}",
+    "b 30f",
     // b (the smaller) is a zero or subnormal: a + (+-0) = a for finite
     // nonzero a.
     "20:",
