@@ -57,6 +57,30 @@ const T5: u32 = 0x244_dc6b;
 /// (< 2^-47).
 const GUARD: u64 = 1 << 20;
 
+/// Where a 32 x 32 -> 64-bit product is a library call: thumbv6m (Cortex-M0,
+/// no `UMULL`; no 32-bit compare-and-swap either, which is how cfg tells it).
+const NO_UMULL: bool = cfg!(all(target_arch = "arm", not(target_has_atomic = "32")));
+
+/// a * b for a, b < 2^32 (the callers' bounds): one multiply, or on
+/// Cortex-M0 [`wmul_halves`] (about half of `__aeabi_lmul`'s 64 x 64).
+#[inline(always)]
+fn wmul(a: u64, b: u64) -> u64 {
+    if NO_UMULL {
+        wmul_halves(a as u32, b as u32)
+    } else {
+        a * b
+    }
+}
+
+/// a * b from four 16 x 16 -> 32-bit multiplies (one copy: code size).
+#[inline(never)]
+fn wmul_halves(a: u32, b: u32) -> u64 {
+    let (ah, al, bh, bl) = (a >> 16, a & 0xffff, b >> 16, b & 0xffff);
+    // Each partial product is below 2^32; the middle sum below 2^33.
+    let mid = u64::from(al * bh) + u64::from(ah * bl);
+    (u64::from(ah * bh) << 32) + (mid << 16) + u64::from(al * bl)
+}
+
 /// High 64 bits of a * b, less 0..3 units (the low x low product and the
 /// carries of the dropped low halves are left out): three 32x32->64
 /// multiplies.
@@ -64,14 +88,14 @@ const GUARD: u64 = 1 << 20;
 fn mulhi(a: u64, b: u64) -> u64 {
     let (ah, al) = (a >> 32, a & 0xffff_ffff);
     let (bh, bl) = (b >> 32, b & 0xffff_ffff);
-    ah * bh + ((ah * bl) >> 32) + ((al * bh) >> 32)
+    wmul(ah, bh) + (wmul(ah, bl) >> 32) + (wmul(al, bh) >> 32)
 }
 
 /// (a * b) >> 32, less 0..1 unit: two 32x32->64 multiplies.
 #[inline(always)]
 fn mul64x32(a: u64, b: u32) -> u64 {
     let b = b as u64;
-    (a >> 32) * b + (((a & 0xffff_ffff) * b) >> 32)
+    wmul(a >> 32, b) + (wmul(a & 0xffff_ffff, b) >> 32)
 }
 
 /// Rounds v * 2^e (v > 0) to binary32, or None near a rounding boundary
@@ -132,9 +156,10 @@ fn exp_core(x: f32) -> (u64, i32) {
     let r64 = (r as u64) << 8; // Q64
     let r38 = (r >> 18) as u64; // Q38, < 2^31.5
     let mut s = E6 as u64;
-    s = E5 as u64 + ((r38 * s) >> 38);
-    s = E4 as u64 + ((r38 * s) >> 38);
-    s = E3 as u64 + ((r38 * s) >> 38); // Q32, < 2^31
+    // (s stays below 2^32: E_n < 2^32 and each product term below 2^26.)
+    s = E5 as u64 + (wmul(r38, s) >> 38);
+    s = E4 as u64 + (wmul(r38, s) >> 38);
+    s = E3 as u64 + (wmul(r38, s) >> 38); // Q32, < 2^31
     let s2 = (1u64 << 62) + (mul64x32(r64, s as u32) >> 1); // Q63
     let s1 = (1u64 << 63) + mulhi(r64, s2); // Q63
     let p = mulhi(r64, s1); // e^r - 1, Q63
@@ -168,13 +193,13 @@ pub(super) fn tanh_mid(a: f32) -> Option<f32> {
         let m = ((bits & 0x7f_ffff) | 0x80_0000) as u64;
         // s = a^2 in Q64 (< 2^-8): m^2 2^(2e-300+64); the shift is -6..=8.
         let sh = 2 * e - 236;
-        let m2 = m * m;
+        let m2 = wmul(m, m);
         let s = if sh >= 0 { m2 << sh } else { m2 >> -sh };
         let s40 = s >> 24; // Q40, < 2^32
         let mut b = T5 as u64;
-        b = T4 as u64 - ((s40 * b) >> 40);
-        b = T3 as u64 - ((s40 * b) >> 40);
-        b = T2 as u64 - ((s40 * b) >> 40); // Q32
+        b = T4 as u64 - (wmul(s40, b) >> 40);
+        b = T3 as u64 - (wmul(s40, b) >> 40);
+        b = T2 as u64 - (wmul(s40, b) >> 40); // Q32
         let b1 = T1 - mul64x32(s, b as u32); // Q64
         let w = mulhi(s, b1); // Q64, < 2^-9.5
         // a(1 - w) = (m 2^32 - m w) 2^(e-182).
@@ -194,9 +219,9 @@ pub(super) fn tanh_mid(a: f32) -> Option<f32> {
     let d31 = (den >> 32) as u32; // Q31
     let y0 = (u32::MAX / (d31 >> 16)) as u64; // Q17, within 2^-14
     let y = y0 << 14; // Q31
-    let t = d31 as u64 * y; // d y, Q62
+    let t = wmul(d31 as u64, y); // d y, Q62
     let f = ((1u64 << 63) - t) >> 31; // 2 - d y, Q31
-    let y1 = (y * f) >> 31; // Q31, <= 2^31
+    let y1 = wmul(y, f) >> 31; // Q31, <= 2^31
     let q0 = mul64x32(num, y1 as u32); // Q63
     let rem = (num >> 2) as i64 - mulhi(q0, den) as i64; // Q62, |rem| < 2^35
     let corr = (rem * (y1 >> 4) as i64) >> 26; // Q63
@@ -222,6 +247,13 @@ mod tests {
             assert!(d <= 3, "{a:x} {b:x}");
             let exact32 = ((a as u128 * (b as u32) as u128) >> 32) as u64;
             assert!(exact32 - mul64x32(a, b as u32) <= 1);
+            let (x, y) = (a as u32, b as u32);
+            assert_eq!(wmul_halves(x, y), u64::from(x) * u64::from(y));
+        }
+        for x in [0u32, 1, 0xffff, 0x1_0000, 0xffff_ffff, 0x8000_0000, 0x7fff_ffff] {
+            for y in [0u32, 1, 0xffff, 0x1_0000, 0xffff_ffff, 0x8000_0000, 0x7fff_ffff] {
+                assert_eq!(wmul_halves(x, y), u64::from(x) * u64::from(y));
+            }
         }
     }
 }
