@@ -355,7 +355,7 @@ fn mix<S: Lanes<N>, const N: usize>(x: &mut [f32], sc: &mut Scratch, mem: &mut L
                     // for k = taps - 1 (at - k*d >= 0, at + N <= h.len(),
                     // co + k*cw + N <= q.len()).
                     let (w, hh) = unsafe { (&*(q.as_ptr().add(qp) as *const [f32; N]), &*(h.as_ptr().add(hp) as *const [f32; N])) };
-                    local = local.add(S::load(w).mul_nz(S::load(hh)));
+                    local = local.add_mul_nz(S::load(w), S::load(hh));
                     qp += cw;
                     hp = hp.wrapping_sub(d);
                 }
@@ -363,7 +363,7 @@ fn mix<S: Lanes<N>, const N: usize>(x: &mut [f32], sc: &mut Scratch, mem: &mut L
                 for k in 0..kk.min(t + 1) {
                     let wk = S::ld(q, k * cw + co, N);
                     let hr = S::ld(h, at - k * d, nb);
-                    local = local.add(wk.mul_nz(hr));
+                    local = local.add_mul_nz(wk, hr);
                 }
             }
             // sparse: slots in order, empty ones skipped.

@@ -26,6 +26,12 @@ pub trait Lanes<const N: usize>: Copy {
     fn mul(self, o: Self) -> Self;
     /// self * h in lanes where self != 0.0, +0.0 elsewhere.
     fn mul_nz(self, h: Self) -> Self;
+    /// self + w.mul_nz(h): a conv tap added to a sum that is never -0.0
+    /// (it starts at +0.0), so a lane where w is zero may keep self.
+    #[inline(always)]
+    fn add_mul_nz(self, w: Self, h: Self) -> Self {
+        self.add(w.mul_nz(h))
+    }
 
     /// buf[at..at + N] (lanes past nb may hold whatever follows; zeros
     /// past the end of buf).
@@ -83,6 +89,22 @@ pub trait LaneJob {
 #[derive(Clone, Copy)]
 pub struct Scalar<const N: usize>([f32; N]);
 
+impl<const N: usize> Scalar<N> {
+    /// w * h for a nonzero w on cores without an FPU: +-1 * h (the Trit2
+    /// conv weights) as h with its sign flipped or not, exactly the
+    /// product without a software multiply; any other w, and NaN h (whose
+    /// bits are the platform's), through the multiply.
+    #[inline(always)]
+    fn tap(w: f32, h: f32) -> f32 {
+        let (wb, hb) = (w.to_bits(), h.to_bits());
+        if wb << 1 == 0x7f00_0000 && hb << 1 <= 0xff00_0000 {
+            f32::from_bits(hb ^ (wb & 0x8000_0000))
+        } else {
+            sf::mul(w, h)
+        }
+    }
+}
+
 impl<const N: usize> Lanes<N> for Scalar<N> {
     #[inline(always)]
     fn zero() -> Self {
@@ -124,6 +146,22 @@ impl<const N: usize> Lanes<N> for Scalar<N> {
         Scalar(r)
     }
     #[inline(always)]
+    fn add_mul_nz(self, w: Self, h: Self) -> Self {
+        if !sf::ACTIVE {
+            return self.add(w.mul_nz(h));
+        }
+        // Cores without an FPU: a zero weight adds nothing (the spec's
+        // "0: nothing"; adding +0.0 to a sum that is not -0.0 gives the
+        // same bits), so its software add is skipped.
+        let mut r = self.0;
+        for ((r, w), h) in r.iter_mut().zip(w.0).zip(h.0) {
+            if w.to_bits() << 1 != 0 {
+                *r = sf::add(*r, Self::tap(w, h));
+            }
+        }
+        Scalar(r)
+    }
+    #[inline(always)]
     fn mul_nz(self, h: Self) -> Self {
         let mut r = [0.0f32; N];
         for ((r, w), h) in r.iter_mut().zip(self.0).zip(h.0) {
@@ -134,14 +172,7 @@ impl<const N: usize> Lanes<N> for Scalar<N> {
                 // flipped or not: exactly the product, skipping a software
                 // multiply; NaN h still takes the multiply (its bits are
                 // the platform's).
-                let (wb, hb) = (w.to_bits(), h.to_bits());
-                *r = if wb << 1 == 0 {
-                    0.0
-                } else if wb << 1 == 0x7f00_0000 && hb << 1 <= 0xff00_0000 {
-                    f32::from_bits(hb ^ (wb & 0x8000_0000))
-                } else {
-                    sf::mul(w, h)
-                };
+                *r = if w.to_bits() << 1 == 0 { 0.0 } else { Self::tap(w, h) };
             } else {
                 let v = sf::mul(w, h);
                 *r = if w != 0.0 { v } else { 0.0 };
