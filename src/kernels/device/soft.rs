@@ -451,7 +451,7 @@ fn trit2_ents(bytes: &[u8], len: usize, ents: &mut [u8; SB + 4]) -> usize {
     // lane stays below 256: column <= 31): kx.
     #[cfg(not(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2))))]
     let (mut ne, mut kx) = (0, 0u32);
-    // Cortex-M0: the whole bytes in Thumb-1 (soft_t1.rs: 17 instructions a
+    // Cortex-M0: the whole bytes in Thumb-1 (soft_t1.rs: 15.5 instructions a
     // byte; 27 when inlined here, where its constants were spilled).
     #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
     let (full, mut ne, mut kx) = (&[] as &[u8], super::soft_t1::trit2_ents(full, ents, &TRIT2_TABS), (full.len() as u32).wrapping_mul(0x2020_2020));

@@ -249,9 +249,9 @@ extern "C" {
     fn atome_trit2_ents_t1(bytes: *const u8, n: usize, ents: *mut u8, tabs: *const super::soft::Trit2Tabs) -> usize;
 }
 
-// r0 = next byte, r1 = end, r2 = where the byte's entries go, r3 = the
-// entry table, r4 = the count table, r7 = the column offset of the byte
-// in every lane, r12 = 0x20202020 (its step).
+// r0 = next byte (two a pass), r1 = end, r2 = where the byte's entries
+// go, r3 = the entry table, r4 = the count table, r7 = the column offset
+// of the byte in every lane, r12 = 0x20202020 (its step).
 #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
 core::arch::global_asm!(
     ".section .text.atome_trit2_ents_t1,\"ax\",%progbits",
@@ -271,9 +271,14 @@ core::arch::global_asm!(
     "movs r7, #0",
     "ldr r5, 80f",
     "mov r12, r5",
+    // Two bytes a pass; an odd count enters at the second (r0 one back).
+    "subs r5, r1, r0",
+    "lsrs r5, r5, #1",
+    "bcc 1f",
+    "subs r0, #1",
+    "b 2f",
     "1:",
     "ldrb r5, [r0]",
-    "adds r0, #1",
     "lsls r6, r5, #2",
     "ldr r6, [r3, r6]",
     "add r6, r7",
@@ -287,6 +292,22 @@ core::arch::global_asm!(
     "ldrb r5, [r4, r5]",
     "adds r2, r2, r5",
     "add r7, r12",
+    "2:",
+    "ldrb r5, [r0, #1]",
+    "lsls r6, r5, #2",
+    "ldr r6, [r3, r6]",
+    "add r6, r7",
+    "strb r6, [r2]",
+    "lsrs r6, r6, #8",
+    "strb r6, [r2, #1]",
+    "lsrs r6, r6, #8",
+    "strb r6, [r2, #2]",
+    "lsrs r6, r6, #8",
+    "strb r6, [r2, #3]",
+    "ldrb r5, [r4, r5]",
+    "adds r2, r2, r5",
+    "add r7, r12",
+    "adds r0, #2",
     "cmp r0, r1",
     "bne 1b",
     "pop {{r1}}",
