@@ -428,8 +428,9 @@ const TRIT2_N: [u8; 256] = {
     t
 };
 
-/// [`TRIT2_ENTS`] and [`TRIT2_N`] side by side, for the Thumb-1 loop.
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
+/// [`TRIT2_ENTS`] and [`TRIT2_N`] side by side: the one copy in flash,
+/// read by [`trit2_ents`] and by the Thumb-1 loop (soft_t1.rs), which
+/// takes its address.
 #[repr(C)]
 pub(super) struct Trit2Tabs {
     /// [`TRIT2_ENTS`].
@@ -438,7 +439,6 @@ pub(super) struct Trit2Tabs {
     pub n: [u8; 256],
 }
 
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
 static TRIT2_TABS: Trit2Tabs = Trit2Tabs { ents: TRIT2_ENTS, n: TRIT2_N };
 
 /// The entries (column << 3 | negate) of the Trit2 weights in `bytes` (the
@@ -456,11 +456,11 @@ fn trit2_ents(bytes: &[u8], len: usize, ents: &mut [u8; SB + 4]) -> usize {
     #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
     let (full, mut ne, mut kx) = (&[] as &[u8], super::soft_t1::trit2_ents(full, ents, &TRIT2_TABS), (full.len() as u32).wrapping_mul(0x2020_2020));
     let mut put = |b: usize, ne: &mut usize| {
-        let e = TRIT2_ENTS[b & 255].wrapping_add(kx);
+        let e = TRIT2_TABS.ents[b & 255].wrapping_add(kx);
         // ne <= 4q < SB for byte q, so the four bytes fit.
         let i = *ne & (SB - 1);
         ents[i..i + 4].copy_from_slice(&e.to_le_bytes());
-        *ne += TRIT2_N[b & 255] as usize;
+        *ne += TRIT2_TABS.n[b & 255] as usize;
         kx = kx.wrapping_add(0x2020_2020);
     };
     for &b in full {
