@@ -9,6 +9,12 @@
 
 mod fixed;
 
+/// Where a 32 x 32 -> 64-bit product is a library call: thumbv6m (Cortex-M0,
+/// no `SMULL`/`UMULL`; no 32-bit compare-and-swap either, which is how cfg
+/// tells it). The fixed-point expf/tanhf and the q15 kernels build their
+/// wide products from 16-bit multiplies there.
+pub(crate) const NO_MULL: bool = cfg!(all(target_arch = "arm", not(target_has_atomic = "32")));
+
 const LN2_HI: f64 = 0.693_147_180_369_123_8; // low bits zero: k*LN2_HI exact
 const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
 const INV_LN2: f64 = core::f64::consts::LOG2_E;

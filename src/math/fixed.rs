@@ -57,15 +57,11 @@ const T5: u32 = 0x244_dc6b;
 /// (< 2^-47).
 const GUARD: u64 = 1 << 20;
 
-/// Where a 32 x 32 -> 64-bit product is a library call: thumbv6m (Cortex-M0,
-/// no `UMULL`; no 32-bit compare-and-swap either, which is how cfg tells it).
-const NO_UMULL: bool = cfg!(all(target_arch = "arm", not(target_has_atomic = "32")));
-
 /// a * b for a, b < 2^32 (the callers' bounds): one multiply, or on
 /// Cortex-M0 [`wmul_halves`] (about half of `__aeabi_lmul`'s 64 x 64).
 #[inline(always)]
 fn wmul(a: u64, b: u64) -> u64 {
-    if NO_UMULL {
+    if super::NO_MULL {
         wmul_halves(a as u32, b as u32)
     } else {
         a * b

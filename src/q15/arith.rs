@@ -164,9 +164,8 @@ pub fn shl64_by(v: i64, n: u32) -> i64 {
     shl64(v, n)
 }
 
-/// Where a 32 x 32 -> 64-bit product is a library call: thumbv6m (Cortex-M0,
-/// no `SMULL`; no 32-bit compare-and-swap either, which is how cfg tells it).
-pub const NO_SMULL: bool = cfg!(all(target_arch = "arm", not(target_has_atomic = "32")));
+/// Where a 32 x 32 -> 64-bit product is a library call (Cortex-M0).
+pub(crate) use crate::math::NO_MULL as NO_SMULL;
 
 /// a * b exactly, for any int32 a and b: four 16 x 16 multiplies where the
 /// core has no 32 x 32 -> 64 one (a 64 x 64 library call otherwise).
