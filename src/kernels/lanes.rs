@@ -165,18 +165,13 @@ impl<const N: usize> Lanes<N> for Scalar<N> {
     fn mul_nz(self, h: Self) -> Self {
         let mut r = [0.0f32; N];
         for ((r, w), h) in r.iter_mut().zip(self.0).zip(h.0) {
-            if sf::ACTIVE {
-                // Cores without an FPU: bit tests (the same truths as
-                // w != 0.0 and |w| == 1.0) instead of float compare calls,
-                // and +-1 * h (the Trit2 conv weights) as h with its sign
-                // flipped or not: exactly the product, skipping a software
-                // multiply; NaN h still takes the multiply (its bits are
-                // the platform's).
-                *r = if w.to_bits() << 1 == 0 { 0.0 } else { Self::tap(w, h) };
-            } else {
-                let v = sf::mul(w, h);
-                *r = if w != 0.0 { v } else { 0.0 };
-            }
+            // (The conv, the one user, calls add_mul_nz, which on cores
+            // without an FPU does not come here.)
+            let v = sf::mul(w, h);
+            // On cores without an FPU a bit test (the same truth as
+            // w != 0.0) instead of a float compare call.
+            let nz = if sf::ACTIVE { w.to_bits() << 1 != 0 } else { w != 0.0 };
+            *r = if nz { v } else { 0.0 };
         }
         Scalar(r)
     }
