@@ -2,7 +2,7 @@
 //! assembly for riscv32imc/imac (no FPU). The Rust twin (`fast_words`)
 //! compiles to about 60 instructions per step there; this loop keeps the
 //! accumulator, the constants and the loop state in the 15 caller-saved
-//! registers and takes a common step in 27. It does exactly what
+//! registers and takes a common step in 24. It does exactly what
 //! `fast_words` does, case for case (see its comment for the cases and
 //! their rounding), and hands every other case back to the Rust step, one
 //! entry at a time, with the same contract as the Thumb-1 loop
@@ -37,8 +37,8 @@ extern "C" {
 // t4 = 31, t5 = 2^29, t6 = 2^29 - 32, a4-a7 scratch (a6 = d through a
 // step). m6 and the exponent change only when a step is taken, so a case
 // handed back to Rust leaves the sum before it in place. The common step
-// (the accumulator big, the sum in its binade) falls through: 27
-// instructions.
+// (the accumulator big, the sum in its binade, not at a half) falls
+// through: 24 instructions.
 #[cfg(target_arch = "riscv32")]
 core::arch::global_asm!(
     ".section .text.atome_soft_run_rv,\"ax\",@progbits",
@@ -78,16 +78,15 @@ core::arch::global_asm!(
     "xor a4, t2, a4",
     "sub a5, a4, t5",
     "bgeu a5, t6, 4f",
-    // a in [2^29, 2^30 - 32): round at bit 6, the same exponent; a half
+    // a in [2^29, 2^30 - 32): round at bit 6, the same exponent. Below
+    // or above an exact half (t's low six bits not 32), nearest is
+    // (t + 32) & -64 (the shifted-out bits, below t's bit 0, cannot move
+    // the sum across the half); at a half, ties to even (15:), and a half
     // with bits shifted out (d > 6) goes to Rust.
     "andi a5, t2, 63",
     "addi a5, a5, -32",
     "beqz a5, 15f",
-    "10:",
-    "srli a5, t2, 6",
-    "andi a5, a5, 1",
-    "addi a5, a5, 31",
-    "add a5, t2, a5",
+    "addi a5, t2, 32",
     "andi t0, a5, -64",
     "9:",
     "addi a1, a1, 1",
@@ -96,7 +95,12 @@ core::arch::global_asm!(
     "15:",
     "li a7, 6",
     "bgt a6, a7, 90f",
-    "j 10b",
+    "srli a5, t2, 6",
+    "andi a5, a5, 1",
+    "addi a5, a5, 31",
+    "add a5, t2, a5",
+    "andi t0, a5, -64",
+    "j 9b",
     // d < 0: the term is big (exponent t3); d > 31: the accumulator is zero.
     "3:",
     "neg a6, a6",
@@ -108,12 +112,17 @@ core::arch::global_asm!(
     "xor a4, t2, a4",
     "sub a5, a4, t5",
     "bgeu a5, t6, 5f",
+    // (Rounding as at 15: above.)
     "andi a5, t2, 63",
     "addi a5, a5, -32",
-    "bnez a5, 16f",
+    "beqz a5, 16f",
+    "addi a5, t2, 32",
+    "andi t0, a5, -64",
+    "mv t1, t3",
+    "j 9b",
+    "16:",
     "li a7, 6",
     "bgt a6, a7, 90f",
-    "16:",
     "srli a5, t2, 6",
     "andi a5, a5, 1",
     "addi a5, a5, 31",
@@ -134,16 +143,23 @@ core::arch::global_asm!(
     "srli a5, a4, 28",
     "beqz a5, 7f",
     // a in [2^28, 2^29 - 32): round at bit 5, exponent - 1 (>= 0).
+    // (Off a half, nearest is round-half-up: m6 = ((t + 16) << 1) & -64;
+    // at a half, 11: as at 15: above.)
     "li a7, 1",
     "bne a5, a7, 90f",
     "bgeu a4, t6, 90f",
+    "blez t3, 90f",
     "andi a5, t2, 31",
-    "li a7, 16",
-    "bne a5, a7, 11f",
+    "addi a5, a5, -16",
+    "beqz a5, 11f",
+    "addi a5, t2, 16",
+    "slli a5, a5, 1",
+    "andi t0, a5, -64",
+    "addi t1, t3, -1",
+    "j 9b",
+    "11:",
     "li a7, 6",
     "bgt a6, a7, 90f",
-    "11:",
-    "blez t3, 90f",
     "srli a5, t2, 5",
     "andi a5, a5, 1",
     "addi a5, a5, 15",
@@ -152,16 +168,22 @@ core::arch::global_asm!(
     "slli t0, a5, 6",
     "addi t1, t3, -1",
     "j 9b",
-    // a >= 2^30: round at bit 7, exponent + 1 (<= 155).
+    // a >= 2^30: round at bit 7, exponent + 1 (<= 155); off a half,
+    // m6 = ((t + 64) >> 1) & -64; at a half, 12:.
     "6:",
-    "andi a5, t2, 127",
-    "li a7, 64",
-    "bne a5, a7, 12f",
-    "li a7, 6",
-    "bgt a6, a7, 90f",
-    "12:",
     "li a7, 154",
     "bgt t3, a7, 90f",
+    "andi a5, t2, 127",
+    "addi a5, a5, -64",
+    "beqz a5, 12f",
+    "addi a5, t2, 64",
+    "srai a5, a5, 1",
+    "andi t0, a5, -64",
+    "addi t1, t3, 1",
+    "j 9b",
+    "12:",
+    "li a7, 6",
+    "bgt a6, a7, 90f",
     "srli a5, t2, 7",
     "andi a5, a5, 1",
     "addi a5, a5, 63",
