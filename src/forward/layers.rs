@@ -332,7 +332,7 @@ fn mix<S: Lanes<N>, const N: usize>(x: &mut [f32], sc: &mut Scratch, mem: &mut L
             let at = (hist_rows + i) * d + ch0;
             // state
             let hv = S::ld(h, at, nb);
-            hs = th.mul(hs).add(bc.mul(hv));
+            hs = th.mul(hs).mul_add(bc, hv);
             if i < i_full {
                 continue;
             }
@@ -376,7 +376,7 @@ fn mix<S: Lanes<N>, const N: usize>(x: &mut [f32], sc: &mut Scratch, mem: &mut L
                 for (&p, &ix) in ps.iter().zip(is) {
                     if let Some(row) = slot_key(ix) {
                         let vr = S::ld(v, row * d + ch0, nb);
-                        sparse = sparse.add(S::splat(p).mul(vr));
+                        sparse = sparse.mul_add(S::splat(p), vr);
                     }
                 }
             }
@@ -385,7 +385,7 @@ fn mix<S: Lanes<N>, const N: usize>(x: &mut [f32], sc: &mut Scratch, mem: &mut L
                 None => (0.0, 0.0, 0.0),
             };
             let xr = S::ld(x, t * d + ch0, nb);
-            let out = xr.add(S::splat(r0).mul(local.mul(scale)).add(S::splat(r1).mul(state)).add(S::splat(r2).mul(sparse)));
+            let out = xr.add(S::splat(r0).mul(local.mul(scale)).mul_add(S::splat(r1), state).mul_add(S::splat(r2), sparse));
             S::st(out, x, t * d + ch0, nb);
         }
         S::st(hs, hs_mem, ch0, nb);

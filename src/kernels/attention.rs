@@ -76,7 +76,7 @@ pub fn attend_channel(p: &[f32], idx: &[f32], values: &[f32], d: usize, ch: usiz
     let mut o = 0.0f32;
     for (&pi, &ix) in p.iter().zip(idx) {
         if let Some(&v) = slot_key(ix).and_then(|j| values.get(j * d + ch)) {
-            o = super::device::sf::add(o, super::device::sf::mul(pi, v));
+            o = super::device::sf::mul_add(o, pi, v);
         }
     }
     o

@@ -70,7 +70,7 @@ impl KeyLayout for Rows {
             let mut s = 0.0f32;
             for (&x, &k) in q.iter().zip(key) {
                 // (Integer add and multiply on cores without an FPU.)
-                s = sf::add(s, sf::mul(x, k));
+                s = sf::mul_add(s, x, k);
             }
             *v = s;
         }
@@ -99,7 +99,7 @@ fn dot16(q: &[f32; 16], k: &[f32; 16]) -> f32 {
         ($($i:literal)*) => {{
             let mut s = 0.0f32;
             // (Integer add and multiply on cores without an FPU.)
-            $(s = sf::add(s, sf::mul(q[$i], k[$i]));)*
+            $(s = sf::mul_add(s, q[$i], k[$i]);)*
             s
         }};
     }
@@ -132,7 +132,7 @@ impl KeyLayout for Transposed {
         // components side by side.
         let mut acc = S::zero();
         for (d, &qd) in q.iter().enumerate() {
-            acc = acc.add(S::splat(qd).mul(S::ld(keys, d * self.s_max + j0, nb)));
+            acc = acc.mul_add(S::splat(qd), S::ld(keys, d * self.s_max + j0, nb));
         }
         acc
     }

@@ -26,6 +26,12 @@ pub trait Lanes<const N: usize>: Copy {
     fn mul(self, o: Self) -> Self;
     /// self * h in lanes where self != 0.0, +0.0 elsewhere.
     fn mul_nz(self, h: Self) -> Self;
+    /// self + a * b per lane, the product rounded first (no fused
+    /// multiply-add): the bits of `self.add(a.mul(b))`.
+    #[inline(always)]
+    fn mul_add(self, a: Self, b: Self) -> Self {
+        self.add(a.mul(b))
+    }
     /// self + w.mul_nz(h): a conv tap added to a sum that is never -0.0
     /// (it starts at +0.0), so a lane where w is zero may keep self.
     #[inline(always)]
@@ -142,6 +148,15 @@ impl<const N: usize> Lanes<N> for Scalar<N> {
         let mut r = self.0;
         for (r, o) in r.iter_mut().zip(o.0) {
             *r = sf::mul(*r, o);
+        }
+        Scalar(r)
+    }
+    #[inline(always)]
+    fn mul_add(self, a: Self, b: Self) -> Self {
+        let mut r = self.0;
+        for ((r, a), b) in r.iter_mut().zip(a.0).zip(b.0) {
+            // (One routine on Armv7-M without an FPU.)
+            *r = sf::mul_add(*r, a, b);
         }
         Scalar(r)
     }

@@ -105,7 +105,7 @@ impl Found {
 /// Check `which` on `n` operand pairs from `seed`:
 /// 0 = the matvec accumulate step through its word path (the assembly loop
 ///     on these cores), a + b and a - b;
-/// 1 = sf::add, sf::sub and sf::mul;
+/// 1 = sf::add, sf::sub, sf::mul and sf::mul_add (c + a * b);
 /// 2 = whole matvec rows (up to 64 terms, +-1 weights: the loop's state
 ///     carried from step to step) against the plain float loop; n rows.
 ///
@@ -129,6 +129,11 @@ pub unsafe extern "C" fn softcheck_run(which: u32, seed: u32, n: u32, out: *mut 
                 f.see(a, b, sf::add(a, b), a + b);
                 f.see(a, b, sf::sub(a, b), a - b);
                 f.see(a, b, sf::mul(a, b), a * b);
+                // c + a * b for c = a, b and c near -(a * b).
+                let near = f32::from_bits(((a * b).to_bits() ^ 0x8000_0000).wrapping_add(a.to_bits() & 3).wrapping_sub(b.to_bits() & 1));
+                for c in [a, b, near] {
+                    f.see(a, b, sf::mul_add(c, a, b), c + a * b);
+                }
             }
             _ => row(&mut r, &mut f),
         }

@@ -71,6 +71,17 @@ pub fn mul(a: f32, b: f32) -> f32 {
     }
 }
 
+/// acc + a * b, the product rounded first: exactly `add(acc, mul(a, b))`
+/// (on Armv7-M without an FPU one routine, the product passed to the add
+/// in registers).
+#[inline(always)]
+pub fn mul_add(acc: f32, a: f32, b: f32) -> f32 {
+    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), target_has_atomic = "32", atome_portable, not(feature = "size-first")))]
+    return super::sf_asm::mul_add(acc, a, b);
+    #[allow(unreachable_code)]
+    add(acc, mul(a, b))
+}
+
 /// The device's integer add: the Thumb-1 routine on Arm, else [`add_int`].
 #[inline(always)]
 fn add_dev(a: f32, b: f32) -> f32 {
@@ -85,13 +96,7 @@ fn add_dev(a: f32, b: f32) -> f32 {
 /// how cfg can tell it), else [`mul_int`].
 #[inline(always)]
 fn mul_dev(a: f32, b: f32) -> f32 {
-    #[cfg(all(
-        target_arch = "arm",
-        not(target_abi = "eabihf"),
-        not(target_has_atomic = "32"),
-        atome_portable,
-        not(feature = "size-first")
-    ))]
+    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_portable, not(feature = "size-first")))]
     return super::sf_asm::mul(a, b);
     #[allow(unreachable_code)]
     mul_int(a, b)

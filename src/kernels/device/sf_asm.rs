@@ -28,11 +28,24 @@ pub(super) fn add(a: f32, b: f32) -> f32 {
 }
 
 /// a * b, bit-exact binary32 (the bits of `a * b` on these targets).
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(target_has_atomic = "32"), atome_portable, not(feature = "size-first")))]
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_portable, not(feature = "size-first")))]
 #[inline(always)]
 pub(super) fn mul(a: f32, b: f32) -> f32 {
     // SAFETY: as for `add`.
-    f32::from_bits(unsafe { atome_sf_mul_t1(a.to_bits(), b.to_bits()) })
+    #[cfg(not(target_has_atomic = "32"))]
+    return f32::from_bits(unsafe { atome_sf_mul_t1(a.to_bits(), b.to_bits()) });
+    // SAFETY: as for `add`.
+    #[cfg(target_has_atomic = "32")]
+    return f32::from_bits(unsafe { atome_sf_mul_t2(a.to_bits(), b.to_bits()) });
+}
+
+/// acc + a * b, the product rounded first: the bits of `add(acc, mul(a,
+/// b))` in one call (Thumb-2: the product goes straight into the add).
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), target_has_atomic = "32", atome_portable, not(feature = "size-first")))]
+#[inline(always)]
+pub(super) fn mul_add(acc: f32, a: f32, b: f32) -> f32 {
+    // SAFETY: as for `add`.
+    f32::from_bits(unsafe { atome_sf_mul_add_t2(acc.to_bits(), a.to_bits(), b.to_bits()) })
 }
 
 #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(target_has_atomic = "32"), atome_portable, not(feature = "size-first")))]
@@ -44,6 +57,8 @@ extern "C" {
 #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), target_has_atomic = "32", atome_portable, not(feature = "size-first")))]
 extern "C" {
     fn atome_sf_add_t2(a: u32, b: u32) -> u32;
+    fn atome_sf_mul_t2(a: u32, b: u32) -> u32;
+    fn atome_sf_mul_add_t2(acc: u32, a: u32, b: u32) -> u32;
 }
 
 // Add. r0 = a, r1 = b, r12 = the caller's a (so the fallback can restore
@@ -437,4 +452,93 @@ core::arch::global_asm!(
     "movne r0, r12",
     "b.w __aeabi_fadd",
     ".size atome_sf_add_t2, . - atome_sf_add_t2",
+);
+
+// The multiply in Thumb-2: [`super::sf::mul_int`]'s steps (both operands
+// normal, e = ea + eb - 128 in [0, 250]; the mantissas top-aligned, their
+// 64-bit product by UMULL, the low word jammed into bit 0 of the high one,
+// nearest-even at bit 8 or 7) as a leaf routine with no stack; every other
+// case is `__aeabi_fmul` with the caller's operands (for a zero times a
+// finite value that is the signs' zero, as mul_int's own rare path gives).
+// The product macro: a in \ra, b in \rb (both clobbered), scratch \rs
+// and r12; the product's bits in \rb; \slow taken before any register
+// is written.
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), target_has_atomic = "32", atome_portable, not(feature = "size-first")))]
+core::arch::global_asm!(
+    ".macro atome_t2_prod ra, rb, rs, slow",
+    "ubfx \\rs, \\ra, #23, #8",
+    "ubfx r12, \\rb, #23, #8",
+    "sub \\rs, \\rs, #1",
+    "cmp \\rs, #253",
+    "bhi \\slow",
+    "sub r12, r12, #1",
+    "cmp r12, #253",
+    "bhi \\slow",
+    "add \\rs, \\rs, r12",
+    "subs \\rs, \\rs, #126",
+    "cmp \\rs, #250",
+    "bhi \\slow",
+    // rs = sign | e << 23 (the base the rounded mantissa is added to).
+    "eor r12, \\ra, \\rb",
+    "and r12, r12, #0x80000000",
+    "orr \\rs, r12, \\rs, lsl #23",
+    "lsl \\ra, \\ra, #8",
+    "orr \\ra, \\ra, #0x80000000",
+    "lsl \\rb, \\rb, #8",
+    "orr \\rb, \\rb, #0x80000000",
+    "umull r12, \\rb, \\ra, \\rb",
+    "cmp r12, #0",
+    "it ne",
+    "orrne \\rb, \\rb, #1",
+    "cmp \\rb, #0",
+    "bmi 1f",
+    "ubfx r12, \\rb, #7, #1",
+    "add \\rb, \\rb, r12",
+    "add \\rb, \\rb, #63",
+    "add \\rb, \\rs, \\rb, lsr #7",
+    "b 2f",
+    "1:",
+    "ubfx r12, \\rb, #8, #1",
+    "add \\rb, \\rb, r12",
+    "add \\rb, \\rb, #127",
+    "add \\rb, \\rs, \\rb, lsr #8",
+    "add \\rb, \\rb, #0x800000",
+    "2:",
+    ".endm",
+    ".section .text.atome_sf_mul_t2,\"ax\",%progbits",
+    ".global atome_sf_mul_t2",
+    ".hidden atome_sf_mul_t2",
+    ".type atome_sf_mul_t2,%function",
+    ".syntax unified",
+    ".thumb",
+    ".thumb_func",
+    ".p2align 2",
+    "atome_sf_mul_t2:",
+    "atome_t2_prod r1, r0, r2, 30f",
+    "bx lr",
+    "30:",
+    "b.w __aeabi_fmul",
+    ".size atome_sf_mul_t2, . - atome_sf_mul_t2",
+    // acc + a * b: r0 = acc (kept), the product into r1, then the add
+    // (atome_sf_add_t2, which takes its operands in this order). The rare
+    // products: `__aeabi_fmul`, then the add.
+    ".section .text.atome_sf_mul_add_t2,\"ax\",%progbits",
+    ".global atome_sf_mul_add_t2",
+    ".hidden atome_sf_mul_add_t2",
+    ".type atome_sf_mul_add_t2,%function",
+    ".thumb_func",
+    ".p2align 2",
+    "atome_sf_mul_add_t2:",
+    "atome_t2_prod r2, r1, r3, 30f",
+    "b.w atome_sf_add_t2",
+    "30:",
+    "push {{r0, lr}}",
+    "mov r0, r1",
+    "mov r1, r2",
+    "bl __aeabi_fmul",
+    "mov r1, r0",
+    "pop {{r0, lr}}",
+    "b.w atome_sf_add_t2",
+    ".size atome_sf_mul_add_t2, . - atome_sf_mul_add_t2",
+    ".purgem atome_t2_prod",
 );
