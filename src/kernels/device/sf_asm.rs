@@ -382,7 +382,9 @@ core::arch::global_asm!(
     "subs r2, #3",
     "cmp r2, #249",
     "bhi 30f",
-    "push {{r4, lr}}",
+    // From here on the operands are finite and normal, so the builtin's
+    // sum does not depend on their order (no NaN): r12 is scratch, and no
+    // register needs saving.
     // x = +-mb (mantissa, implicit bit at bit 29).
     "lsls r2, r1, #8",
     "orr r2, r2, #0x80000000",
@@ -391,27 +393,27 @@ core::arch::global_asm!(
     "it mi",
     "rsbmi r2, r2, #0",
     // s = floor(x / 2^d), bit 0 set when bits were shifted out.
-    "asr.w r4, r2, r3",
-    "lsl.w lr, r4, r3",
-    "cmp lr, r2",
+    "asr.w r12, r2, r3",
+    "lsl.w r3, r12, r3",
+    "cmp r3, r2",
     "it ne",
-    "orrne r4, r4, #1",
+    "orrne r12, r12, #1",
     // t = ma + s.
     "lsls r2, r0, #8",
     "orr r2, r2, #0x80000000",
-    "add.w r2, r4, r2, lsr #2",
+    "add.w r2, r12, r2, lsr #2",
     "clz r3, r2",
     "subs r3, #1",
     "cmp r3, #2",
     "bhi 6f",
     "lsls r2, r3",
-    "lsrs r4, r2, #8",
+    "lsrs r12, r2, #8",
     "adc r2, r2, #63",
     "lsrs r2, r2, #7",
     "lsrs r0, r0, #23",
     "subs r0, r0, r3",
     "add.w r0, r2, r0, lsl #23",
-    "pop {{r4, pc}}",
+    "bx lr",
     // More than one leading bit cancelled (k = clz(t) - 1 >= 3, t < 2^28):
     // then d <= 1 and t is exact, so t << k (its low eight bits zero) is
     // the result at exponent field ea - k + 1 with no rounding; a
@@ -419,22 +421,20 @@ core::arch::global_asm!(
     "6:",
     "cmp r3, #31",
     "beq 7f",
-    "ubfx r4, r0, #23, #8",
-    "cmp r4, r3",
+    "ubfx r12, r0, #23, #8",
+    "cmp r12, r3",
     "blo 8f",
     "lsls r2, r3",
     "lsrs r2, r2, #7",
     "lsrs r0, r0, #23",
     "subs r0, r0, r3",
     "add.w r0, r2, r0, lsl #23",
-    "pop {{r4, pc}}",
+    "bx lr",
     "7:",
-    "pop {{r4, lr}}",
     "movs r0, #0",
     "bx lr",
     "8:",
-    "pop {{r4, lr}}",
-    "b 30f",
+    "b.w __aeabi_fadd",
     // b (the smaller) is a zero or subnormal: a + (+-0) = a for finite
     // nonzero a.
     "20:",
