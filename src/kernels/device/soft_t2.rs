@@ -33,10 +33,14 @@ extern "C" {
 
 // Registers: r0 = m6 (accumulator mantissa << 6, signed), r1 = its
 // exponent - WB, r2 = end of the entries, r3 = minus the entries left,
-// r4 = the words, r5 = the term x (signed mantissa << 6, negated for a -1
-// weight), r8 = its exponent - WB, r6 = d (big's exponent - small's),
-// r7 = t = big + floor(small / 2^d), r9 = 2^29 - 32, r10 = st, r12 and lr
-// scratch. The cases, with a = |t| (one's complement for negative t), as
+// r4 = the words, r5 = the term x (signed mantissa << 6, not negated: see
+// below), r8 = its exponent - WB, r6 = d (big's exponent - small's),
+// r7 = t = big + floor(small / 2^d), r9 = 2^29 - 32, r10 = st, r11 = ~63,
+// r12 and lr scratch. The entry's sign bit picks one of two copies of the
+// steps (`atome_t2_side`), which subtract the term instead of negating it
+// where that is exact (d <= 6, or the term big). The cases other than the
+// first are dispatched on clz(a) (TBB). The cases, with a = |t| (one's
+// complement for negative t), as
 // in soft_t1.rs and `fast_words`:
 //   a in [2^29, 2^30 - 32): round at bit 6, big's exponent;
 //   a >= 2^30:              round at bit 7, exponent + 1;
@@ -89,13 +93,25 @@ core::arch::global_asm!(
     "mov r1, \\eb",
     ".endif",
     "atome_t2_next",
+    // r12 = a, not in [2^29, 2^30 - 32): by its leading zeros, 1: a >=
+    // 2^30; 2: a in [2^30 - 32, 2^30) (Rust); 3: a in [2^28, 2^29); more:
+    // a < 2^28.
     ".Lt2nb_\\sfx:",
-    // r12 = a, not in [2^29, 2^30 - 32).
-    "lsrs lr, r12, #30",
-    "bne .Lt2up_\\sfx",
-    "lsrs lr, r12, #28",
-    "beq .Lt2m_\\sfx",
-    // a in [2^28, 2^30): only [2^28, 2^29 - 32) is taken.
+    "clz lr, r12",
+    "tbb [pc, lr]",
+    ".Lt2tb_\\sfx:",
+    ".byte (.Lt2o_\\sfx - .Lt2tb_\\sfx) / 2",
+    ".byte (.Lt2up_\\sfx - .Lt2tb_\\sfx) / 2",
+    ".byte (.Lt2o_\\sfx - .Lt2tb_\\sfx) / 2",
+    ".byte (.Lt2dn_\\sfx - .Lt2tb_\\sfx) / 2",
+    ".rept 29",
+    ".byte (.Lt2m_\\sfx - .Lt2tb_\\sfx) / 2",
+    ".endr",
+    ".p2align 1",
+    ".Lt2o_\\sfx:",
+    "b .Lt2_out",
+    // a in [2^28, 2^29): only [2^28, 2^29 - 32) is taken.
+    ".Lt2dn_\\sfx:",
     "cmp r12, r9",
     "bhs .Lt2_out",
     "atome_t2_half \\hm, 31, 16, .Lt2rc_\\sfx",
@@ -103,20 +119,20 @@ core::arch::global_asm!(
     // The new exponent goes to r1 first; below 0, .Lt2fx restores it.
     "subs r1, \\eb, #1",
     "bmi .Lt2fx_\\sfx",
+    // floor((t + 15 + bit 5) / 32) * 64 (r11 = ~63).
     "lsrs lr, r7, #6",
     "adc lr, r7, #15",
-    "asr lr, lr, #5",
-    "lsl r0, lr, #6",
+    "and r0, r11, lr, lsl #1",
     "atome_t2_next",
     ".Lt2up_\\sfx:",
     "atome_t2_half \\hm, 127, 64, .Lt2rb_\\sfx",
     ".Lt2rb_\\sfx:",
     // (No test of the exponent against 155: d <= 31 here, so big's
     // exponent - WB is at most 63 + 31.)
+    // floor((t + 63 + bit 7) / 128) * 64.
     "lsrs lr, r7, #8",
     "adc lr, r7, #63",
-    "asr lr, lr, #7",
-    "lsl r0, lr, #6",
+    "and r0, r11, lr, asr #1",
     "add r1, \\eb, #1",
     "atome_t2_next",
     // a < 2^28: more than one leading bit cancelled, so d <= 1 and t is
@@ -152,6 +168,54 @@ core::arch::global_asm!(
     "b .Lt2_out",
     ".endif",
     ".endm",
+    // The steps of one sign of the weight (neg 1: the term is subtracted),
+    // after the head: r5 = |x| (the word's signed mantissa << 6, not
+    // negated), r8 = its exponent - WB, r6 = d, flags of d - 6.
+    ".macro atome_t2_side neg, sfx",
+    "bhi 5f",
+    // d in [0, 6]: x / 2^d is exact, so t = m6 -+ (x >> d).
+    "asr r7, r5, r6",
+    ".if \\neg",
+    "sub r7, r0, r7",
+    ".else",
+    "add r7, r7, r0",
+    ".endif",
+    "atome_t2_tail r1, 0, a\\sfx",
+    "5:",
+    "blt 3f",
+    "cmp r6, #31",
+    "bgt 9f",
+    // d in [7, 31]: bits are shifted out, floor of the signed term.
+    ".if \\neg",
+    "rsb r5, r5, #0",
+    ".endif",
+    "asr r7, r5, r6",
+    "add r7, r7, r0",
+    "atome_t2_tail r1, 1, b\\sfx",
+    "9:",
+    "atome_t2_next",
+    // d < 0: the term is big.
+    "3:",
+    "rsb r6, r6, #0",
+    "cmp r6, #31",
+    "bgt 4f",
+    "asr r7, r0, r6",
+    ".if \\neg",
+    "sub r7, r7, r5",
+    ".else",
+    "add r7, r7, r5",
+    ".endif",
+    "atome_t2_tail r8, 2, c\\sfx",
+    // d > 31: the accumulator is zero (the invariant): the sum is x.
+    "4:",
+    ".if \\neg",
+    "rsb r0, r5, #0",
+    ".else",
+    "mov r0, r5",
+    ".endif",
+    "mov r1, r8",
+    "atome_t2_next",
+    ".endm",
     ".section .text.atome_soft_run_t2,\"ax\",%progbits",
     ".global atome_soft_run_t2",
     ".hidden atome_soft_run_t2",
@@ -161,56 +225,35 @@ core::arch::global_asm!(
     ".thumb_func",
     ".p2align 2",
     "atome_soft_run_t2:",
-    "push {{r4-r10, lr}}",
+    "push {{r4-r11, lr}}",
     "mov r10, r0",
     "mov r4, r3",
     "mov r3, r1",
     "ldrd r0, r1, [r10]",
     "movw r9, #0xffe0",
     "movt r9, #0x1fff",
+    "mvn r11, #63",
     ".Lt2_loop:",
     "ldrb r5, [r2, r3]",
     "lsrs r5, r5, #1",
     "ldr r5, [r4, r5]",
     "and r8, r5, #63",
     "bic r5, r5, #63",
-    "it cs",
-    "rsbcs r5, r5, #0",
-    "subs r6, r1, r8",
+    // The weight's sign (C, from the entry's bit 0) picks the side.
+    "bcs .Lt2_neg",
+    "sub r6, r1, r8",
     "cmp r6, #6",
-    "bhi 5f",
-    // d in [0, 6].
-    "asr r7, r5, r6",
-    "add r7, r7, r0",
-    "atome_t2_tail r1, 0, a",
-    "5:",
-    "blt 3f",
-    "cmp r6, #31",
-    "bgt 9f",
-    // d in [7, 31].
-    "asr r7, r5, r6",
-    "add r7, r7, r0",
-    "atome_t2_tail r1, 1, b",
-    "9:",
-    "atome_t2_next",
-    // d < 0: the term is big.
-    "3:",
-    "rsb r6, r6, #0",
-    "cmp r6, #31",
-    "bgt 4f",
-    "asr r7, r0, r6",
-    "add r7, r7, r5",
-    "atome_t2_tail r8, 2, c",
-    // d > 31: the accumulator is zero (the invariant): the sum is x.
-    "4:",
-    "mov r0, r5",
-    "mov r1, r8",
-    "atome_t2_next",
+    "atome_t2_side 0, p",
+    ".Lt2_neg:",
+    "sub r6, r1, r8",
+    "cmp r6, #6",
+    "atome_t2_side 1, n",
     ".Lt2_out:",
     "strd r0, r1, [r10]",
     "mov r0, r3",
-    "pop {{r4-r10, pc}}",
+    "pop {{r4-r11, pc}}",
     ".size atome_soft_run_t2, . - atome_soft_run_t2",
+    ".purgem atome_t2_side",
     ".purgem atome_t2_tail",
     ".purgem atome_t2_half",
     ".purgem atome_t2_next",
