@@ -169,7 +169,9 @@ const WB: i32 = 96;
 
 /// An input as one word, (signed mantissa << 6) | (e - WB), 0 for either
 /// zero (adding a zero never changes a running sum that is not -0.0, and
-/// the sum starts at +0.0); None outside the window or not finite.
+/// the sum starts at +0.0); None outside the window or not finite. On the
+/// Thumb-2 loop's cores the two fields trade places, (e - WB) << 26 | the
+/// mantissa's low 26 bits ([`WORD_HI`]).
 #[inline]
 fn word(v: f32) -> Option<i32> {
     let u = unpack(v)?;
@@ -179,7 +181,32 @@ fn word(v: f32) -> Option<i32> {
     if (u.e - WB) as u32 > 63 {
         return None;
     }
-    Some((u.m << 6) | (u.e - WB))
+    Some(if WORD_HI { (u.e - WB) << 26 | (u.m & 0x3ff_ffff) } else { (u.m << 6) | (u.e - WB) })
+}
+
+/// The words' layout of the Thumb-2 loop (soft_t2.rs): exponent on top,
+/// where one shifted operand takes it (d = e - (w >> 26)) and one shift
+/// the mantissa (x6 = w << 6), instead of two masks and a subtract.
+const WORD_HI: bool = cfg!(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2));
+
+/// A word's signed mantissa << 6.
+#[inline(always)]
+fn word_m6(w: i32) -> i32 {
+    if WORD_HI {
+        w << 6
+    } else {
+        w & !63
+    }
+}
+
+/// A word's exponent - WB.
+#[inline(always)]
+fn word_ex(w: i32) -> i32 {
+    if WORD_HI {
+        (w as u32 >> 26) as i32
+    } else {
+        w & 63
+    }
 }
 
 /// How one vector's block is added.
@@ -324,17 +351,11 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                 if mode[b] == Mode::Soft && !general {
                     // The common case first, the rare paths out of line
                     // (fewer instructions of glue per row block and vector).
-                    if let Some(mut st) = acc_words(*o) {
-                        let done = run_words_fast(ents, &xb[b], &mut st);
-                        let a = pack(Soft { m: st[0] >> 6, e: st[1] + WB });
-                        *o = match ents.get(done) {
-                            None => a,
+                    if let Some(over) = acc_block(o, ents, &xb[b]) {
+                        if let Some(k) = over {
                             // Overflow at column k: the float add from there on.
-                            Some(&en) => {
-                                let k = (en >> 3) as usize & (SB - 1);
-                                block_float(w, start, codes, &mut decoded, a, k, xs.get(base..base + len).unwrap_or(&[]))
-                            }
-                        };
+                            *o = block_float(w, start, codes, &mut decoded, *o, k, xs.get(base..base + len).unwrap_or(&[]));
+                        }
                         continue;
                     }
                 }
@@ -358,6 +379,40 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             }
         }
     }
+}
+
+/// Adds a row block's entries to the running sum `*o` through the word
+/// loop: Some(None) when all were added, Some(Some(k)) when the add at
+/// column k overflows (`*o` then holds the sum before it), None when `*o`
+/// is not one of the loop's accumulators (see [`acc_words`]; unchanged).
+#[inline(always)]
+fn acc_block(o: &mut f32, ents: &[u8], x: &[i32; SB]) -> Option<Option<usize>> {
+    // Thumb-2: the assembly loop unpacks and packs the sum itself.
+    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+    if !ents.is_empty() {
+        let n = ents.len();
+        // SAFETY: ents[0..n] are entries built by soft_pass (column < SB,
+        // so the words read are x's), n >= 1, o is one float.
+        let r = unsafe { super::soft_t2::run_acc(o, -(n as i32), ents.as_ptr().add(n), x) };
+        let (lo, hi) = (r as i32, (r >> 32) as i32);
+        if lo & 63 == 0 {
+            return if hi == 0 { Some(None) } else { None };
+        }
+        let mut st = [lo & !63, hi];
+        let done = run_words_from(ents, x, &mut st, n - (lo & 63) as usize);
+        return Some(acc_end(o, ents, st, done));
+    }
+    let mut st = acc_words(*o)?;
+    let done = run_words_fast(ents, x, &mut st);
+    Some(acc_end(o, ents, st, done))
+}
+
+/// The end of [`acc_block`]: the sum into `*o`, and the column of the
+/// entry `done` when it is one (the add that overflowed).
+#[inline(always)]
+fn acc_end(o: &mut f32, ents: &[u8], st: [i32; 2], done: usize) -> Option<usize> {
+    *o = pack(Soft { m: st[0] >> 6, e: st[1] + WB });
+    ents.get(done).map(|&en| (en >> 3) as usize & (SB - 1))
 }
 
 /// A running sum as the loop's accumulator [m6, e - WB] (see
@@ -668,8 +723,8 @@ fn run_words_from(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2], mut i: usize) -
         // the loops above, and the no-panic audit wants no bounds check.)
         let Some(&en) = ents.get(i) else { break };
         let w = x[(en >> 3) as usize & (SB - 1)];
-        let x6 = w & !63;
-        let ex = if x6 == 0 { 0 } else { (w & 63) + WB };
+        let x6 = word_m6(w);
+        let ex = if x6 == 0 { 0 } else { word_ex(w) + WB };
         let (mut m, mut e) = (st[0], if st[0] == 0 { 0 } else { st[1] + WB });
         if !step(&mut m, &mut e, x6, ex, en & 1 != 0) {
             return i;
@@ -712,8 +767,8 @@ fn fast_words(st: &mut [i32; 2], ents: &[u8], x: &[i32; SB], mut i: usize) -> us
     let (mut m, mut e) = (st[0], st[1]);
     while let Some(&en) = ents.get(i) {
         let w = x[(en >> 3) as usize & (SB - 1)];
-        let ex = w & 63;
-        let xv = if en & 1 != 0 { (w & !63).wrapping_neg() } else { w & !63 };
+        let ex = word_ex(w);
+        let xv = if en & 1 != 0 { word_m6(w).wrapping_neg() } else { word_m6(w) };
         let d = e.wrapping_sub(ex);
         let (t, eb, d) = if d >= 0 {
             if d > 31 {

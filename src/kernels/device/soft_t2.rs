@@ -26,15 +26,33 @@ pub(super) unsafe fn run(st: &mut [i32; 2], neg_rem: i32, ents_end: *const u8, w
     unsafe { atome_soft_run_t2(st.as_mut_ptr(), neg_rem, ents_end, words.as_ptr()) }
 }
 
+/// [`run`] on a running sum held as a float: unpacks `*o` (as
+/// `soft::acc_words`), runs the entries and packs the sum back into `*o`,
+/// so the glue per row block and vector stays small. Returns 0 when all
+/// entries were added; 1 << 32 when `*o` is not one of the loop's
+/// accumulators (left as it was: the float add takes the block); else
+/// (e - WB) << 32 | m6 | (count left), the sum before the first entry left
+/// to the Rust step (m6's low six bits are zero), `*o` untouched.
+///
+/// # Safety
+/// As [`run`], with `o` in place of `st`.
+#[cfg(all(atome_thumb2, not(target_abi = "eabihf")))]
+pub(super) unsafe fn run_acc(o: &mut f32, neg_rem: i32, ents_end: *const u8, words: &[i32; super::soft::SB]) -> u64 {
+    // SAFETY: as in `run`; the routine writes only `*o`.
+    unsafe { atome_soft_acc_t2(o, neg_rem, ents_end, words.as_ptr()) }
+}
+
 #[cfg(all(atome_thumb2, not(target_abi = "eabihf")))]
 extern "C" {
     fn atome_soft_run_t2(st: *mut i32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> i32;
+    fn atome_soft_acc_t2(o: *mut f32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> u64;
 }
 
 // Registers: r0 = m6 (accumulator mantissa << 6, signed), r1 = its
 // exponent - WB, r2 = end of the entries, r3 = minus the entries left,
 // r4 = the words, r5 = the term x (signed mantissa << 6, not negated: see
-// below), r8 = its exponent - WB, r6 = d (big's exponent - small's),
+// below), r8 = its word (its exponent - WB once d < 0), r6 = d (big's
+// exponent - small's),
 // r7 = t = big + floor(small / 2^d), r9 = 2^29 - 32, r10 = st, r11 = ~63,
 // r12 and lr scratch. The entry's sign bit picks one of two copies of the
 // steps (`atome_t2_side`), which subtract the term instead of negating it
@@ -169,8 +187,8 @@ core::arch::global_asm!(
     ".endif",
     ".endm",
     // The steps of one sign of the weight (neg 1: the term is subtracted),
-    // after the head: r5 = |x| (the word's signed mantissa << 6, not
-    // negated), r8 = its exponent - WB, r6 = d, flags of d - 6.
+    // after the head: r5 = x (the word's signed mantissa << 6, not
+    // negated), r8 = the word, r6 = d, flags of d - 6.
     ".macro atome_t2_side neg, sfx",
     "bhi 5f",
     // d in [0, 6]: x / 2^d is exact, so t = m6 -+ (x >> d).
@@ -196,6 +214,7 @@ core::arch::global_asm!(
     "atome_t2_next",
     // d < 0: the term is big.
     "3:",
+    "lsr r8, r8, #26",
     "rsb r6, r6, #0",
     "cmp r6, #31",
     "bgt 4f",
@@ -230,29 +249,94 @@ core::arch::global_asm!(
     "mov r4, r3",
     "mov r3, r1",
     "ldrd r0, r1, [r10]",
+    "b .Lt2_setup",
+    ".global atome_soft_acc_t2",
+    ".hidden atome_soft_acc_t2",
+    ".type atome_soft_acc_t2,%function",
+    ".thumb_func",
+    "atome_soft_acc_t2:",
+    "push {{r4-r11, lr}}",
+    // r10 = o + 1: the float's address, tagged (it is 4-aligned) so that
+    // the exit packs the sum into it.
+    "orr r10, r0, #1",
+    "mov r4, r3",
+    "mov r3, r1",
+    "ldr r5, [r0]",
+    // C = the sign, Z for +-0.
+    "lsls r12, r5, #1",
+    "beq .Lt2_az",
+    // m6 = (1 << 23 | fraction) << 6, signed.
+    "lsl r0, r5, #8",
+    "orr r0, r0, #0x80000000",
+    "lsr r0, r0, #2",
+    "it cs",
+    "rsbcs r0, r0, #0",
+    // e - WB in [0, 158] (biased exponents 96 to 254, as acc_words),
+    // else not taken (below the window, subnormal, infinite, NaN).
+    "lsr r1, r12, #24",
+    "sub r1, r1, #96",
+    "cmp r1, #159",
+    "bhs .Lt2_abad",
+    ".Lt2_setup:",
     "movw r9, #0xffe0",
     "movt r9, #0x1fff",
     "mvn r11, #63",
     ".Lt2_loop:",
     "ldrb r5, [r2, r3]",
     "lsrs r5, r5, #1",
-    "ldr r5, [r4, r5]",
-    "and r8, r5, #63",
-    "bic r5, r5, #63",
+    // The word: (e - WB) << 26 | mantissa (soft::WORD_HI).
+    "ldr r8, [r4, r5]",
+    "sub r6, r1, r8, lsr #26",
+    "lsl r5, r8, #6",
     // The weight's sign (C, from the entry's bit 0) picks the side.
     "bcs .Lt2_neg",
-    "sub r6, r1, r8",
     "cmp r6, #6",
     "atome_t2_side 0, p",
     ".Lt2_neg:",
-    "sub r6, r1, r8",
     "cmp r6, #6",
     "atome_t2_side 1, n",
     ".Lt2_out:",
+    "tst r10, #1",
+    "bne .Lt2_aout",
     "strd r0, r1, [r10]",
     "mov r0, r3",
     "pop {{r4-r11, pc}}",
+    // The float's exit: all done, pack into it (as soft::pack).
+    ".Lt2_aout:",
+    "cbnz r3, .Lt2_aleft",
+    "cbz r0, .Lt2_apz",
+    // |m6| >> 6, minus 1 for negatives (one's complement), plus the
+    // exponent field (e - 1) << 23, the 1 back, the sign.
+    "eor r12, r0, r0, asr #31",
+    "lsl r1, r1, #23",
+    "add r1, r1, r12, lsr #6",
+    "sub r1, r1, r0, asr #31",
+    "add r1, r1, #0x2f800000",
+    "and r0, r0, #0x80000000",
+    "orr r1, r1, r0",
+    ".Lt2_ast:",
+    "str r1, [r10, #-1]",
+    "movs r0, #0",
+    "movs r1, #0",
+    "pop {{r4-r11, pc}}",
+    ".Lt2_apz:",
+    "movs r1, #0",
+    "b .Lt2_ast",
+    // Entries left: (e - WB) in r1, m6 | count in r0.
+    ".Lt2_aleft:",
+    "sub r0, r0, r3",
+    "pop {{r4-r11, pc}}",
+    // +-0: the zero accumulator.
+    ".Lt2_az:",
+    "movs r0, #0",
+    "mvn r1, #95",
+    "b .Lt2_setup",
+    ".Lt2_abad:",
+    "movs r0, #0",
+    "movs r1, #1",
+    "pop {{r4-r11, pc}}",
     ".size atome_soft_run_t2, . - atome_soft_run_t2",
+    ".size atome_soft_acc_t2, . - atome_soft_acc_t2",
     ".purgem atome_t2_side",
     ".purgem atome_t2_tail",
     ".purgem atome_t2_half",
