@@ -172,16 +172,20 @@ const WB: i32 = 96;
 /// the sum starts at +0.0); None outside the window or not finite. On the
 /// Thumb-2 loop's cores the two fields trade places, (e - WB) << 26 | the
 /// mantissa's low 26 bits ([`WORD_HI`]).
-#[inline]
+#[inline(always)]
 fn word(v: f32) -> Option<i32> {
-    let u = unpack(v)?;
-    if u.m == 0 {
-        return Some(0);
+    let b = v.to_bits();
+    // e - WB (wrapping: above 63 for every exponent outside the window,
+    // subnormals and zeros too); fewer instructions than through unpack.
+    let ee = ((b >> 23) & 255).wrapping_sub(WB as u32);
+    if ee > 63 {
+        return if b << 1 == 0 { Some(0) } else { None };
     }
-    if (u.e - WB) as u32 > 63 {
-        return None;
-    }
-    Some(if WORD_HI { (u.e - WB) << 26 | (u.m & 0x3ff_ffff) } else { (u.m << 6) | (u.e - WB) })
+    // The mantissa with its implicit bit (bit 23: the exponent's low bit
+    // shifted to bit 31 and set), signed.
+    let m = ((b << 8 | 1 << 31) >> 8) as i32;
+    let m = if (b as i32) < 0 { -m } else { m };
+    Some(if WORD_HI { (ee << 26) as i32 | (m & 0x3ff_ffff) } else { (m << 6) | ee as i32 })
 }
 
 /// The words' layout of the Thumb-2 loop (soft_t2.rs): exponent on top,
