@@ -304,6 +304,10 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
     // (Four spare bytes: trit2_ents stores four entries at a time.)
     let mut ents = [0u8; SB + 4];
     let general = w.packing == Packing::P3;
+    // Every vector's sum of every row is within `out` (then the assembly
+    // loop may run the vectors of a row block in one call).
+    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+    let vecs_ok = nb >= 1 && (b0 + nb - 1).checked_mul(ostride).and_then(|v| v.checked_add(rows)).is_some_and(|v| v <= out.len());
     let mut c0 = 0;
     while c0 < cols {
         let len = (cols - c0).min(SB);
@@ -325,6 +329,9 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             }
         }
         let codes = &mut codes[..len];
+        // Which vectors' blocks are soft, bit b for vector b.
+        #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+        let soft = mode.iter().enumerate().take(nb).fold(0u32, |s, (b, &m)| s | ((m == Mode::Soft) as u32) << b);
         for j in 0..rows {
             let start = j * cols + c0;
             // Trit2 from a byte boundary (bytes within `data`): the entries
@@ -349,7 +356,43 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                 ne
             };
             let ents = &ents[..ne.min(SB)];
-            for b in 0..nb {
+            let mut bn = 0;
+            while bn < nb {
+                // Thumb-2: the assembly loop runs the vectors' sums in a row
+                // while it can; vector bn is then left to the code below,
+                // or finished here from where the loop stopped.
+                #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+                if vecs_ok && !general && !ents.is_empty() {
+                    let n = ents.len();
+                    // SAFETY: vectors bn..nb have their sums in `out`
+                    // (vecs_ok), spaced ostride floats, and their words in
+                    // xb[bn..nb] (SB words each, contiguous); ents[0..n] are
+                    // entries built above (column < SB), n >= 1, nb > bn.
+                    let r = unsafe {
+                        let o = out.as_mut_ptr().add((b0 + bn) * ostride + j);
+                        let words = xb.as_ptr().add(bn).cast::<i32>();
+                        super::soft_t2::run_vecs(o, nb - bn, ents.as_ptr().add(n), words, soft >> bn, ostride * 4, -(n as i32))
+                    };
+                    let (lo, hi) = (r as i32, (r >> 32) as u32);
+                    bn += (hi >> 16) as usize;
+                    if lo & 63 != 0 {
+                        let b = bn.min(SNB - 1);
+                        bn += 1;
+                        let mut st = [lo & !63, hi as i16 as i32];
+                        let done = run_words_from(ents, &xb[b], &mut st, n - (lo & 63) as usize);
+                        let Some(o) = out.get_mut((b0 + b) * ostride + j) else { continue };
+                        if let Some(k) = acc_end(o, ents, st, done) {
+                            let base = (b0 + b) * xstride + c0;
+                            *o = block_float(w, start, codes, &mut decoded, *o, k, xs.get(base..base + len).unwrap_or(&[]));
+                        }
+                        continue;
+                    }
+                    if bn >= nb {
+                        break;
+                    }
+                }
+                let b = bn.min(SNB - 1);
+                bn += 1;
                 let Some(o) = out.get_mut((b0 + b) * ostride + j) else { continue };
                 let base = (b0 + b) * xstride + c0;
                 if mode[b] == Mode::Soft && !general {

@@ -42,10 +42,29 @@ pub(super) unsafe fn run_acc(o: &mut f32, neg_rem: i32, ents_end: *const u8, wor
     unsafe { atome_soft_acc_t2(o, neg_rem, ents_end, words.as_ptr()) }
 }
 
+/// [`run_acc`] for consecutive vectors of one row block: vector i (i <
+/// `nv`) has its sum at byte offset i * `ostride` from `o` and its words
+/// at `words`.add(i * SB), and is taken while bit i of `soft` is set.
+/// Returns hi << 32 | lo with hi = k << 16 | (e - WB) as u16: k vectors
+/// were done; lo = 0 when vector k (if k < nv) was not started (its bit
+/// is clear, or its sum is not one of the loop's accumulators: `*o` as it
+/// was), else lo = m6 | (count left), the sum of vector k before the
+/// first entry left to the Rust step.
+///
+/// # Safety
+/// As [`run_acc`] for each of the `nv` >= 1 vectors (all the sums are
+/// writable floats, all the words readable).
+#[cfg(all(atome_thumb2, not(target_abi = "eabihf")))]
+pub(super) unsafe fn run_vecs(o: *mut f32, nv: usize, ents_end: *const u8, words: *const i32, soft: u32, ostride: usize, neg_rem: i32) -> u64 {
+    // SAFETY: as in `run_acc`, for each vector.
+    unsafe { atome_soft_vec_t2(o, nv, ents_end, words, soft, ostride, neg_rem) }
+}
+
 #[cfg(all(atome_thumb2, not(target_abi = "eabihf")))]
 extern "C" {
     fn atome_soft_run_t2(st: *mut i32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> i32;
     fn atome_soft_acc_t2(o: *mut f32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> u64;
+    fn atome_soft_vec_t2(o: *mut f32, nv: usize, ents_end: *const u8, words: *const i32, soft: u32, ostride: usize, neg_rem: i32) -> u64;
 }
 
 // Registers: r0 = m6 (accumulator mantissa << 6, signed), r1 = its
@@ -189,6 +208,25 @@ core::arch::global_asm!(
     // The steps of one sign of the weight (neg 1: the term is subtracted),
     // after the head: r5 = x (the word's signed mantissa << 6, not
     // negated), r8 = the word, r6 = d, flags of d - 6.
+    // The float in r5 as the accumulator (r0, r1), as soft::acc_words;
+    // to `bad` when it is not one.
+    ".macro atome_t2_unpack bad",
+    // C = the sign, Z for +-0.
+    "lsls r12, r5, #1",
+    "beq .Lt2_az",
+    // m6 = (1 << 23 | fraction) << 6, signed.
+    "lsl r0, r5, #8",
+    "orr r0, r0, #0x80000000",
+    "lsr r0, r0, #2",
+    "it cs",
+    "rsbcs r0, r0, #0",
+    // e - WB in [0, 158] (biased exponents 96 to 254, as acc_words),
+    // else not taken (below the window, subnormal, infinite, NaN).
+    "lsr r1, r12, #24",
+    "sub r1, r1, #96",
+    "cmp r1, #159",
+    "bhs \\bad",
+    ".endm",
     ".macro atome_t2_side neg, sfx",
     "bhi 5f",
     // d in [0, 6]: x / 2^d is exact, so t = m6 -+ (x >> d).
@@ -250,6 +288,60 @@ core::arch::global_asm!(
     "mov r3, r1",
     "ldrd r0, r1, [r10]",
     "b .Lt2_setup",
+    ".global atome_soft_vec_t2",
+    ".hidden atome_soft_vec_t2",
+    ".type atome_soft_vec_t2,%function",
+    ".thumb_func",
+    "atome_soft_vec_t2:",
+    "push {{r4-r11, lr}}",
+    // Frame: [sp] the soft bits (the current vector's at bit 0), [sp, 4]
+    // vectors left, [sp, 8] ostride, [sp, 12] neg_rem, [sp, 16] k.
+    "sub sp, sp, #20",
+    "ldrd r5, r6, [sp, #56]",
+    "ldr r7, [sp, #64]",
+    "movs r8, #0",
+    "strd r5, r1, [sp]",
+    "strd r6, r7, [sp, #8]",
+    "str r8, [sp, #16]",
+    // r10 = o + 2: the float's address, tagged for the vector loop's exit.
+    "orr r10, r0, #2",
+    "mov r4, r3",
+    "mov r3, r7",
+    "tst r5, #1",
+    "beq .Lt2_vstop",
+    ".Lt2_vacc:",
+    "ldr r5, [r10, #-2]",
+    "atome_t2_unpack .Lt2_vstop",
+    "b .Lt2_setup",
+    // The vector's sum was stored: the next one, if taken.
+    ".Lt2_vnext:",
+    "ldrd r5, r6, [sp]",
+    "ldr r7, [sp, #16]",
+    "adds r7, #1",
+    "str r7, [sp, #16]",
+    "subs r6, #1",
+    "beq .Lt2_vstop",
+    "lsr r5, r5, #1",
+    "strd r5, r6, [sp]",
+    "ldrd r7, r3, [sp, #8]",
+    "add r10, r10, r7",
+    "add r4, r4, #128",
+    "tst r5, #1",
+    "bne .Lt2_vacc",
+    // Stop before vector k: r0 = 0, r1 = k << 16.
+    ".Lt2_vstop:",
+    "ldr r1, [sp, #16]",
+    "lsl r1, r1, #16",
+    "movs r0, #0",
+    "add sp, sp, #20",
+    "pop {{r4-r11, pc}}",
+    // Entries of vector k left: m6 | count, k << 16 | (e - WB) as u16.
+    ".Lt2_vleft:",
+    "sub r0, r0, r3",
+    "ldr r5, [sp, #16]",
+    "bfi r1, r5, #16, #16",
+    "add sp, sp, #20",
+    "pop {{r4-r11, pc}}",
     ".global atome_soft_acc_t2",
     ".hidden atome_soft_acc_t2",
     ".type atome_soft_acc_t2,%function",
@@ -262,21 +354,7 @@ core::arch::global_asm!(
     "mov r4, r3",
     "mov r3, r1",
     "ldr r5, [r0]",
-    // C = the sign, Z for +-0.
-    "lsls r12, r5, #1",
-    "beq .Lt2_az",
-    // m6 = (1 << 23 | fraction) << 6, signed.
-    "lsl r0, r5, #8",
-    "orr r0, r0, #0x80000000",
-    "lsr r0, r0, #2",
-    "it cs",
-    "rsbcs r0, r0, #0",
-    // e - WB in [0, 158] (biased exponents 96 to 254, as acc_words),
-    // else not taken (below the window, subnormal, infinite, NaN).
-    "lsr r1, r12, #24",
-    "sub r1, r1, #96",
-    "cmp r1, #159",
-    "bhs .Lt2_abad",
+    "atome_t2_unpack .Lt2_abad",
     ".Lt2_setup:",
     "movw r9, #0xffe0",
     "movt r9, #0x1fff",
@@ -296,7 +374,7 @@ core::arch::global_asm!(
     "cmp r6, #6",
     "atome_t2_side 1, n",
     ".Lt2_out:",
-    "tst r10, #1",
+    "tst r10, #3",
     "bne .Lt2_aout",
     "strd r0, r1, [r10]",
     "mov r0, r3",
@@ -315,7 +393,10 @@ core::arch::global_asm!(
     "and r0, r0, #0x80000000",
     "orr r1, r1, r0",
     ".Lt2_ast:",
-    "str r1, [r10, #-1]",
+    "bic r12, r10, #3",
+    "str r1, [r12]",
+    "tst r10, #2",
+    "bne .Lt2_vnext",
     "movs r0, #0",
     "movs r1, #0",
     "pop {{r4-r11, pc}}",
@@ -324,6 +405,8 @@ core::arch::global_asm!(
     "b .Lt2_ast",
     // Entries left: (e - WB) in r1, m6 | count in r0.
     ".Lt2_aleft:",
+    "tst r10, #2",
+    "bne .Lt2_vleft",
     "sub r0, r0, r3",
     "pop {{r4-r11, pc}}",
     // +-0: the zero accumulator.
@@ -337,7 +420,9 @@ core::arch::global_asm!(
     "pop {{r4-r11, pc}}",
     ".size atome_soft_run_t2, . - atome_soft_run_t2",
     ".size atome_soft_acc_t2, . - atome_soft_acc_t2",
+    ".size atome_soft_vec_t2, . - atome_soft_vec_t2",
     ".purgem atome_t2_side",
+    ".purgem atome_t2_unpack",
     ".purgem atome_t2_tail",
     ".purgem atome_t2_half",
     ".purgem atome_t2_next",
