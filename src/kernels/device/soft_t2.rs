@@ -295,14 +295,13 @@ core::arch::global_asm!(
     "atome_soft_vec_t2:",
     "push {{r4-r11, lr}}",
     // Frame: [sp] the soft bits (the current vector's at bit 0), [sp, 4]
-    // vectors left, [sp, 8] ostride, [sp, 12] neg_rem, [sp, 16] k.
+    // vectors left, [sp, 8] ostride, [sp, 12] neg_rem, [sp, 16] nv.
     "sub sp, sp, #20",
     "ldrd r5, r6, [sp, #56]",
     "ldr r7, [sp, #64]",
-    "movs r8, #0",
     "strd r5, r1, [sp]",
     "strd r6, r7, [sp, #8]",
-    "str r8, [sp, #16]",
+    "str r1, [sp, #16]",
     // r10 = o + 2: the float's address, tagged for the vector loop's exit.
     "orr r10, r0, #2",
     "mov r4, r3",
@@ -316,21 +315,20 @@ core::arch::global_asm!(
     // The vector's sum was stored: the next one, if taken.
     ".Lt2_vnext:",
     "ldrd r5, r6, [sp]",
-    "ldr r7, [sp, #16]",
-    "adds r7, #1",
-    "str r7, [sp, #16]",
-    "subs r6, #1",
-    "beq .Lt2_vstop",
     "lsr r5, r5, #1",
+    "subs r6, #1",
     "strd r5, r6, [sp]",
+    "beq .Lt2_vstop",
     "ldrd r7, r3, [sp, #8]",
     "add r10, r10, r7",
     "add r4, r4, #128",
     "tst r5, #1",
     "bne .Lt2_vacc",
-    // Stop before vector k: r0 = 0, r1 = k << 16.
+    // Stop before vector k = nv - left: r0 = 0, r1 = k << 16.
     ".Lt2_vstop:",
+    "ldr r0, [sp, #4]",
     "ldr r1, [sp, #16]",
+    "sub r1, r1, r0",
     "lsl r1, r1, #16",
     "movs r0, #0",
     "add sp, sp, #20",
@@ -338,7 +336,9 @@ core::arch::global_asm!(
     // Entries of vector k left: m6 | count, k << 16 | (e - WB) as u16.
     ".Lt2_vleft:",
     "sub r0, r0, r3",
-    "ldr r5, [sp, #16]",
+    "ldr r5, [sp, #4]",
+    "ldr r6, [sp, #16]",
+    "sub r5, r6, r5",
     "bfi r1, r5, #16, #16",
     "add sp, sp, #20",
     "pop {{r4-r11, pc}}",
