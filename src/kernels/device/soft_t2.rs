@@ -209,11 +209,11 @@ core::arch::global_asm!(
     // after the head: r5 = x (the word's signed mantissa << 6, not
     // negated), r8 = the word, r6 = d, flags of d - 6.
     // The float in r5 as the accumulator (r0, r1), as soft::acc_words;
-    // to `bad` when it is not one.
-    ".macro atome_t2_unpack bad",
+    // to `bad` when it is not one, to `zero` (r0, r1 not set) for +-0.
+    ".macro atome_t2_unpack bad, zero",
     // C = the sign, Z for +-0.
     "lsls r12, r5, #1",
-    "beq .Lt2_az",
+    "beq \\zero",
     // m6 = (1 << 23 | fraction) << 6, signed.
     "lsl r0, r5, #8",
     "orr r0, r0, #0x80000000",
@@ -306,13 +306,23 @@ core::arch::global_asm!(
     "orr r10, r0, #2",
     "mov r4, r3",
     "mov r3, r7",
+    // (The loop's constants, as at .Lt2_setup, once for all the vectors.)
+    "movw r9, #0xffe0",
+    "movt r9, #0x1fff",
+    "mvn r11, #63",
     "tst r5, #1",
     "beq .Lt2_vstop",
     ".Lt2_vacc:",
     "ldr r5, [r10, #-2]",
-    "atome_t2_unpack .Lt2_vstop",
-    "b .Lt2_setup",
-    // The vector's sum was stored: the next one, if taken.
+    "atome_t2_unpack .Lt2_vstop, .Lt2_vz",
+    "b .Lt2_loop",
+    ".Lt2_vz:",
+    "movs r0, #0",
+    "mvn r1, #95",
+    "b .Lt2_loop",
+    // The vector's sum into its float, then the next vector, if taken.
+    ".Lt2_vst:",
+    "str r1, [r10, #-2]",
     ".Lt2_vnext:",
     "ldrd r5, r6, [sp]",
     "lsr r5, r5, #1",
@@ -354,7 +364,7 @@ core::arch::global_asm!(
     "mov r4, r3",
     "mov r3, r1",
     "ldr r5, [r0]",
-    "atome_t2_unpack .Lt2_abad",
+    "atome_t2_unpack .Lt2_abad, .Lt2_az",
     ".Lt2_setup:",
     "movw r9, #0xffe0",
     "movt r9, #0x1fff",
@@ -393,10 +403,9 @@ core::arch::global_asm!(
     "and r0, r0, #0x80000000",
     "orr r1, r1, r0",
     ".Lt2_ast:",
-    "bic r12, r10, #3",
-    "str r1, [r12]",
     "tst r10, #2",
-    "bne .Lt2_vnext",
+    "bne .Lt2_vst",
+    "str r1, [r10, #-1]",
     "movs r0, #0",
     "movs r1, #0",
     "pop {{r4-r11, pc}}",
