@@ -546,7 +546,12 @@ static TRIT2_TABS: Trit2Tabs = Trit2Tabs { ents: TRIT2_ENTS, n: TRIT2_N };
 /// The entries (column << 3 | negate) of the Trit2 weights in `bytes` (the
 /// block's len <= SB weights from a byte boundary: len.div_ceil(4) bytes),
 /// four weights a byte through [`TRIT2_ENTS`]; returns their count.
-#[inline(always)]
+// (Out of line on the Thumb-2 loop's cores: inlined into soft_pass its
+// byte loop had the table's address rebuilt and an index masked each byte,
+// 13 instructions, against 11 here, and the call is once per row block.
+// Inlined elsewhere: out of line costs M0 and riscv32 more than it saves.)
+#[cfg_attr(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2), inline(never))]
+#[cfg_attr(not(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2)), inline(always))]
 fn trit2_ents(bytes: &[u8], len: usize, ents: &mut [u8; SB + 4]) -> usize {
     let (full, part) = bytes.split_at((len / 4).min(bytes.len()));
     // Column << 3 of the byte's first weight, in every byte lane (each
