@@ -546,22 +546,24 @@ static TRIT2_TABS: Trit2Tabs = Trit2Tabs { ents: TRIT2_ENTS, n: TRIT2_N };
 /// The entries (column << 3 | negate) of the Trit2 weights in `bytes` (the
 /// block's len <= SB weights from a byte boundary: len.div_ceil(4) bytes),
 /// four weights a byte through [`TRIT2_ENTS`]; returns their count.
-// (Out of line on the Thumb-2 loop's cores: inlined into soft_pass its
-// byte loop had the table's address rebuilt and an index masked each byte,
-// 13 instructions, against 11 here, and the call is once per row block.
-// Inlined elsewhere: out of line costs M0 and riscv32 more than it saves.)
+// (Out of line on the Thumb-2 loop's cores, where soft_pass is short of
+// registers: fewer instructions per row block there. Inlined elsewhere:
+// out of line costs M0 and riscv32 more than it saves.)
 #[cfg_attr(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2), inline(never))]
 #[cfg_attr(not(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2)), inline(always))]
 fn trit2_ents(bytes: &[u8], len: usize, ents: &mut [u8; SB + 4]) -> usize {
     let (full, part) = bytes.split_at((len / 4).min(bytes.len()));
     // Column << 3 of the byte's first weight, in every byte lane (each
     // lane stays below 256: column <= 31): kx.
-    #[cfg(not(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2))))]
+    #[cfg(not(all(target_arch = "arm", not(target_abi = "eabihf"))))]
     let (mut ne, mut kx) = (0, 0u32);
     // Cortex-M0: the whole bytes in Thumb-1 (soft_t1.rs: 15.5 instructions a
     // byte; 27 when inlined here, where its constants were spilled).
     #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
     let (full, mut ne, mut kx) = (&[] as &[u8], super::soft_t1::trit2_ents(full, ents, &TRIT2_TABS), (full.len() as u32).wrapping_mul(0x2020_2020));
+    // The other Arm cores without an FPU: in Thumb-2 (soft_t2.rs: 9 a byte).
+    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+    let (full, mut ne, mut kx) = (&[] as &[u8], super::soft_t2::trit2_ents(full, ents, &TRIT2_TABS), (full.len() as u32).wrapping_mul(0x2020_2020));
     let mut put = |b: usize, ne: &mut usize| {
         let e = TRIT2_TABS.ents[b & 255].wrapping_add(kx);
         // ne <= 4q < SB for byte q, so the four bytes fit.

@@ -436,3 +436,62 @@ core::arch::global_asm!(
     ".purgem atome_t2_half",
     ".purgem atome_t2_next",
 );
+
+/// The entries of whole Trit2 bytes into `ents` from index 0, as
+/// `soft::trit2_ents` builds them (byte q's entries + q * 0x20 in each
+/// lane, four bytes stored per byte, the count advanced by its number of
+/// nonzero weights); returns the count.
+#[cfg(all(atome_thumb2, not(target_abi = "eabihf")))]
+pub(super) fn trit2_ents(bytes: &[u8], ents: &mut [u8; super::soft::SB + 4], tabs: &super::soft::Trit2Tabs) -> usize {
+    // At most SB / 4 bytes: every store (count <= 4q, four bytes) stays
+    // within the SB + 4 entries.
+    let bytes = &bytes[..bytes.len().min(super::soft::SB / 4)];
+    if bytes.is_empty() {
+        return 0;
+    }
+    // SAFETY: `bytes` is readable for its length (>= 1), the stores stay in
+    // `ents` (above; word stores at any byte offset, which the Armv7-M
+    // cores take), `tabs` is the 1,280-byte table pair; the routine touches
+    // nothing else and keeps the callee-saved registers (AAPCS).
+    unsafe { atome_trit2_ents_t2(bytes.as_ptr(), bytes.len(), ents.as_mut_ptr(), tabs) }
+}
+
+#[cfg(all(atome_thumb2, not(target_abi = "eabihf")))]
+extern "C" {
+    fn atome_trit2_ents_t2(bytes: *const u8, n: usize, ents: *mut u8, tabs: *const super::soft::Trit2Tabs) -> usize;
+}
+
+// r0 = next byte, r1 = end, r2 = where the byte's entries go, r3 = the
+// entry table, r4 = the count table, r7 = the column offset of the byte in
+// every lane, r12 = 0x20202020 (its step): 9 instructions a byte.
+#[cfg(all(atome_thumb2, not(target_abi = "eabihf")))]
+core::arch::global_asm!(
+    ".section .text.atome_trit2_ents_t2,\"ax\",%progbits",
+    ".global atome_trit2_ents_t2",
+    ".hidden atome_trit2_ents_t2",
+    ".type atome_trit2_ents_t2,%function",
+    ".syntax unified",
+    ".thumb",
+    ".thumb_func",
+    ".p2align 2",
+    "atome_trit2_ents_t2:",
+    "push {{r2, r4-r7, lr}}",
+    "add r1, r0, r1",
+    "add r4, r3, #1024",
+    "movs r7, #0",
+    "mov r12, #0x20202020",
+    "1:",
+    "ldrb r5, [r0], #1",
+    "ldr r6, [r3, r5, lsl #2]",
+    "add r6, r6, r7",
+    "str r6, [r2]",
+    "ldrb r5, [r4, r5]",
+    "add r2, r2, r5",
+    "add r7, r7, r12",
+    "cmp r0, r1",
+    "bne 1b",
+    "pop {{r1}}",
+    "sub r0, r2, r1",
+    "pop {{r4-r7, pc}}",
+    ".size atome_trit2_ents_t2, . - atome_trit2_ents_t2",
+);
