@@ -169,17 +169,48 @@ const WB: i32 = 96;
 
 /// An input as one word, (signed mantissa << 6) | (e - WB), 0 for either
 /// zero (adding a zero never changes a running sum that is not -0.0, and
-/// the sum starts at +0.0); None outside the window or not finite.
-#[inline]
+/// the sum starts at +0.0); None outside the window or not finite. On the
+/// Thumb-2 loop's cores the two fields trade places, (e - WB) << 26 | the
+/// mantissa's low 26 bits ([`WORD_HI`]).
+#[inline(always)]
 fn word(v: f32) -> Option<i32> {
-    let u = unpack(v)?;
-    if u.m == 0 {
-        return Some(0);
+    let b = v.to_bits();
+    // e - WB (wrapping: above 63 for every exponent outside the window,
+    // subnormals and zeros too); fewer instructions than through unpack.
+    let ee = ((b >> 23) & 255).wrapping_sub(WB as u32);
+    if ee > 63 {
+        return if b << 1 == 0 { Some(0) } else { None };
     }
-    if (u.e - WB) as u32 > 63 {
-        return None;
+    // The mantissa with its implicit bit (bit 23: the exponent's low bit
+    // shifted to bit 31 and set), signed.
+    let m = ((b << 8 | 1 << 31) >> 8) as i32;
+    let m = if (b as i32) < 0 { -m } else { m };
+    Some(if WORD_HI { (ee << 26) as i32 | (m & 0x3ff_ffff) } else { (m << 6) | ee as i32 })
+}
+
+/// The words' layout of the Thumb-2 loop (soft_t2.rs): exponent on top,
+/// where one shifted operand takes it (d = e - (w >> 26)) and one shift
+/// the mantissa (x6 = w << 6), instead of two masks and a subtract.
+const WORD_HI: bool = cfg!(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2));
+
+/// A word's signed mantissa << 6.
+#[inline(always)]
+fn word_m6(w: i32) -> i32 {
+    if WORD_HI {
+        w << 6
+    } else {
+        w & !63
     }
-    Some((u.m << 6) | (u.e - WB))
+}
+
+/// A word's exponent - WB.
+#[inline(always)]
+fn word_ex(w: i32) -> i32 {
+    if WORD_HI {
+        (w as u32 >> 26) as i32
+    } else {
+        w & 63
+    }
 }
 
 /// How one vector's block is added.
@@ -273,6 +304,10 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
     // (Four spare bytes: trit2_ents stores four entries at a time.)
     let mut ents = [0u8; SB + 4];
     let general = w.packing == Packing::P3;
+    // Every vector's sum of every row is within `out` (then the assembly
+    // loop may run the vectors of a row block in one call).
+    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+    let vecs_ok = nb >= 1 && (b0 + nb - 1).checked_mul(ostride).and_then(|v| v.checked_add(rows)).is_some_and(|v| v <= out.len());
     let mut c0 = 0;
     while c0 < cols {
         let len = (cols - c0).min(SB);
@@ -294,6 +329,9 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             }
         }
         let codes = &mut codes[..len];
+        // Which vectors' blocks are soft, bit b for vector b.
+        #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+        let soft = mode.iter().enumerate().take(nb).fold(0u32, |s, (b, &m)| s | ((m == Mode::Soft) as u32) << b);
         for j in 0..rows {
             let start = j * cols + c0;
             // Trit2 from a byte boundary (bytes within `data`): the entries
@@ -318,23 +356,53 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                 ne
             };
             let ents = &ents[..ne.min(SB)];
-            for b in 0..nb {
+            let mut bn = 0;
+            while bn < nb {
+                // Thumb-2: the assembly loop runs the vectors' sums in a row
+                // while it can; vector bn is then left to the code below,
+                // or finished here from where the loop stopped.
+                #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+                if vecs_ok && !general && !ents.is_empty() {
+                    let n = ents.len();
+                    // SAFETY: vectors bn..nb have their sums in `out`
+                    // (vecs_ok), spaced ostride floats, and their words in
+                    // xb[bn..nb] (SB words each, contiguous); ents[0..n] are
+                    // entries built above (column < SB), n >= 1, nb > bn.
+                    let r = unsafe {
+                        let o = out.as_mut_ptr().add((b0 + bn) * ostride + j);
+                        let words = xb.as_ptr().add(bn).cast::<i32>();
+                        super::soft_t2::run_vecs(o, nb - bn, ents.as_ptr().add(n), words, soft >> bn, ostride * 4, -(n as i32))
+                    };
+                    let (lo, hi) = (r as i32, (r >> 32) as u32);
+                    bn += (hi >> 16) as usize;
+                    if lo & 63 != 0 {
+                        let b = bn.min(SNB - 1);
+                        bn += 1;
+                        let mut st = [lo & !63, hi as i16 as i32];
+                        let done = run_words_from(ents, &xb[b], &mut st, n - (lo & 63) as usize);
+                        let Some(o) = out.get_mut((b0 + b) * ostride + j) else { continue };
+                        if let Some(k) = acc_end(o, ents, st, done) {
+                            let base = (b0 + b) * xstride + c0;
+                            *o = block_float(w, start, codes, &mut decoded, *o, k, xs.get(base..base + len).unwrap_or(&[]));
+                        }
+                        continue;
+                    }
+                    if bn >= nb {
+                        break;
+                    }
+                }
+                let b = bn.min(SNB - 1);
+                bn += 1;
                 let Some(o) = out.get_mut((b0 + b) * ostride + j) else { continue };
                 let base = (b0 + b) * xstride + c0;
                 if mode[b] == Mode::Soft && !general {
                     // The common case first, the rare paths out of line
                     // (fewer instructions of glue per row block and vector).
-                    if let Some(mut st) = acc_words(*o) {
-                        let done = run_words_fast(ents, &xb[b], &mut st);
-                        let a = pack(Soft { m: st[0] >> 6, e: st[1] + WB });
-                        *o = match ents.get(done) {
-                            None => a,
+                    if let Some(over) = acc_block(o, ents, &xb[b]) {
+                        if let Some(k) = over {
                             // Overflow at column k: the float add from there on.
-                            Some(&en) => {
-                                let k = (en >> 3) as usize & (SB - 1);
-                                block_float(w, start, codes, &mut decoded, a, k, xs.get(base..base + len).unwrap_or(&[]))
-                            }
-                        };
+                            *o = block_float(w, start, codes, &mut decoded, *o, k, xs.get(base..base + len).unwrap_or(&[]));
+                        }
                         continue;
                     }
                 }
@@ -358,6 +426,40 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             }
         }
     }
+}
+
+/// Adds a row block's entries to the running sum `*o` through the word
+/// loop: Some(None) when all were added, Some(Some(k)) when the add at
+/// column k overflows (`*o` then holds the sum before it), None when `*o`
+/// is not one of the loop's accumulators (see [`acc_words`]; unchanged).
+#[inline(always)]
+fn acc_block(o: &mut f32, ents: &[u8], x: &[i32; SB]) -> Option<Option<usize>> {
+    // Thumb-2: the assembly loop unpacks and packs the sum itself.
+    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+    if !ents.is_empty() {
+        let n = ents.len();
+        // SAFETY: ents[0..n] are entries built by soft_pass (column < SB,
+        // so the words read are x's), n >= 1, o is one float.
+        let r = unsafe { super::soft_t2::run_acc(o, -(n as i32), ents.as_ptr().add(n), x) };
+        let (lo, hi) = (r as i32, (r >> 32) as i32);
+        if lo & 63 == 0 {
+            return if hi == 0 { Some(None) } else { None };
+        }
+        let mut st = [lo & !63, hi];
+        let done = run_words_from(ents, x, &mut st, n - (lo & 63) as usize);
+        return Some(acc_end(o, ents, st, done));
+    }
+    let mut st = acc_words(*o)?;
+    let done = run_words_fast(ents, x, &mut st);
+    Some(acc_end(o, ents, st, done))
+}
+
+/// The end of [`acc_block`]: the sum into `*o`, and the column of the
+/// entry `done` when it is one (the add that overflowed).
+#[inline(always)]
+fn acc_end(o: &mut f32, ents: &[u8], st: [i32; 2], done: usize) -> Option<usize> {
+    *o = pack(Soft { m: st[0] >> 6, e: st[1] + WB });
+    ents.get(done).map(|&en| (en >> 3) as usize & (SB - 1))
 }
 
 /// A running sum as the loop's accumulator [m6, e - WB] (see
@@ -444,17 +546,24 @@ static TRIT2_TABS: Trit2Tabs = Trit2Tabs { ents: TRIT2_ENTS, n: TRIT2_N };
 /// The entries (column << 3 | negate) of the Trit2 weights in `bytes` (the
 /// block's len <= SB weights from a byte boundary: len.div_ceil(4) bytes),
 /// four weights a byte through [`TRIT2_ENTS`]; returns their count.
-#[inline(always)]
+// (Out of line on the Thumb-2 loop's cores, where soft_pass is short of
+// registers: fewer instructions per row block there. Inlined elsewhere:
+// out of line costs M0 and riscv32 more than it saves.)
+#[cfg_attr(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2), inline(never))]
+#[cfg_attr(not(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2)), inline(always))]
 fn trit2_ents(bytes: &[u8], len: usize, ents: &mut [u8; SB + 4]) -> usize {
     let (full, part) = bytes.split_at((len / 4).min(bytes.len()));
     // Column << 3 of the byte's first weight, in every byte lane (each
     // lane stays below 256: column <= 31): kx.
-    #[cfg(not(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2))))]
+    #[cfg(not(all(target_arch = "arm", not(target_abi = "eabihf"))))]
     let (mut ne, mut kx) = (0, 0u32);
     // Cortex-M0: the whole bytes in Thumb-1 (soft_t1.rs: 15.5 instructions a
     // byte; 27 when inlined here, where its constants were spilled).
     #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
     let (full, mut ne, mut kx) = (&[] as &[u8], super::soft_t1::trit2_ents(full, ents, &TRIT2_TABS), (full.len() as u32).wrapping_mul(0x2020_2020));
+    // The other Arm cores without an FPU: in Thumb-2 (soft_t2.rs: 9 a byte).
+    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+    let (full, mut ne, mut kx) = (&[] as &[u8], super::soft_t2::trit2_ents(full, ents, &TRIT2_TABS), (full.len() as u32).wrapping_mul(0x2020_2020));
     let mut put = |b: usize, ne: &mut usize| {
         let e = TRIT2_TABS.ents[b & 255].wrapping_add(kx);
         // ne <= 4q < SB for byte q, so the four bytes fit.
@@ -668,8 +777,8 @@ fn run_words_from(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2], mut i: usize) -
         // the loops above, and the no-panic audit wants no bounds check.)
         let Some(&en) = ents.get(i) else { break };
         let w = x[(en >> 3) as usize & (SB - 1)];
-        let x6 = w & !63;
-        let ex = if x6 == 0 { 0 } else { (w & 63) + WB };
+        let x6 = word_m6(w);
+        let ex = if x6 == 0 { 0 } else { word_ex(w) + WB };
         let (mut m, mut e) = (st[0], if st[0] == 0 { 0 } else { st[1] + WB });
         if !step(&mut m, &mut e, x6, ex, en & 1 != 0) {
             return i;
@@ -712,8 +821,8 @@ fn fast_words(st: &mut [i32; 2], ents: &[u8], x: &[i32; SB], mut i: usize) -> us
     let (mut m, mut e) = (st[0], st[1]);
     while let Some(&en) = ents.get(i) {
         let w = x[(en >> 3) as usize & (SB - 1)];
-        let ex = w & 63;
-        let xv = if en & 1 != 0 { (w & !63).wrapping_neg() } else { w & !63 };
+        let ex = word_ex(w);
+        let xv = if en & 1 != 0 { word_m6(w).wrapping_neg() } else { word_m6(w) };
         let d = e.wrapping_sub(ex);
         let (t, eb, d) = if d >= 0 {
             if d > 31 {
