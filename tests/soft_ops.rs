@@ -5,12 +5,13 @@
 //! to the platform's own operation, whose payload rules differ between
 //! architectures).
 //!
-//! Each pair is checked as a + b, a - b (the add with b negated) and a * b.
+//! Each pair is checked as a + b, a - b (the add with b negated), a * b,
+//! a > b and b > a (`gt_int`), and c * a for c = -1, 0, +1 (`trit_times_int`).
 //! SOFT_OPS_PAIRS sets the number of pairs (default 10^7 in release, 10^6
 //! in debug builds); SOFT_OPS_SEED the seed; SOFT_OPS_THREADS the threads.
 //! scripts/soft_add_long.sh runs 10^9 pairs.
 use atome::forward::sample::SplitMix64;
-use atome::kernels::device::sf::{add_int, mul_int};
+use atome::kernels::device::sf::{add_int, gt_int, mul_int, trit_times_int};
 use proptest::prelude::*;
 
 #[path = "common/pairs.rs"]
@@ -130,12 +131,21 @@ fn check(a: f32, b: f32) -> Option<String> {
     if !same(a * b, got) {
         return Some(format!("mul_int({:#010x}, {:#010x}) = {:#010x}, hardware {:#010x}", a.to_bits(), b.to_bits(), got.to_bits(), (a * b).to_bits()));
     }
+    if gt_int(a, b) != (a > b) || gt_int(b, a) != (b > a) {
+        return Some(format!("gt_int({:#010x}, {:#010x}) differs from the hardware compare", a.to_bits(), b.to_bits()));
+    }
+    for c in [-1i8, 0, 1] {
+        let (got, want) = (trit_times_int(c, a), c as f32 * a);
+        if !same(want, got) {
+            return Some(format!("trit_times_int({c}, {:#010x}) = {:#010x}, hardware {:#010x}", a.to_bits(), got.to_bits(), want.to_bits()));
+        }
+    }
     None
 }
 
 #[test]
 fn differential_against_hardware() {
-    differential("SOFT_OPS", 0x50f7_0b5e, "soft_ops", "x3 checks: a+b, a-b, a*b", pair, check);
+    differential("SOFT_OPS", 0x50f7_0b5e, "soft_ops", "x8 checks: a+b, a-b, a*b, a>b, b>a, {-1,0,1}*a", pair, check);
 }
 
 /// Every pair of a small exhaustive grid of edge values, both orders.

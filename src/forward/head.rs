@@ -28,7 +28,7 @@ pub fn classify_head(clf: &Classifier, h: &[f32], mut out: Option<&mut [f32]>) -
         crate::kernels::matvec::matvec_rows_at(w, j0, h, &mut buf[..m]);
         for (i, &v) in buf[..m].iter().enumerate() {
             let j = j0 + i;
-            if j == 0 || v > best_v {
+            if j == 0 || crate::kernels::device::sf::gt(v, best_v) {
                 best = j;
                 best_v = v;
             }

@@ -51,13 +51,13 @@ pub fn insert(score: &mut [f32], idx: &mut [f32], s: f32, j: usize) {
     let n = score.len().min(idx.len());
     let (score, idx) = (&mut score[..n], &mut idx[..n]);
     let Some(last) = n.checked_sub(1) else { return };
-    if !(s > score[last]) {
+    if !super::device::sf::gt(s, score[last]) {
         return;
     }
     score[last] = s;
     idx[last] = f32::from_bits(j as u32);
     let mut i = last;
-    while i > 0 && score[i] > score[i - 1] {
+    while i > 0 && super::device::sf::gt(score[i], score[i - 1]) {
         score.swap(i, i - 1);
         idx.swap(i, i - 1);
         i -= 1;

@@ -181,11 +181,11 @@ pub fn score_keys<K: KeyLayout, S: Lanes<N>, const N: usize>(
         let mut a = [0.0f32; N];
         acc.store(&mut a);
         for (j, &a) in a.iter().enumerate().take(nb) {
-            let s = a * inv_sqrt_dh;
+            let s = sf::mul(a, inv_sqrt_dh);
             // insert's own first test, here: most keys fail it, so the
             // call is skipped (same slots); not in the size-first build.
             let n = score.len().min(idx.len());
-            if SIZE_FIRST_FEATURE || n > 0 && score.get(n - 1).is_some_and(|&last| s > last) {
+            if SIZE_FIRST_FEATURE || n > 0 && score.get(n - 1).is_some_and(|&last| sf::gt(s, last)) {
                 insert(score, idx, s, j0 + j);
             }
         }

@@ -138,7 +138,8 @@ pub fn embed_row(w: &Tensor, tok: usize, out: &mut [f32]) {
         w.decode(tok * d + c0, &mut codes[..len]);
         if let Some(o) = out.get_mut(c0..c0 + len) {
             for (o, &c) in o.iter_mut().zip(codes.iter()) {
-                *o = c as f32 * w.scale;
+                // (Integer-only on cores without an FPU: sf::trit_times.)
+                *o = super::device::sf::trit_times(c, w.scale);
             }
         }
         c0 += len;

@@ -38,7 +38,7 @@ pub fn argmax(v: &[f32]) -> usize {
     };
     // From the first again (it never beats itself): a plain loop.
     for (i, &f) in v.iter().enumerate() {
-        if f > m {
+        if device::sf::gt(f, m) {
             m = f;
             best = i;
         }

@@ -1,5 +1,5 @@
 //! LayerNorm in the reference's order.
-use super::device::sf::{add, mul, sub};
+use super::device::sf::{add, mul, mul_add, sub};
 use crate::format::Norm;
 use crate::math::sqrtf;
 
@@ -15,7 +15,7 @@ fn stats(x: &[f32]) -> (f32, f32) {
     let mut var = 0.0f32;
     for &v in x {
         let c = sub(v, mean);
-        var = add(var, mul(c, c));
+        var = mul_add(var, c, c);
     }
     var /= d;
     (mean, 1.0 / sqrtf(var + 1e-5))

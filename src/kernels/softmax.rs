@@ -1,4 +1,5 @@
 //! Softmax in the reference's order.
+use super::device::sf;
 use crate::math::expf;
 
 /// In-place softmax (docs/ARITHMETIC.md): max by strict `>`, expf, sequential sum,
@@ -13,17 +14,19 @@ pub fn softmax(v: &mut [f32]) {
     };
     // From the first again (it never beats itself): a plain loop.
     for &f in v.iter() {
-        if f > max {
+        if sf::gt(f, max) {
             max = f;
         }
     }
     let mut sum = 0.0f32;
+    // (sf: the integer routines on cores without an FPU, the operators
+    // elsewhere.)
     for f in v.iter_mut() {
-        *f = expf(*f - max);
-        sum += *f;
+        *f = expf(sf::sub(*f, max));
+        sum = sf::add(sum, *f);
     }
-    let inv = 1.0 / (sum + 1e-10);
+    let inv = 1.0 / sf::add(sum, 1e-10);
     for f in v.iter_mut() {
-        *f *= inv;
+        *f = sf::mul(*f, inv);
     }
 }

@@ -71,6 +71,58 @@ pub fn mul(a: f32, b: f32) -> f32 {
     }
 }
 
+/// a > b (IEEE: false when either is NaN; +0 and -0 are equal): the
+/// integer test [`gt_int`] on cores without an FPU, `>` elsewhere.
+#[inline(always)]
+pub fn gt(a: f32, b: f32) -> bool {
+    if ACTIVE {
+        gt_int(a, b)
+    } else {
+        a > b
+    }
+}
+
+/// a > b on the bits, instead of the compare builtin: false for a NaN or
+/// two zeros, else sign-magnitude mapped to an order-preserving unsigned
+/// key.
+#[inline(always)]
+pub fn gt_int(a: f32, b: f32) -> bool {
+    let (ua, ub) = (a.to_bits(), b.to_bits());
+    if ua << 1 > 0xff00_0000 || ub << 1 > 0xff00_0000 || (ua | ub) << 1 == 0 {
+        return false;
+    }
+    let key = |u: u32| if u >> 31 != 0 { !u } else { u | 0x8000_0000 };
+    key(ua) > key(ub)
+}
+
+/// c * scale for a ternary code c: the bits of `c as f32 * scale`
+/// ([`trit_times_int`] on cores without an FPU).
+#[inline(always)]
+pub fn trit_times(c: i8, scale: f32) -> f32 {
+    if ACTIVE {
+        trit_times_int(c, scale)
+    } else {
+        c as f32 * scale
+    }
+}
+
+/// c * scale with no conversion or multiply call for c in {-1, 0, +1} and
+/// a finite scale: scale, -scale, or the zero of the scale's sign (exact
+/// IEEE products); otherwise the float product.
+#[inline(always)]
+pub fn trit_times_int(c: i8, scale: f32) -> f32 {
+    let u = scale.to_bits();
+    if u << 1 >= 0xff00_0000 {
+        return c as f32 * scale;
+    }
+    match c {
+        1 => scale,
+        -1 => f32::from_bits(u ^ 0x8000_0000),
+        0 => f32::from_bits(u & 0x8000_0000),
+        _ => c as f32 * scale,
+    }
+}
+
 /// acc + a * b, the product rounded first: exactly `add(acc, mul(a, b))`
 /// (on Armv7-M without an FPU one routine, the product passed to the add
 /// in registers).

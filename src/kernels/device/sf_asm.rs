@@ -457,9 +457,9 @@ core::arch::global_asm!(
 // The multiply in Thumb-2: [`super::sf::mul_int`]'s steps (both operands
 // normal, e = ea + eb - 128 in [0, 250]; the mantissas top-aligned, their
 // 64-bit product by UMULL, the low word jammed into bit 0 of the high one,
-// nearest-even at bit 8 or 7) as a leaf routine with no stack; every other
-// case is `__aeabi_fmul` with the caller's operands (for a zero times a
-// finite value that is the signs' zero, as mul_int's own rare path gives).
+// nearest-even at bit 8 or 7) as a leaf routine with no stack; a zero
+// times a finite value is the signs' zero (as mul_int's rare path), every
+// other case `__aeabi_fmul` with the caller's operands.
 // The product macro: a in \ra, b in \rb (both clobbered), scratch \rs
 // and r12; the product's bits in \rb; \slow taken before any register
 // is written.
@@ -516,7 +516,25 @@ core::arch::global_asm!(
     "atome_sf_mul_t2:",
     "atome_t2_prod r1, r0, r2, 30f",
     "bx lr",
+    // A zero times a finite value: the zero of the signs' product (the
+    // forward pass's zero states); the rest, the builtin.
     "30:",
+    "lsls r2, r0, #1",
+    "beq 31f",
+    "lsls r3, r1, #1",
+    "bne 32f",
+    "cmp r2, #0xff000000",
+    "bhs 32f",
+    "b 33f",
+    "31:",
+    "lsls r3, r1, #1",
+    "cmp r3, #0xff000000",
+    "bhs 32f",
+    "33:",
+    "eors r0, r1",
+    "and r0, r0, #0x80000000",
+    "bx lr",
+    "32:",
     "b.w __aeabi_fmul",
     ".size atome_sf_mul_t2, . - atome_sf_mul_t2",
     // acc + a * b: r0 = acc (kept), the product into r1, then the add
@@ -531,7 +549,25 @@ core::arch::global_asm!(
     "atome_sf_mul_add_t2:",
     "atome_t2_prod r2, r1, r3, 30f",
     "b.w atome_sf_add_t2",
+    // (A zero product as in atome_sf_mul_t2.)
     "30:",
+    "lsls r3, r1, #1",
+    "beq 31f",
+    "lsls r3, r2, #1",
+    "bne 34f",
+    "lsls r3, r1, #1",
+    "cmp r3, #0xff000000",
+    "bhs 34f",
+    "b 33f",
+    "31:",
+    "lsls r3, r2, #1",
+    "cmp r3, #0xff000000",
+    "bhs 34f",
+    "33:",
+    "eors r1, r2",
+    "and r1, r1, #0x80000000",
+    "b.w atome_sf_add_t2",
+    "34:",
     "push {{r0, lr}}",
     "mov r0, r1",
     "mov r1, r2",
