@@ -24,7 +24,17 @@ trap 'rm -rf "$tmp"' EXIT
 
 cc=${CC:-}
 if [ -z "$cc" ]; then
-    if command -v clang >/dev/null; then cc=clang; else cc=gcc; fi
+    # clang when it can link a sanitized program (Debian's clang package
+    # does not pull in its sanitizer runtimes: libclang-rt-N-dev), else gcc.
+    cc=gcc
+    if command -v clang >/dev/null; then
+        echo 'int main(void) { return 0; }' > "$tmp/probe.c"
+        if clang -fsanitize=address,undefined "$tmp/probe.c" -o "$tmp/probe" 2>/dev/null; then
+            cc=clang
+        else
+            echo "clang cannot link -fsanitize=address (its runtime is missing): using gcc" >&2
+        fi
+    fi
 fi
 if ! command -v valgrind >/dev/null; then
     echo "valgrind missing: apt-get install -y valgrind" >&2

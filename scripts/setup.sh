@@ -13,6 +13,18 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: apt-get install ${need_apt[*]}"
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" libnewlib-arm-none-eabi >/dev/null
 fi
+# clang's sanitizer runtimes (scripts/sanitize.sh): Debian's clang does not
+# pull them in. Best effort: sanitize.sh falls back to gcc without them.
+if command -v clang >/dev/null 2>&1; then
+  probe=$(mktemp -d)
+  echo 'int main(void) { return 0; }' > "$probe/p.c"
+  if ! clang -fsanitize=address,undefined "$probe/p.c" -o "$probe/p" >/dev/null 2>&1; then
+    major=$(clang -dumpversion | cut -d. -f1)
+    echo "setup: apt-get install libclang-rt-$major-dev"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "libclang-rt-$major-dev" >/dev/null) || true
+  fi
+  rm -rf "$probe"
+fi
 targets="thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf riscv32imc-unknown-none-elf riscv32imac-unknown-none-elf"
 installed=$(rustup target list --installed)
 for t in $targets; do
