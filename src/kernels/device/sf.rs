@@ -37,8 +37,8 @@ pub const ACTIVE: bool = cfg!(all(
 const ADD_ACTIVE: bool = ACTIVE;
 
 /// Where [`mul`] runs the integer routine: every soft-float core (thumbv6m:
-/// the Thumb-1 routine; Armv7-M and RV32: the Rust one, whose 64-bit
-/// product is one UMULL, or MUL and MULHU).
+/// the Thumb-1 routine; Armv7-M: the Thumb-2 one, one UMULL; RV32: the
+/// Rust one, MUL and MULHU).
 const MUL_ACTIVE: bool = ACTIVE;
 
 /// a - b (= a + (-b) in IEEE arithmetic), bit-exact binary32.
@@ -143,9 +143,9 @@ fn add_dev(a: f32, b: f32) -> f32 {
     add_int(a, b)
 }
 
-/// The device's integer multiply: the Thumb-1 routine on thumbv6m (no
-/// 32 x 32 -> 64-bit multiply; no 32-bit compare-and-swap either, which is
-/// how cfg can tell it), else [`mul_int`].
+/// The device's integer multiply: the assembly routine on the Arm cores
+/// without an FPU (Thumb-1 on thumbv6m, Thumb-2 on Armv7-M; sf_asm.rs),
+/// else [`mul_int`].
 #[inline(always)]
 fn mul_dev(a: f32, b: f32) -> f32 {
     #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_portable, not(feature = "size-first")))]
