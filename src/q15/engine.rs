@@ -619,7 +619,13 @@ fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): 
         // bound times 2^l_j is below 2^31.
         let bound = [32767i64, 32767 * i64::from(c0.abs()), 32767 * i64::from(c1.abs()), 32767 * i64::from(c2.abs())];
         let fits = l.iter().zip(&bound).all(|(&lj, &bj)| lj < 31 && bj < (1i64 << (31 - lj)));
-        let mx = if fits {
+        // Where SMULL/SMLAL exist and every c_j 2^l_j (and 2^l_0) is an
+        // int32, W is four 32 x 32 -> 64 multiply-accumulates.
+        let cs = [c0, c1, c2].map(i64::from);
+        let mull = !NO_SMULL && l[0] <= 30 && cs.iter().zip(&l[1..]).all(|(&c, &lj)| lj <= 30 && c.abs() << lj < 1 << 31);
+        let mx = if mull {
+            mix_sums_mull(lm, spare, hs, sp, xr, [1 << l[0], c0 << l[1], c1 << l[2], c2 << l[3]], ss)
+        } else if fits {
             mix_sums::<0>(lm, spare, hs, sp, xr, [c0, c1, c2], l, ss)
         } else if l.iter().all(|&lj| lj <= 31) {
             mix_sums::<1>(lm, spare, hs, sp, xr, [c0, c1, c2], l, ss)
@@ -695,6 +701,22 @@ fn mix_sums<const MODE: u8>(lm: &mut [i32], spare: &[i16], hs: &[i32], sp: &mut 
         } else {
             shl_to64(t[0], l[0]) + shl_to64(t[1], l[1]) + shl_to64(t[2], l[2]) + shl_to64(t[3], l[3])
         };
+        mx = mx.max(v.unsigned_abs());
+        (*w, *spc, *xc) = split3(v);
+    }
+    mx
+}
+
+/// [`mix_sums`] as W = k0 x + k1 local + k2 state + k3 sparse with
+/// k_j = c_j 2^l_j (int32): one SMLAL a term on Armv7-M (not inlined:
+/// with k0 = 2^l0 in sight LLVM turns its SMLAL into a 64-bit shift).
+#[inline(never)]
+fn mix_sums_mull(lm: &mut [i32], spare: &[i16], hs: &[i32], sp: &mut [i16], xr: &mut [i16], [k0, k1, k2, k3]: [i32; 4], ss: i32) -> u64 {
+    let mut mx = 0u64;
+    let m = |a: i32, b: i32| i64::from(a) * i64::from(b);
+    for ((((w, &ql), &h), spc), xc) in lm.iter_mut().zip(spare).zip(hs).zip(sp.iter_mut()).zip(xr.iter_mut()) {
+        let qs = state_q(*w, h, ss);
+        let v = m(i32::from(*xc), k0) + m(i32::from(ql), k1) + m(qs, k2) + m(i32::from(*spc), k3);
         mx = mx.max(v.unsigned_abs());
         (*w, *spc, *xc) = split3(v);
     }
