@@ -6,7 +6,8 @@ use super::arith::*;
 use super::params::{LayerQ, PSrc, PVec, Scale};
 use crate::format::{Model, Packing, Tensor};
 use crate::forward::Tokens;
-use crate::kernels::q15::matvec_q;
+use crate::kernels::isa::Accel;
+use crate::kernels::q15::{matvec_q, matvec_q_multi, MvJobQ};
 use crate::math::lnf;
 
 /// The buffers of one call (all caller-owned; see [`super::Q15Runner`]).
@@ -33,7 +34,7 @@ pub struct Bufs<'w> {
     pub sparse: &'w mut [i16],
     /// SSM hidden mantissas, D.
     pub hs: &'w mut [i32],
-    /// Matvec outputs and row temporaries, max(D, DH, 3).
+    /// Matvec outputs (keys, values, router, query: DH + D + 3 + DH) and row temporaries.
     pub mv: &'w mut [i32],
     /// Attention slots: index, score (low, high), probability; 4 x TOP_K.
     pub slots: &'w mut [i32],
@@ -57,11 +58,6 @@ fn quant_into(src: &[i32], e: i32, out: &mut [i16]) -> i32 {
 
 /// 2^15 - 1, the activation saturation.
 const LIM15: i32 = (1 << QA) - 1;
-
-/// Exact W h (one position) into `out` (W.rows values).
-fn mv(w: &Tensor, h: &[i16], out: &mut [i32]) {
-    matvec_q(w, h, w.cols, 1, out, w.rows);
-}
 
 /// Exact dot product of row j of W with h (the head's fallback when its
 /// rows cannot be cut at a byte boundary).
@@ -225,12 +221,12 @@ fn ln_sums(xm: &[i16], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i
     mx
 }
 
-/// Q30 router probabilities (3) of the normalized row h at exponent eh.
+/// Q30 router probabilities (3) from the exact router sums `acc3` of a
+/// normalized row at exponent eh.
 #[inline(never)]
-fn router(w: &Tensor, sc: Scale, h: &[i16], eh: i32, mvb: &mut [i32]) -> [i32; 3] {
+fn router(sc: Scale, acc3: &[i32], eh: i32) -> [i32; 3] {
     let mut acc = [0i32; 3];
-    mv(w, h, mvb);
-    for (a, &m) in acc.iter_mut().zip(mvb.iter()) {
+    for (a, &m) in acc.iter_mut().zip(acc3) {
         *a = m;
     }
     let mut r = [0i32; 3];
@@ -259,6 +255,7 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
     if model.packing == Packing::P3 && (d > 7281 || kk > 7281) {
         return None;
     }
+    let accel = Accel::detect();
     // Embedding.
     for t in 0..n {
         embed(&model.embed, toks.id(t, dims.vocab), t, b)?;
@@ -305,22 +302,35 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
             let h = b.ring.get(slot * d..(slot + 1) * d)?;
             let tanh = if in_logits { Tanh::Bits(tanh_area) } else { Tanh::Ints(b.tanh.get(..d)?) };
             ehs = ssm_step(&psb, tanh, b.hs.get_mut(..d)?, b.mv.get_mut(..d)?, ehs, h, eh);
-            // Keys and values of this position.
-            mv(&bl.wk, h, b.mv);
+            // Keys and values of this position, and at a mixing position
+            // the router and the query: one matvec call, so that the
+            // table kernels build their tables once for all these rows.
+            {
+                let (ok, r) = b.mv.split_at_mut_checked(dh)?;
+                let (ov, r) = r.split_at_mut_checked(d)?;
+                let (or, r) = r.split_at_mut_checked(3)?;
+                let oq = r.get_mut(..dh)?;
+                let mut jobs = [
+                    MvJobQ { w: &bl.wk, out: ok, ostride: dh },
+                    MvJobQ { w: &bl.wv, out: ov, ostride: d },
+                    MvJobQ { w: &bl.router, out: or, ostride: 3 },
+                    MvJobQ { w: &bl.wq, out: oq, ostride: dh },
+                ];
+                let nj = if mixes { 4 } else { 2 };
+                matvec_q_multi(accel, jobs.get_mut(..nj)?, h, d, 1);
+            }
             let e = quant_into(b.mv.get(..dh)?, eh, b.k.get_mut(t * dh..(t + 1) * dh)?);
             *b.ek.get_mut(t)? = e as i16;
-            mv(&bl.wv, h, b.mv);
-            let e = quant_into(b.mv.get(..d)?, eh, b.v.get_mut(t * d..(t + 1) * d)?);
+            let e = quant_into(b.mv.get(dh..dh + d)?, eh, b.v.get_mut(t * d..(t + 1) * d)?);
             *b.ev.get_mut(t)? = e as i16;
             if !mixes {
                 continue;
             }
-            let r = router(&bl.router, p.router, h, eh, b.mv);
+            let r = router(p.router, b.mv.get(dh + d..dh + d + 3)?, eh);
             if t + 1 == n {
                 *b.ent.get_mut(l)? = entropy(r);
             }
-            mv(&bl.wq, h, b.mv);
-            let eq = quant_into(b.mv.get(..dh)?, eh, b.q.get_mut(..dh)?);
+            let eq = quant_into(b.mv.get(dh + d + 3..2 * dh + d + 3)?, eh, b.q.get_mut(..dh)?);
             let esp = attention(dh, &p, t, eq, dims.top_k, b)?;
             let (mxl, et) = conv_sums(&bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
             let ex = i32::from(*b.ex.get(t)?);

@@ -23,7 +23,7 @@ pub struct Q15Layout {
     /// int16 elements: residual, keys, values (one layer), the K normalized
     /// rows, the query, the sparse output, and the exponents of each row.
     pub i16s: usize,
-    /// int32 elements: SSM state, matvec outputs, attention slots, router
+    /// int32 elements: SSM state, matvec outputs (DH + D + 3 + DH), attention slots, router
     /// entropies and, when V < D, tanh(a) (otherwise it lives in the logits
     /// area, unused until the head).
     pub i32s: usize,
@@ -33,8 +33,9 @@ impl Q15Layout {
     /// The counts for these dimensions and window s.
     pub const fn new(dims: &Dims, s: usize) -> Q15Layout {
         let (d, dh, k) = (dims.d_model, dims.d_head, dims.kernel_size);
-        let mvn = if d > dh { d } else { dh };
-        let mvn = if mvn > 3 { mvn } else { 3 };
+        // Matvec outputs: keys, values, router and query of one position
+        // (one call shares the table kernels' tables among them).
+        let mvn = d + 2 * dh + 3;
         Q15Layout {
             i16s: s * d + s + s * dh + s + s * d + s + k * d + k + dh + d,
             i32s: d + mvn + 4 * dims.top_k + dims.n_layers + if dims.vocab >= d { 0 } else { d },

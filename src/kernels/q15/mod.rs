@@ -4,4 +4,4 @@
 
 pub mod matvec;
 
-pub use matvec::{matvec_q, matvec_q_naive};
+pub use matvec::{matvec_q, matvec_q_multi, matvec_q_naive, MvJobQ};
