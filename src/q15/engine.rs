@@ -860,27 +860,59 @@ fn attention(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Buf
         // halves, B = H * 2^15 + L with 0 <= L < 2^15: 0 <= P_s and
         // sum P_s < 2^31, so |B| < 2^46 and |H| < 2^31 throughout.
         let (hi, lo) = (b.mv.get_mut(..d)?, b.sparse.get_mut(..d)?);
-        hi.fill(0);
-        lo.fill(0);
-        for (&j, &ps) in slots {
+        let whole = |h: i32, l: i16| (i64::from(h) << 15) + i64::from(l);
+        // Up to four value rows (the usual TOP_K): B of each channel
+        // summed at once, in registers (a row of P = 0 pads).
+        let mut rows: [&[i16]; 4] = [&[]; 4];
+        let mut pw = [0i32; 4];
+        let mut ns = 0;
+        for (&j, &ps) in slots.clone() {
             let e = ev_of(j);
             if e == E_ZERO {
                 continue;
             }
-            let ps = ps << (dmax - (f - e));
-            let (ph, pl) = (ps >> 15, ps & 0x7FFF);
-            let row = vals.get(j as usize * d..(j as usize + 1) * d)?;
-            for ((h, l), &v) in hi.iter_mut().zip(lo.iter_mut()).zip(row) {
-                let v = i32::from(v);
-                let lw = i32::from(*l) + pl * v;
-                *h += ph * v + (lw >> 15);
-                *l = (lw & 0x7FFF) as i16;
+            if let (Some(r), Some(p)) = (rows.get_mut(ns), pw.get_mut(ns)) {
+                *r = vals.get(j as usize * d..(j as usize + 1) * d)?;
+                *p = ps << (dmax - (f - e));
             }
+            ns += 1;
         }
-        let whole = |h: i32, l: i16| (i64::from(h) << 15) + i64::from(l);
         let mut mx = 0u64;
-        for (&h, &l) in hi.iter().zip(lo.iter()) {
-            mx = mx.max(whole(h, l).unsigned_abs());
+        if ns <= 4 {
+            for k in ns..4 {
+                rows[k] = rows[0];
+            }
+            let [r0, r1, r2, r3] = rows;
+            let [p0, p1, p2, p3] = pw;
+            let it = hi.iter_mut().zip(lo.iter_mut()).zip(r0.iter().zip(r1)).zip(r2.iter().zip(r3));
+            for (((h, l), (&v0, &v1)), (&v2, &v3)) in it {
+                let bsum = mul64_16(p0, i32::from(v0)) + mul64_16(p1, i32::from(v1)) + mul64_16(p2, i32::from(v2)) + mul64_16(p3, i32::from(v3));
+                mx = mx.max(bsum.unsigned_abs());
+                // (|B| < 2^46: the high part is an int32.)
+                *h = (bsum >> 15) as i32;
+                *l = (bsum & 0x7FFF) as i16;
+            }
+        } else {
+            hi.fill(0);
+            lo.fill(0);
+            for (&j, &ps) in slots {
+                let e = ev_of(j);
+                if e == E_ZERO {
+                    continue;
+                }
+                let ps = ps << (dmax - (f - e));
+                let (ph, pl) = (ps >> 15, ps & 0x7FFF);
+                let row = vals.get(j as usize * d..(j as usize + 1) * d)?;
+                for ((h, l), &v) in hi.iter_mut().zip(lo.iter_mut()).zip(row) {
+                    let v = i32::from(v);
+                    let lw = i32::from(*l) + pl * v;
+                    *h += ph * v + (lw >> 15);
+                    *l = (lw & 0x7FFF) as i16;
+                }
+            }
+            for (&h, &l) in hi.iter().zip(lo.iter()) {
+                mx = mx.max(whole(h, l).unsigned_abs());
+            }
         }
         let s = qshift(mx, QA);
         for (&h, l) in hi.iter().zip(lo.iter_mut()) {
