@@ -49,9 +49,20 @@ pub struct Bufs<'w> {
 fn quant_into(src: &[i32], e: i32, out: &mut [i16]) -> i32 {
     let mx = src.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0);
     let s = qshift(u64::from(mx), QA);
-    // s = bitlen(mx) - 15: every rshr32 result is within +-2^15 (int32 work).
-    for (o, &v) in out.iter_mut().zip(src) {
-        *o = rshr32(v, s).clamp(-LIM15, LIM15) as i16;
+    // s = bitlen(mx) - 15: every rshr32 result is within +-2^15 (int32
+    // work). One loop per case, the shift's branches out of the loop.
+    if s >= 1 {
+        // (s <= 17: |v| < 2^32.)
+        let n = (s - 1) as u32;
+        for (o, &v) in out.iter_mut().zip(src) {
+            *o = (((v >> n) + 1) >> 1).clamp(-LIM15, LIM15) as i16;
+        }
+    } else {
+        // mx < 2^(15 + s): the left shift is exact and within +-32767.
+        let n = (-s).min(31) as u32;
+        for (o, &v) in out.iter_mut().zip(src) {
+            *o = (v << n) as i16;
+        }
     }
     qexp(u64::from(mx), e, QA)
 }
