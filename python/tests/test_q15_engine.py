@@ -92,7 +92,7 @@ def test_build_config_reports_q15_and_the_state_fits():
     assert eng.state_size <= 12000  # issue 12's target at the default configuration
     c = nr.Config.of(DEFAULT)
     n16 = 2 * c.S * c.D + c.S * c.DH + 3 * c.S + c.K * c.D + c.K + c.DH + c.D
-    n32 = c.D + max(c.D, c.DH, 3) + 4 * c.TOPK + c.L + (0 if c.V >= c.D else c.D)
+    n32 = c.D + (c.D + 2 * c.DH + 3) + 4 * c.TOPK + c.L + (0 if c.V >= c.D else c.D)
     assert eng.state_size == 4 * c.V + 4 * n32 + 2 * n16 + (2 * n16) % 4
 
 
