@@ -514,6 +514,59 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
                 shs[k] = et - ek;
             }
         }
+        if conv.packing == Packing::Trit2 && kk == 5 {
+            // K = 5 (the models' width) with every tap on the same grid
+            // (the usual case; a zero or missing row's weights masked to
+            // 0): one pass over the channels, each channel's ten code bits
+            // read at once, its five taps summed in a register.
+            let mut mask = 0u32;
+            // A tap's rounding shift as (x + a) >> s (rshr; s = 0 keeps x;
+            // s >= 16 rounds every int16 to 0, so 16 stands for more).
+            let (mut a, mut sv) = ([0i32; 5], [0u32; 5]);
+            for (k, &sh) in shs.iter().enumerate().take(nt) {
+                if sh >= 0 {
+                    mask |= 3 << (2 * k);
+                    let s = sh.min(16) as u32;
+                    sv[k] = s;
+                    a[k] = (1 << s) >> 1;
+                }
+            }
+            let shifted = sv.iter().any(|&s| s > 0);
+            let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
+            let xs = out.iter_mut().zip(row(0)).zip(row(1)).zip(row(2)).zip(row(3)).zip(row(4));
+            let (data, mut bit) = (conv.data, 0usize);
+            // (A missing row is empty: the zip then stops early, and the
+            // general path below does the channels.)
+            if xs.len() == d {
+                const W: [i32; 4] = [0, 1, 0, -1];
+                let w = |b: u32, k: u32| W[((b >> (2 * k)) & 3) as usize];
+                for (((((o, &x0), &x1), &x2), &x3), &x4) in xs {
+                    let at = bit >> 3;
+                    let bits = match data.get(at..at + 4) {
+                        Some(&[b0, b1, b2, b3]) => u32::from_le_bytes([b0, b1, b2, b3]),
+                        _ => {
+                            let mut v = 0u32;
+                            for i in 0..4 {
+                                v |= u32::from(data.get(at + i).copied().unwrap_or(0)) << (8 * i);
+                            }
+                            v
+                        }
+                    };
+                    let b = (bits >> (bit & 7)) & mask;
+                    let (x0, x1, x2, x3, x4) = if shifted {
+                        let r = |x: i16, k: usize| (i32::from(x) + a[k]) >> sv[k];
+                        (r(x0, 0), r(x1, 1), r(x2, 2), r(x3, 3), r(x4, 4))
+                    } else {
+                        (i32::from(x0), i32::from(x1), i32::from(x2), i32::from(x3), i32::from(x4))
+                    };
+                    let acc = w(b, 0) * x0 + w(b, 1) * x1 + w(b, 2) * x2 + w(b, 3) * x3 + w(b, 4) * x4;
+                    *o = acc;
+                    mx = mx.max(acc.unsigned_abs());
+                    bit += 10;
+                }
+                return (mx, et);
+            }
+        }
         if conv.packing == Packing::Trit2 {
             // The sums by tap, the 2-bit codes read in place (c * K + k;
             // 1: +1, 3: -1, 0 and 2: 0; past the end of the data: 0, as
