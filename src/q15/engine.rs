@@ -46,8 +46,12 @@ pub struct Bufs<'w> {
 }
 
 /// quant15 of exact integers `src` at exponent e into `out`; the exponent.
+///
+/// (Here and below a quantization needs only bitlen(max |v|), which the
+/// bitwise OR of the magnitudes has too: the first passes OR them, two
+/// instructions where a 64-bit max takes five.)
 fn quant_into(src: &[i32], e: i32, out: &mut [i16]) -> i32 {
-    let mx = src.iter().map(|v| v.unsigned_abs()).max().unwrap_or(0);
+    let mx = src.iter().fold(0, |a, v| a | v.unsigned_abs());
     let s = qshift(u64::from(mx), QA);
     // s = bitlen(mx) - 15: every rshr32 result is within +-2^15 (int32
     // work). One loop per case, the shift's branches out of the loop.
@@ -192,7 +196,7 @@ fn layer_norm(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, z: &mut [i32], mid: &mut 
         let gz = mul64(g.m(i), zv);
         let bm = i64::from(b.m(i));
         let v = (if l1 == 0 { gz } else { rshr(gz, l1) }) + (if l2 == 0 { bm } else { rshr(bm, l2) });
-        mx = mx.max(v.unsigned_abs());
+        mx |= v.unsigned_abs();
         (*zi, *m, *o) = split3(v);
     }
     let sh = qshift(mx, QA);
@@ -226,7 +230,7 @@ fn ln_sums(xm: &[i16], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i
             rshr_to32(mul64(dd * i32::from(xi) - s, mi), zs)
         };
         let v = mul64(gm, zv) + if sl <= 31 { shl31_to64(bm, sl) } else { shl_to64(bm, sl) };
-        mx = mx.max(v.unsigned_abs());
+        mx |= v.unsigned_abs();
         (*zi, *m, *o) = split3(v);
     }
     mx
@@ -457,7 +461,7 @@ fn ssm_step(sb: &PSrc, tanh: Tanh, hs: &mut [i32], lo: &mut [i32], ehs: i32, h: 
     let mut mx = 0u64;
     for (c, ((hc, l), &hv)) in hs.iter_mut().zip(lo.iter_mut()).zip(h).enumerate() {
         let v = rshr(mul64(tanh.at(c), *hc), s1) + rshr(mul64_16(sb.m(c), i32::from(hv)), s2);
-        mx = mx.max(v.unsigned_abs());
+        mx |= v.unsigned_abs();
         *hc = (v >> 32) as i32;
         *l = v as i32;
     }
@@ -476,7 +480,7 @@ fn ssm_sums(ti: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, hs: &m
     let mut mx = 0u64;
     for (((hc, l), &hv), (t, bm)) in hs.iter_mut().zip(lo.iter_mut()).zip(h).zip(ti.zip(bi)) {
         let v = shl64_by(mul64(t, *hc), l1) + shl64_by(mul64_16(bm, i32::from(hv)), l2);
-        mx = mx.max(v.unsigned_abs());
+        mx |= v.unsigned_abs();
         *hc = (v >> 32) as i32;
         *l = v as i32;
     }
@@ -561,7 +565,7 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
                     };
                     let acc = w(b, 0) * x0 + w(b, 1) * x1 + w(b, 2) * x2 + w(b, 3) * x3 + w(b, 4) * x4;
                     *o = acc;
-                    mx = mx.max(acc.unsigned_abs());
+                    mx |= acc.unsigned_abs();
                     bit += 10;
                 }
                 return (mx, et);
@@ -581,7 +585,7 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
                 }
             }
             for &o in out.iter() {
-                mx = mx.max(o.unsigned_abs());
+                mx |= o.unsigned_abs();
             }
             return (mx, et);
         }
@@ -605,7 +609,7 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
                     }
                 }
                 *o = acc;
-                mx = mx.max(acc.unsigned_abs());
+                mx |= acc.unsigned_abs();
             }
             c0 += nc;
         }
@@ -622,7 +626,7 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
                 acc += i32::from(conv.weight(c * kk + k)) * rshr32(x, et - ek);
             }
             *o = acc;
-            mx = mx.max(acc.unsigned_abs());
+            mx |= acc.unsigned_abs();
         }
     }
     (mx, et)
@@ -732,7 +736,7 @@ fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): 
             + rshr(i64::from(c0 * ql), sh[1])
             + rshr(i64::from(c1 * qs), sh[2])
             + rshr(i64::from(c2 * i32::from(*spc)), sh[3]);
-        mx = mx.max(v.unsigned_abs());
+        mx |= v.unsigned_abs();
         (*w, *spc, *xc) = split3(v);
     }
     let s = qshift(mx, QA);
@@ -775,7 +779,7 @@ fn mix_sums<const MODE: u8>(lm: &mut [i32], spare: &[i16], hs: &[i32], sp: &mut 
         } else {
             shl_to64(t[0], l[0]) + shl_to64(t[1], l[1]) + shl_to64(t[2], l[2]) + shl_to64(t[3], l[3])
         };
-        mx = mx.max(v.unsigned_abs());
+        mx |= v.unsigned_abs();
         (*w, *spc, *xc) = split3(v);
     }
     mx
@@ -791,7 +795,7 @@ fn mix_sums_mull(lm: &mut [i32], spare: &[i16], hs: &[i32], sp: &mut [i16], xr: 
     for ((((w, &ql), &h), spc), xc) in lm.iter_mut().zip(spare).zip(hs).zip(sp.iter_mut()).zip(xr.iter_mut()) {
         let qs = state_q(*w, h, ss);
         let v = m(i32::from(*xc), k0) + m(i32::from(ql), k1) + m(qs, k2) + m(i32::from(*spc), k3);
-        mx = mx.max(v.unsigned_abs());
+        mx |= v.unsigned_abs();
         (*w, *spc, *xc) = split3(v);
     }
     mx
@@ -803,7 +807,7 @@ fn state_max(sc: impl Iterator<Item = i32>, hs: &[i32], out: &mut [i32]) -> u64 
     let mut mx = 0u64;
     for ((m, &h), o) in sc.zip(hs).zip(out.iter_mut()) {
         *o = m;
-        mx = mx.max(mul64(m, h).unsigned_abs());
+        mx |= mul64(m, h).unsigned_abs();
     }
     mx
 }
@@ -951,7 +955,7 @@ fn attention(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Buf
             let it = hi.iter_mut().zip(lo.iter_mut()).zip(r0.iter().zip(r1)).zip(r2.iter().zip(r3));
             for (((h, l), (&v0, &v1)), (&v2, &v3)) in it {
                 let bsum = mul64_16(p0, i32::from(v0)) + mul64_16(p1, i32::from(v1)) + mul64_16(p2, i32::from(v2)) + mul64_16(p3, i32::from(v3));
-                mx = mx.max(bsum.unsigned_abs());
+                mx |= bsum.unsigned_abs();
                 // (|B| < 2^46: the high part is an int32.)
                 *h = (bsum >> 15) as i32;
                 *l = (bsum & 0x7FFF) as i16;
@@ -975,7 +979,7 @@ fn attention(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Buf
                 }
             }
             for (&h, &l) in hi.iter().zip(lo.iter()) {
-                mx = mx.max(whole(h, l).unsigned_abs());
+                mx |= whole(h, l).unsigned_abs();
             }
         }
         let s = qshift(mx, QA);
@@ -1000,7 +1004,7 @@ fn attention(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Buf
     };
     let mut mx = 0u64;
     for c in 0..d {
-        mx = mx.max(acc(c).unsigned_abs());
+        mx |= acc(c).unsigned_abs();
     }
     let s = qshift(mx, QA);
     for (c, o) in b.sparse.iter_mut().enumerate() {
