@@ -220,18 +220,39 @@ fn ln_sums(xm: &[i16], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i
     let c = (1i64 << (zs - 1)) - i64::from(s) * i64::from(mi);
     // (Where SMULL exists the direct product is as cheap.)
     let small = NO_SMULL && dmi < 1 << 31;
-    for ((((zi, m), o), &xi), (gm, bm)) in z.iter_mut().zip(mid.iter_mut()).zip(out.iter_mut()).zip(xm).zip(gi.zip(bi)) {
+    let z_of = |xi: i16| -> i32 {
         // |D m - S| < 2^31 (D <= 32767), |Mi| < 2^24; z < 2^28.
-        let zv = if small {
+        if small {
             let p = mul64_16(dmi as i32, i32::from(xi)) + c;
             // floor(p / 2^zs) < 2^28: the low word of the shift is the value.
             sar_to32(p, zs)
         } else {
             rshr_to32(mul64(dd * i32::from(xi) - s, mi), zs)
-        };
-        let v = mul64(gm, zv) + if sl <= 31 { shl31_to64(bm, sl) } else { shl_to64(bm, sl) };
-        mx |= v.unsigned_abs();
-        (*zi, *m, *o) = split3(v);
+        }
+    };
+    let mut each = |f: &dyn Fn(i16) -> i32, b: &dyn Fn(i32) -> i64| {
+        for ((((zi, m), o), &xi), (gm, bm)) in z.iter_mut().zip(mid.iter_mut()).zip(out.iter_mut()).zip(xm).zip(gi.zip(bi)) {
+            let v = mul64(gm, f(xi)) + b(bm);
+            mx |= v.unsigned_abs();
+            (*zi, *m, *o) = split3(v);
+        }
+    };
+    // The usual row (zs in 2..=32, sl <= 31) with the shifts' cases
+    // chosen once, outside the loop.
+    if !small && (2..=32).contains(&zs) && sl <= 31 {
+        let n = zs - 1;
+        each(
+            &|xi| {
+                let p = mul64(dd * i32::from(xi) - s, mi);
+                let y = (((p as u32) >> n) | (((p >> 32) as u32) << (32 - n))) as i32;
+                (y >> 1) + (y & 1)
+            },
+            &|bm| shl31_to64(bm, sl),
+        );
+    } else if sl <= 31 {
+        each(&z_of, &|bm| shl31_to64(bm, sl));
+    } else {
+        each(&z_of, &|bm| shl_to64(bm, sl));
     }
     mx
 }
