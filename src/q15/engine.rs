@@ -230,7 +230,7 @@ fn ln_sums(xm: &[i16], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i
             rshr_to32(mul64(dd * i32::from(xi) - s, mi), zs)
         }
     };
-    let mut each = |f: &dyn Fn(i16) -> i32, b: &dyn Fn(i32) -> i64| {
+    let each = |f: &dyn Fn(i16) -> i32, b: &dyn Fn(i32) -> i64| {
         for ((((zi, m), o), &xi), (gm, bm)) in z.iter_mut().zip(mid.iter_mut()).zip(out.iter_mut()).zip(xm).zip(gi.zip(bi)) {
             let v = mul64(gm, f(xi)) + b(bm);
             mx |= v.unsigned_abs();
