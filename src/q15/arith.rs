@@ -101,13 +101,8 @@ pub fn rshr32(v: i32, s: i32) -> i32 {
 pub fn rshr_hl(hi: i32, lo: u32, s: u32) -> i32 {
     let n = s - 1;
     // The low word of v >> n is the whole value (the bound above).
-    let x = if n == 0 {
-        lo as i32
-    } else if n < 32 {
-        ((lo >> n) | ((hi as u32) << (32 - n))) as i32
-    } else {
-        hi >> (n - 32)
-    };
+    // (For n = 0 the high word's part, hi << 32, leaves the low word.)
+    let x = if n < 32 { ((lo >> n) | (((hi as u32) << 1) << (31 - n))) as i32 } else { hi >> (n - 32) };
     // floor((x + 1) / 2) without the overflow of x + 1.
     (x >> 1) + (x & 1)
 }
