@@ -153,6 +153,15 @@ pub fn shl31_to64(x: i32, n: u32) -> i64 {
     (i64::from(hi) << 32) | i64::from(lo)
 }
 
+/// v * 2^n for an int64 v and n <= 31 (the result in range), without a
+/// branch: the low word's top bits enter the high word in two shifts.
+#[inline(always)]
+pub fn shl64_31(v: i64, n: u32) -> i64 {
+    let (lo, hi) = (v as u32, (v >> 32) as u32);
+    let hi = (hi << n) | ((lo >> 1) >> (31 - n));
+    ((u64::from(hi) << 32) | u64::from(lo << n)) as i64
+}
+
 /// v * 2^n for an int64 v (n <= 62, the result in range).
 #[inline(always)]
 pub fn shl64_by(v: i64, n: u32) -> i64 {

@@ -466,13 +466,15 @@ fn ssm_step(sb: &PSrc, tanh: Tanh, hs: &mut [i32], lo: &mut [i32], ehs: i32, h: 
         };
         let sh = qshift(mx, QH);
         const LIM30: i32 = (1 << QH) - 1;
-        for (hc, &l) in hs.iter_mut().zip(lo.iter()) {
-            *hc = if sh >= 1 {
+        if sh >= 1 {
+            for (hc, &l) in hs.iter_mut().zip(lo.iter()) {
                 // |W| < 2^(sh + 30): rshr_hl's bound.
-                rshr_hl(*hc, l as u32, sh as u32).clamp(-LIM30, LIM30)
-            } else {
-                qm((i64::from(*hc) << 32) | i64::from(l as u32), sh, QH) as i32
-            };
+                *hc = rshr_hl(*hc, l as u32, sh as u32).clamp(-LIM30, LIM30);
+            }
+        } else {
+            for (hc, &l) in hs.iter_mut().zip(lo.iter()) {
+                *hc = qm((i64::from(*hc) << 32) | i64::from(l as u32), sh, QH) as i32;
+            }
         }
         return qexp(mx, a + k, QH);
     }
@@ -499,11 +501,19 @@ fn ssm_step(sb: &PSrc, tanh: Tanh, hs: &mut [i32], lo: &mut [i32], ehs: i32, h: 
 #[inline(always)]
 fn ssm_sums(ti: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, hs: &mut [i32], lo: &mut [i32], h: &[i16], l1: u32, l2: u32) -> u64 {
     let mut mx = 0u64;
-    for (((hc, l), &hv), (t, bm)) in hs.iter_mut().zip(lo.iter_mut()).zip(h).zip(ti.zip(bi)) {
-        let v = shl64_by(mul64(t, *hc), l1) + shl64_by(mul64_16(bm, i32::from(hv)), l2);
-        mx |= v.unsigned_abs();
-        *hc = (v >> 32) as i32;
-        *l = v as i32;
+    let each = |f: &dyn Fn(i64, u32) -> i64| {
+        for (((hc, l), &hv), (t, bm)) in hs.iter_mut().zip(lo.iter_mut()).zip(h).zip(ti.zip(bi)) {
+            let v = f(mul64(t, *hc), l1) + f(mul64_16(bm, i32::from(hv)), l2);
+            mx |= v.unsigned_abs();
+            *hc = (v >> 32) as i32;
+            *l = v as i32;
+        }
+    };
+    // Shifts below 32 (the usual case) without a branch.
+    if l1 <= 31 && l2 <= 31 {
+        each(&shl64_31);
+    } else {
+        each(&shl64_by);
     }
     mx
 }
