@@ -53,8 +53,15 @@ pub struct Bufs<'w> {
 fn quant_into(src: &[i32], e: i32, out: &mut [i16]) -> i32 {
     let mx = src.iter().fold(0, |a, v| a | v.unsigned_abs());
     let s = qshift(u64::from(mx), QA);
-    // s = bitlen(mx) - 15: every rshr32 result is within +-2^15 (int32
-    // work). One loop per case, the shift's branches out of the loop.
+    quant_at(src, s, out);
+    qexp(u64::from(mx), e, QA)
+}
+
+/// The mantissas of quant15 at shift s = bitlen(max |src|) - 15 into `out`.
+#[inline(always)]
+fn quant_at(src: &[i32], s: i32, out: &mut [i16]) {
+    // Every rshr32 result is within +-2^15 (int32 work). One loop per
+    // case, the shift's branches out of the loop.
     if s >= 1 {
         // (s <= 17: |v| < 2^32.)
         let n = (s - 1) as u32;
@@ -68,7 +75,6 @@ fn quant_into(src: &[i32], e: i32, out: &mut [i16]) -> i32 {
             *o = (v << n) as i16;
         }
     }
-    qexp(u64::from(mx), e, QA)
 }
 
 /// 2^15 - 1, the activation saturation.
@@ -692,9 +698,7 @@ fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): 
     // The local mantissas into the spare row; then lm holds c_out's
     // mantissas (converted once), with which the state products are formed
     // (|c_out| < 2^23, |hs| < 2^30).
-    for (o, &l) in spare.iter_mut().zip(lm.iter()) {
-        *o = rshr32(l, sl).clamp(-LIM15, LIM15) as i16;
-    }
+    quant_at(lm, sl, spare);
     let bits = |f: &f32| f.to_bits() as i32;
     let hs = st.hs;
     let mxs = match st.sc.bits() {
@@ -742,14 +746,16 @@ fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): 
             mix_sums::<2>(lm, spare, hs, sp, xr, [c0, c1, c2], l, ss)
         };
         let s = qshift(mx, QA);
-        for ((&w, &spc), xc) in lm.iter().zip(sp.iter()).zip(xr.iter_mut()) {
-            *xc = if s >= 1 {
+        if s >= 1 {
+            for ((&w, &spc), xc) in lm.iter().zip(sp.iter()).zip(xr.iter_mut()) {
                 // |W| < 2^(s + 15): rshr_hl's bound.
                 let hi = (i32::from(*xc) << 16) | i32::from(spc as u16);
-                rshr_hl(hi, w as u32, s as u32).clamp(-LIM15, LIM15) as i16
-            } else {
-                qm(join3(w, spc, *xc), s, QA) as i16
-            };
+                *xc = rshr_hl(hi, w as u32, s as u32).clamp(-LIM15, LIM15) as i16;
+            }
+        } else {
+            for ((&w, &spc), xc) in lm.iter().zip(sp.iter()).zip(xr.iter_mut()) {
+                *xc = qm(join3(w, spc, *xc), s, QA) as i16;
+            }
         }
         return qexp(mx, a + k, QA);
     }
