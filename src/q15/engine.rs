@@ -1020,10 +1020,17 @@ fn attention(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Buf
             }
         }
         let s = qshift(mx, QA);
-        for (&h, l) in hi.iter().zip(lo.iter_mut()) {
-            // s >= 16: rshr(H 2^15 + L, s) = rshr(H, s - 15), as 0 <= L < 2^15.
-            let q = if s >= 16 { i64::from(rshr32(h, s - 15)) } else { rshr(whole(h, *l), s) };
-            *l = q.clamp(-i64::from(LIM15), i64::from(LIM15)) as i16;
+        if s >= 16 {
+            // rshr(H 2^15 + L, s) = rshr(H, s - 15), as 0 <= L < 2^15; the
+            // result is within +-2^15 (s = bitlen(max |B|) - 15).
+            let n = (s - 16).min(31) as u32;
+            for (&h, l) in hi.iter().zip(lo.iter_mut()) {
+                *l = (((h >> n) + 1) >> 1).clamp(-LIM15, LIM15) as i16;
+            }
+        } else {
+            for (&h, l) in hi.iter().zip(lo.iter_mut()) {
+                *l = rshr(whole(h, *l), s).clamp(-i64::from(LIM15), i64::from(LIM15)) as i16;
+            }
         }
         return Some(qexp(mx, f - 30 - dmax, QA));
     }
