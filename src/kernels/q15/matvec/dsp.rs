@@ -105,6 +105,83 @@ fn row_dot(row: &[u8], x: &[i16]) -> i32 {
     acc
 }
 
+/// [`row_dot`] for activations at a 4-byte aligned address (the state's
+/// rows): `LDRD` loads four activations at once (27 instructions per four
+/// bytes of codes against 31).
+#[inline(always)]
+fn row_dot_a4(row: &[u8], x: &[i16]) -> i32 {
+    let nb = row.len().min(x.len() / 4);
+    if nb == 0 {
+        return 0;
+    }
+    let mut acc = 0i32;
+    // SAFETY: as row_dot's: nb bytes of row (unaligned word loads, then
+    // bytes), 4 * nb int16 of x, here as nb doubleword loads from a
+    // 4-byte aligned address (the caller checked x's alignment; LDRD
+    // needs it), and 8-byte table entries. SMLAD may set the Q flag,
+    // which nothing reads. Only the named registers and the flags change.
+    unsafe {
+        core::arch::asm!(
+            "lsrs {n4}, {nb}, #2",
+            "beq 3f",
+            "2:",
+            "ldr {c}, [{wp}], #4",
+            "uxtb {t0}, {c}",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "ldrd {x0}, {x1}, [{xp}], #8",
+            "smlad {acc}, {t0}, {x0}, {acc}",
+            "smlad {acc}, {t1}, {x1}, {acc}",
+            "ubfx {t0}, {c}, #8, #8",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "ldrd {x0}, {x1}, [{xp}], #8",
+            "smlad {acc}, {t0}, {x0}, {acc}",
+            "smlad {acc}, {t1}, {x1}, {acc}",
+            "ubfx {t0}, {c}, #16, #8",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "ldrd {x0}, {x1}, [{xp}], #8",
+            "smlad {acc}, {t0}, {x0}, {acc}",
+            "smlad {acc}, {t1}, {x1}, {acc}",
+            "lsrs {t0}, {c}, #24",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "ldrd {x0}, {x1}, [{xp}], #8",
+            "smlad {acc}, {t0}, {x0}, {acc}",
+            "smlad {acc}, {t1}, {x1}, {acc}",
+            "subs {n4}, {n4}, #1",
+            "bne 2b",
+            "3:",
+            "ands {nb}, {nb}, #3",
+            "beq 5f",
+            "4:",
+            "ldrb {t0}, [{wp}], #1",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "ldrd {x0}, {x1}, [{xp}], #8",
+            "smlad {acc}, {t0}, {x0}, {acc}",
+            "smlad {acc}, {t1}, {x1}, {acc}",
+            "subs {nb}, {nb}, #1",
+            "bne 4b",
+            "5:",
+            wp = inout(reg) row.as_ptr() => _,
+            xp = inout(reg) x.as_ptr() => _,
+            nb = inout(reg) nb => _,
+            n4 = out(reg) _,
+            tab = in(reg) PAIRS16.as_ptr(),
+            acc = inout(reg) acc,
+            c = out(reg) _,
+            t0 = out(reg) _,
+            t1 = out(reg) _,
+            x0 = out(reg) _,
+            x1 = out(reg) _,
+            options(readonly, nostack),
+        );
+    }
+    acc
+}
+
 /// Trit2 with `cols % 4 == 0`, outputs not overlapping (the caller
 /// checks). False (nothing written) when `xs` or the payload is short:
 /// the other kernels handle that.
@@ -121,8 +198,14 @@ pub(super) fn trit2(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut 
     for b in 0..on {
         let ob = super::out_row(out, b, ostride, w.rows, on);
         let x = super::x_row(xs, b, xstride, cols, n);
-        for (o, row) in ob.iter_mut().zip(w.data.chunks_exact(bpr)) {
-            *o = row_dot(row, x);
+        if (x.as_ptr() as usize).is_multiple_of(4) {
+            for (o, row) in ob.iter_mut().zip(w.data.chunks_exact(bpr)) {
+                *o = row_dot_a4(row, x);
+            }
+        } else {
+            for (o, row) in ob.iter_mut().zip(w.data.chunks_exact(bpr)) {
+                *o = row_dot(row, x);
+            }
         }
     }
     true
