@@ -182,6 +182,62 @@ fn row_dot_a4(row: &[u8], x: &[i16]) -> i32 {
     acc
 }
 
+/// [`row_dot_a4`] when the row is a whole number n4 >= 1 of code words
+/// (the caller checked 4 * n4 bytes of row and 16 * n4 activations): no
+/// length arithmetic or tail per row.
+#[inline(always)]
+fn row_dot_a4w(row: *const u8, x: *const i16, n4: usize) -> i32 {
+    let mut acc = 0i32;
+    // SAFETY: the caller's contract above (row: 4 * n4 readable bytes, x:
+    // 16 * n4 readable int16 at a 4-byte aligned address, n4 >= 1); the
+    // table entries as row_dot's. Only the named registers and the flags
+    // change.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "ldr {c}, [{wp}], #4",
+            "uxtb {t0}, {c}",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "ldrd {x0}, {x1}, [{xp}], #8",
+            "smlad {acc}, {t0}, {x0}, {acc}",
+            "smlad {acc}, {t1}, {x1}, {acc}",
+            "ubfx {t0}, {c}, #8, #8",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "ldrd {x0}, {x1}, [{xp}], #8",
+            "smlad {acc}, {t0}, {x0}, {acc}",
+            "smlad {acc}, {t1}, {x1}, {acc}",
+            "ubfx {t0}, {c}, #16, #8",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "ldrd {x0}, {x1}, [{xp}], #8",
+            "smlad {acc}, {t0}, {x0}, {acc}",
+            "smlad {acc}, {t1}, {x1}, {acc}",
+            "lsrs {t0}, {c}, #24",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "ldrd {x0}, {x1}, [{xp}], #8",
+            "smlad {acc}, {t0}, {x0}, {acc}",
+            "smlad {acc}, {t1}, {x1}, {acc}",
+            "subs {n4}, {n4}, #1",
+            "bne 2b",
+            wp = inout(reg) row => _,
+            xp = inout(reg) x => _,
+            n4 = inout(reg) n4 => _,
+            tab = in(reg) PAIRS16.as_ptr(),
+            acc = inout(reg) acc,
+            c = out(reg) _,
+            t0 = out(reg) _,
+            t1 = out(reg) _,
+            x0 = out(reg) _,
+            x1 = out(reg) _,
+            options(readonly, nostack),
+        );
+    }
+    acc
+}
+
 /// Trit2 with `cols % 4 == 0`, outputs not overlapping (the caller
 /// checks). False (nothing written) when `xs` or the payload is short:
 /// the other kernels handle that.
@@ -198,7 +254,13 @@ pub(super) fn trit2(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut 
     for b in 0..on {
         let ob = super::out_row(out, b, ostride, w.rows, on);
         let x = super::x_row(xs, b, xstride, cols, n);
-        if (x.as_ptr() as usize).is_multiple_of(4) {
+        let aligned = (x.as_ptr() as usize).is_multiple_of(4);
+        if aligned && bpr.is_multiple_of(4) && x.len() >= 4 * bpr {
+            // (x has the 4 * bpr activations; each chunk is bpr bytes.)
+            for (o, row) in ob.iter_mut().zip(w.data.chunks_exact(bpr)) {
+                *o = row_dot_a4w(row.as_ptr(), x.as_ptr(), bpr / 4);
+            }
+        } else if aligned {
             for (o, row) in ob.iter_mut().zip(w.data.chunks_exact(bpr)) {
                 *o = row_dot_a4(row, x);
             }
