@@ -352,19 +352,32 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
                 let (ov, r) = r.split_at_mut_checked(d)?;
                 let (or, r) = r.split_at_mut_checked(3)?;
                 let oq = r.get_mut(..dh)?;
-                let mut jobs = [
+                let (wk, wv, wr, wq) = (
                     MvJobQ { w: &bl.wk, out: ok, ostride: dh },
                     MvJobQ { w: &bl.wv, out: ov, ostride: d },
                     MvJobQ { w: &bl.router, out: or, ostride: 3 },
                     MvJobQ { w: &bl.wq, out: oq, ostride: dh },
-                ];
-                let nj = if mixes { 4 } else { 2 };
-                matvec_q_multi(accel, jobs.get_mut(..nj)?, h, d, 1);
+                );
+                // The last layer mixes only its last position, whose
+                // attention reads the values of at most TOP_K keys: there
+                // the value cache keeps the normalized rows instead, and
+                // only the chosen ones become values (below).
+                match (last, mixes) {
+                    (false, true) => matvec_q_multi(accel, &mut [wk, wv, wr, wq], h, d, 1),
+                    (false, false) => matvec_q_multi(accel, &mut [wk, wv], h, d, 1),
+                    (true, true) => matvec_q_multi(accel, &mut [wk, wr, wq], h, d, 1),
+                    (true, false) => matvec_q_multi(accel, &mut [wk], h, d, 1),
+                }
             }
             let e = quant_into(b.mv.get(..dh)?, eh, b.k.get_mut(t * dh..(t + 1) * dh)?);
             *b.ek.get_mut(t)? = e as i16;
-            let e = quant_into(b.mv.get(dh..dh + d)?, eh, b.v.get_mut(t * d..(t + 1) * d)?);
-            *b.ev.get_mut(t)? = e as i16;
+            if last {
+                b.v.get_mut(t * d..(t + 1) * d)?.copy_from_slice(b.ring.get(slot * d..(slot + 1) * d)?);
+                *b.ev.get_mut(t)? = eh as i16;
+            } else {
+                let e = quant_into(b.mv.get(dh..dh + d)?, eh, b.v.get_mut(t * d..(t + 1) * d)?);
+                *b.ev.get_mut(t)? = e as i16;
+            }
             if !mixes {
                 continue;
             }
@@ -373,7 +386,20 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
                 *b.ent.get_mut(l)? = entropy(r);
             }
             let eq = quant_into(b.mv.get(dh + d + 3..2 * dh + d + 3)?, eh, b.q.get_mut(..dh)?);
-            let esp = attention(dh, &p, t, eq, dims.top_k, b)?;
+            let keff = attention_top(dh, &p, t, eq, dims.top_k, b)?;
+            if last {
+                // The chosen keys' values from their normalized rows, in
+                // place (the same v_j = quant15(Wv h_j) as the other layers').
+                for i in 0..keff {
+                    let j = usize::try_from(*b.slots.get(i)?).ok()?;
+                    let row = b.v.get_mut(j * d..(j + 1) * d)?;
+                    let out = b.mv.get_mut(..d)?;
+                    matvec_q_multi(accel, &mut [MvJobQ { w: &bl.wv, out, ostride: d }], row, d, 1);
+                    let e = quant_into(b.mv.get(..d)?, i32::from(*b.ev.get(j)?), row);
+                    *b.ev.get_mut(j)? = e as i16;
+                }
+            }
+            let esp = attention_sum(dims.top_k, keff, b)?;
             let (mxl, et) = conv_sums(&bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
             let ex = i32::from(*b.ex.get(t)?);
             let st = State { sc: &psc, hs: b.hs.get(..d)?, ehs };
@@ -862,12 +888,12 @@ fn join3(lo: i32, mid: i16, hi: i16) -> i64 {
     (i64::from(hi) << 48) | (i64::from(mid as u16) << 32) | i64::from(lo as u32)
 }
 
-/// The sparse pathway of position t into `b.sparse` (the query (b.q, eq)
-/// already there); its exponent. Calls no matvec: its frame is not under
-/// the kernels' on the stack.
+/// The sparse pathway's selection at position t (the query (b.q, eq)
+/// already there): the top-k keys and their probabilities into `b.slots`;
+/// the number of slots. Calls no matvec: its frame is not under the
+/// kernels' on the stack.
 #[inline(never)]
-fn attention(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<i32> {
-    let d = b.sparse.len();
+fn attention_top(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<usize> {
     let mut kt = E_ZERO;
     for &e in b.ek.get(..=t)? {
         let e = i32::from(e);
@@ -930,6 +956,16 @@ fn attention(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Buf
     }
     let pr = pr.get_mut(..keff)?;
     softmax_q(|i| score(lo, hi, i), p.cq.m, p.cq.e + eq + kt, pr);
+    Some(keff)
+}
+
+/// The sparse pathway's weighted sum over the `keff` slots that
+/// [`attention_top`] chose, into `b.sparse`; its exponent.
+#[inline(never)]
+fn attention_sum(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32> {
+    let d = b.sparse.len();
+    let idx = b.slots.get(..keff)?;
+    let pr = b.slots.get(3 * top_k..3 * top_k + keff)?;
     let mut f = E_ZERO;
     let ev_of = |j: i32| i32::from(b.ev.get(j as usize).copied().unwrap_or(E_ZERO as i16));
     for &j in idx.iter() {
