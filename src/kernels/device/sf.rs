@@ -134,11 +134,14 @@ pub fn mul_add(acc: f32, a: f32, b: f32) -> f32 {
     add(acc, mul(a, b))
 }
 
-/// The device's integer add: the Thumb-1 routine on Arm, else [`add_int`].
+/// The device's integer add: the Thumb-1 routine on Arm, the RV32 one
+/// (sf_rv.rs) on riscv32, else [`add_int`].
 #[inline(always)]
 fn add_dev(a: f32, b: f32) -> f32 {
     #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_portable, not(feature = "size-first")))]
     return super::sf_asm::add(a, b);
+    #[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
+    return super::sf_rv::add(a, b);
     #[allow(unreachable_code)]
     add_int(a, b)
 }
