@@ -462,13 +462,13 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
 /// is not one of the loop's accumulators (see [`acc_words`]; unchanged).
 #[inline(always)]
 fn acc_block(o: &mut f32, ents: &[u8], x: &[i32; SB]) -> Option<Option<usize>> {
-    // Thumb-2: the assembly loop unpacks and packs the sum itself.
-    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+    // Thumb-2 and RV32: the assembly loop unpacks and packs the sum itself.
+    #[cfg(any(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2), target_arch = "riscv32"))]
     if !ents.is_empty() {
         let n = ents.len();
         // SAFETY: ents[0..n] are entries built by soft_pass (column < SB,
         // so the words read are x's), n >= 1, o is one float.
-        let r = unsafe { super::soft_t2::run_acc(o, -(n as i32), ents.as_ptr().add(n), x) };
+        let r = unsafe { asm_run_acc(o, -(n as i32), ents.as_ptr().add(n), x) };
         let (lo, hi) = (r as i32, (r >> 32) as i32);
         if lo & 63 == 0 {
             return if hi == 0 { Some(None) } else { None };
@@ -825,6 +825,11 @@ use super::soft_t1::run as asm_run;
 use super::soft_t2::run as asm_run;
 #[cfg(target_arch = "riscv32")]
 use super::soft_rv::run as asm_run;
+/// The assembly loop on a float accumulator (Thumb-2 and RV32).
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+use super::soft_t2::run_acc as asm_run_acc;
+#[cfg(target_arch = "riscv32")]
+use super::soft_rv::run_acc as asm_run_acc;
 
 /// The steps of the Thumb-1 loop (soft_t1.rs) in Rust, case for case, for
 /// the other cores (and the host, where the tests check it): from entry i

@@ -26,9 +26,27 @@ pub(super) unsafe fn run(st: &mut [i32; 2], neg_rem: i32, ents_end: *const u8, w
     unsafe { atome_soft_run_rv(st.as_mut_ptr(), neg_rem, ents_end, words.as_ptr()) }
 }
 
+/// [`run`] on a running sum held as a float: unpacks `*o` (as
+/// `soft::acc_words`), runs the entries and packs the sum back into `*o`,
+/// so the glue per row block and vector stays small. Returns 0 when all
+/// entries were added; 1 << 32 when `*o` is not one of the loop's
+/// accumulators (left as it was: the float add takes the block); else
+/// (e - WB) << 32 | m6 | (count left), the sum before the first entry left
+/// to the Rust step (m6's low six bits are zero), `*o` untouched. The
+/// contract of the Thumb-2 `run_acc` (soft_t2.rs).
+///
+/// # Safety
+/// As [`run`], with `o` in place of `st`.
+#[cfg(target_arch = "riscv32")]
+pub(super) unsafe fn run_acc(o: &mut f32, neg_rem: i32, ents_end: *const u8, words: &[i32; super::soft::SB]) -> u64 {
+    // SAFETY: as in `run`; the routine writes only `*o`.
+    unsafe { atome_soft_acc_rv(o, neg_rem, ents_end, words.as_ptr()) }
+}
+
 #[cfg(target_arch = "riscv32")]
 extern "C" {
     fn atome_soft_run_rv(st: *mut i32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> i32;
+    fn atome_soft_acc_rv(o: *mut f32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> u64;
 }
 
 // Registers: a0 = st, a1 = the next entry, a2 = end of the entries,
@@ -53,24 +71,24 @@ extern "C" {
 #[cfg(target_arch = "riscv32")]
 core::arch::global_asm!(
     // Next entry, or done.
-    ".macro atome_rv_next",
+    ".macro atome_rv_next k",
     "addi a1, a1, 1",
-    "bne a1, a2, .Lrv_top",
-    "j .Lrv_out",
+    "bne a1, a2, .Lrv_top\\k",
+    "j .Lrv_out\\k",
     ".endm",
     // The exit when d (a6) > 6: the half's tie is not exact.
-    ".macro atome_rv_d6",
+    ".macro atome_rv_d6 k",
     "li a4, 6",
-    "bgt a6, a4, .Lrv_out",
+    "bgt a6, a4, .Lrv_out\\k",
     ".endm",
     // t (t2) off big's binade, big's exponent in \eb (t1 or a7); a4 = a,
     // a5 = a - 2^29.
-    ".macro atome_rv_off eb, sfx",
+    ".macro atome_rv_off eb, sfx, k",
     "bltz a5, .Lrv_dn\\sfx",
     // a >= 2^30 - 32; only a >= 2^30 is taken. Round at bit 7, exponent
     // + 1 (<= 95: d <= 31 here, so big's exponent - WB is at most 63 + 31);
     // off a half, m6 = ((t + 64) >> 1) & -64.
-    "bltu a5, t5, .Lrv_out",
+    "bltu a5, t5, .Lrv_out\\k",
     "andi a4, t2, 127",
     "addi a4, a4, -64",
     "beqz a4, .Lrv_uh\\sfx",
@@ -78,23 +96,23 @@ core::arch::global_asm!(
     "srai a5, a5, 1",
     "andi t0, a5, -64",
     "addi t1, \\eb, 1",
-    "atome_rv_next",
+    "atome_rv_next \\k",
     // At a half: to even (t + 64 when bit 7 is set, else t - 64).
     ".Lrv_uh\\sfx:",
-    "atome_rv_d6",
+    "atome_rv_d6 \\k",
     "andi a4, t2, 128",
     "add a5, t2, a4",
     "addi a5, a5, -64",
     "srai t0, a5, 1",
     "addi t1, \\eb, 1",
-    "atome_rv_next",
+    "atome_rv_next \\k",
     // a < 2^29; only [2^28, 2^29 - 32) rounds at bit 5, exponent - 1
     // (>= 0); off a half, m6 = ((t + 16) << 1) & -64.
     ".Lrv_dn\\sfx:",
-    "bgeu a4, t6, .Lrv_out",
+    "bgeu a4, t6, .Lrv_out\\k",
     "srli a5, a4, 28",
     "beqz a5, .Lrv_c\\sfx",
-    "beqz \\eb, .Lrv_out",
+    "beqz \\eb, .Lrv_out\\k",
     "andi a4, t2, 31",
     "addi a4, a4, -16",
     "beqz a4, .Lrv_dh\\sfx",
@@ -102,20 +120,20 @@ core::arch::global_asm!(
     "slli a5, a5, 1",
     "andi t0, a5, -64",
     "addi t1, \\eb, -1",
-    "atome_rv_next",
+    "atome_rv_next \\k",
     ".Lrv_dh\\sfx:",
-    "atome_rv_d6",
+    "atome_rv_d6 \\k",
     "andi a4, t2, 32",
     "add a5, t2, a4",
     "addi a5, a5, -16",
     "slli t0, a5, 1",
     "addi t1, \\eb, -1",
-    "atome_rv_next",
+    "atome_rv_next \\k",
     // a < 2^28: more than one leading bit cancelled, so d <= 1 and t is
     // exact: |t| shifted up into [2^29, 2^30) (it is below 2^28, so at
     // least two shifts); x + (-x) = +0.0.
     ".Lrv_c\\sfx:",
-    "beqz t2, .Lrv_zero",
+    "beqz t2, .Lrv_zero\\k",
     "srai t3, t2, 31",
     "xor a5, t2, t3",
     "sub a5, a5, t3",
@@ -125,15 +143,15 @@ core::arch::global_asm!(
     "addi a4, a4, -1",
     "srli a6, a5, 29",
     "beqz a6, .Lrv_cl\\sfx",
-    "bltz a4, .Lrv_out",
+    "bltz a4, .Lrv_out\\k",
     "xor a5, a5, t3",
     "sub t0, a5, t3",
     "mv t1, a4",
-    "atome_rv_next",
+    "atome_rv_next \\k",
     ".endm",
     // The steps of one sign (neg 1: the term is subtracted), after the
     // term's word was loaded into a5.
-    ".macro atome_rv_side neg, sfx",
+    ".macro atome_rv_side neg, sfx, k",
     "andi a7, a5, 63",
     "andi a5, a5, -64",
     "sub a6, t1, a7",
@@ -156,20 +174,20 @@ core::arch::global_asm!(
     "beq a4, t4, 1f",
     "addi a5, t2, 32",
     "andi t0, a5, -64",
-    "atome_rv_next",
+    "atome_rv_next \\k",
     // At a half: to even (t + 32 when bit 6 is set, else t - 32).
     "1:",
-    "atome_rv_d6",
+    "atome_rv_d6 \\k",
     "andi a4, t2, 64",
     "add t0, t2, a4",
     "addi t0, t0, -32",
-    "atome_rv_next",
+    "atome_rv_next \\k",
     ".Lrv_ao\\sfx:",
-    "atome_rv_off t1, a\\sfx",
+    "atome_rv_off t1, a\\sfx, \\k",
     // d > 31: the term is below a quarter of the accumulator's bit 0, the
     // sum rounds to it.
     "2:",
-    "bgez a6, .Lrv_skip",
+    "bgez a6, .Lrv_skip\\k",
     // d < 0: the term is big (its negation is exact). d < -31: the
     // accumulator is zero, or below a quarter of the term's bit 0.
     "neg a6, a6",
@@ -189,14 +207,14 @@ core::arch::global_asm!(
     "addi a5, t2, 32",
     "andi t0, a5, -64",
     "mv t1, a7",
-    "atome_rv_next",
+    "atome_rv_next \\k",
     "4:",
-    "atome_rv_d6",
+    "atome_rv_d6 \\k",
     "andi a4, t2, 64",
     "add t0, t2, a4",
     "addi t0, t0, -32",
     "mv t1, a7",
-    "atome_rv_next",
+    "atome_rv_next \\k",
     "3:",
     ".if \\neg",
     "neg t0, a5",
@@ -204,9 +222,27 @@ core::arch::global_asm!(
     "mv t0, a5",
     ".endif",
     "mv t1, a7",
-    "atome_rv_next",
+    "atome_rv_next \\k",
     ".Lrv_bo\\sfx:",
-    "atome_rv_off a7, b\\sfx",
+    "atome_rv_off a7, b\\sfx, \\k",
+    ".endm",
+    // The loop of both entry points: from the first entry (a1) on, to
+    // .Lrv_out\k when done (a1 = a2) or at an entry left to Rust (a1).
+    ".macro atome_rv_body k",
+    ".Lrv_top\\k:",
+    "lb a4, 0(a1)",
+    "add a5, a3, a4",
+    "bltz a4, .Lrv_neg\\k",
+    "lw a5, 0(a5)",
+    "atome_rv_side 0, p\\k, \\k",
+    ".Lrv_neg\\k:",
+    "lw a5, 128(a5)",
+    "atome_rv_side 1, n\\k, \\k",
+    ".Lrv_zero\\k:",
+    "li t0, 0",
+    "li t1, -96",
+    ".Lrv_skip\\k:",
+    "atome_rv_next \\k",
     ".endm",
     ".section .text.atome_soft_run_rv,\"ax\",@progbits",
     ".global atome_soft_run_rv",
@@ -220,30 +256,79 @@ core::arch::global_asm!(
     "li t4, 32",
     "lui t5, 0x20000",
     "addi t6, t5, -32",
-    ".Lrv_top:",
-    "lb a4, 0(a1)",
-    "add a5, a3, a4",
-    "bltz a4, .Lrv_neg",
-    "lw a5, 0(a5)",
-    "atome_rv_side 0, p",
-    ".Lrv_neg:",
-    "lw a5, 128(a5)",
-    "atome_rv_side 1, n",
-    ".Lrv_zero:",
-    "li t0, 0",
-    "li t1, -96",
-    ".Lrv_skip:",
-    "atome_rv_next",
+    "atome_rv_body s",
     // Done (a1 = a2) or handing the entry at a1 to Rust: minus the count
     // left.
-    ".Lrv_out:",
+    ".Lrv_outs:",
     "sw t0, 0(a0)",
     "sw t1, 4(a0)",
     "sub a0, a1, a2",
     "ret",
     ".size atome_soft_run_rv, . - atome_soft_run_rv",
+    ".section .text.atome_soft_acc_rv,\"ax\",@progbits",
+    ".global atome_soft_acc_rv",
+    ".hidden atome_soft_acc_rv",
+    ".type atome_soft_acc_rv,@function",
+    ".p2align 2",
+    "atome_soft_acc_rv:",
+    // *o as the accumulator (soft::acc_words): +-0 is (0, -96); biased
+    // exponents 96 to 254 give e - WB in [0, 158], m6 = +-(1 << 23 |
+    // fraction) << 6; anything else is not taken (returns 1 << 32).
+    "lw a4, 0(a0)",
+    "li t0, 0",
+    "li t1, -96",
+    "slli a5, a4, 1",
+    "beqz a5, 1f",
+    "srli a5, a5, 24",
+    "addi t1, a5, -96",
+    "li a6, 159",
+    "bgeu t1, a6, .Lrv_bad",
+    "slli t0, a4, 8",
+    "lui a6, 0x80000",
+    "or t0, t0, a6",
+    "srli t0, t0, 2",
+    "bgez a4, 1f",
+    "neg t0, t0",
+    "1:",
+    "add a1, a2, a1",
+    "li t4, 32",
+    "lui t5, 0x20000",
+    "addi t6, t5, -32",
+    "atome_rv_body a",
+    ".Lrv_outa:",
+    "bne a1, a2, 2f",
+    // Done: the sum packed back into *o (exact; zero is +0.0), returns 0.
+    "li a5, 0",
+    "beqz t0, 1f",
+    "srai a4, t0, 31",
+    "xor a5, t0, a4",
+    "sub a5, a5, a4",
+    "srli a5, a5, 6",
+    "addi a6, t1, 95",
+    "slli a6, a6, 23",
+    "add a5, a5, a6",
+    "slli a4, a4, 31",
+    "or a5, a5, a4",
+    "1:",
+    "sw a5, 0(a0)",
+    "li a0, 0",
+    "li a1, 0",
+    "ret",
+    // An entry left to Rust: (e - WB) << 32 | m6 | (count left), *o
+    // untouched.
+    "2:",
+    "sub a1, a2, a1",
+    "or a0, t0, a1",
+    "mv a1, t1",
+    "ret",
+    ".Lrv_bad:",
+    "li a0, 0",
+    "li a1, 1",
+    "ret",
+    ".size atome_soft_acc_rv, . - atome_soft_acc_rv",
     ".purgem atome_rv_next",
     ".purgem atome_rv_d6",
     ".purgem atome_rv_off",
     ".purgem atome_rv_side",
+    ".purgem atome_rv_body",
 );
