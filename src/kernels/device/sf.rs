@@ -148,11 +148,13 @@ fn add_dev(a: f32, b: f32) -> f32 {
 
 /// The device's integer multiply: the assembly routine on the Arm cores
 /// without an FPU (Thumb-1 on thumbv6m, Thumb-2 on Armv7-M; sf_asm.rs),
-/// else [`mul_int`].
+/// the RV32 one on riscv32 (sf_rv.rs), else [`mul_int`].
 #[inline(always)]
 fn mul_dev(a: f32, b: f32) -> f32 {
     #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_portable, not(feature = "size-first")))]
     return super::sf_asm::mul(a, b);
+    #[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
+    return super::sf_rv::mul(a, b);
     #[allow(unreachable_code)]
     mul_int(a, b)
 }

@@ -1,4 +1,4 @@
-//! [`super::sf`]'s add in RV32 assembly (riscv32imc/imac, no FPU). The
+//! [`super::sf`]'s add and multiply in RV32 assembly (riscv32imc/imac, no FPU). The
 //! Rust `add_int` keeps the sticky bit and the three rounding positions on
 //! every call (about 48 instructions a call there, 17% of the RV32 bench);
 //! this routine takes the common case in about 31: with |a| >= |b| and s
@@ -24,9 +24,18 @@ pub(super) fn add(a: f32, b: f32) -> f32 {
     f32::from_bits(unsafe { atome_sf_add_rv(a.to_bits(), b.to_bits()) })
 }
 
+/// a * b, bit-exact binary32 (the bits of `a * b` on these targets).
+#[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
+#[inline(always)]
+pub(super) fn mul(a: f32, b: f32) -> f32 {
+    // SAFETY: as for `add`.
+    f32::from_bits(unsafe { atome_sf_mul_rv(a.to_bits(), b.to_bits()) })
+}
+
 #[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
 extern "C" {
     fn atome_sf_add_rv(a: u32, b: u32) -> u32;
+    fn atome_sf_mul_rv(a: u32, b: u32) -> u32;
 }
 
 // a0 = a, a1 = b (kept for the builtin); \A, \B: the larger and the
@@ -213,4 +222,92 @@ core::arch::global_asm!(
     "tail __addsf3",
     ".size atome_sf_add_rv, . - atome_sf_add_rv",
     ".purgem atome_rv_add",
+    // The multiply: `mul_int`'s cases and rounding, with the low word of
+    // the 64-bit product (its sticky bits) computed only at a half. a2 =
+    // ea, a3 = eb, a5 = e = ea + eb - 128, a6, a7 = the mantissas
+    // top-aligned, t1 = h (the product's top word, in [2^30, 2^32)), a4 =
+    // sign | e << 23.
+    ".section .text.atome_sf_mul_rv,\"ax\",@progbits",
+    ".global atome_sf_mul_rv",
+    ".hidden atome_sf_mul_rv",
+    ".type atome_sf_mul_rv,@function",
+    ".p2align 2",
+    "atome_sf_mul_rv:",
+    // (MUL and MULHU: the M extension of riscv32imc/imac; the assembler of
+    // global_asm! is not told the target's extensions.)
+    ".option push",
+    ".option arch, +m",
+    "slli a2, a0, 1",
+    "srli a2, a2, 24",
+    "slli a3, a1, 1",
+    "srli a3, a3, 24",
+    "li a6, 253",
+    "addi a4, a2, -1",
+    "bgtu a4, a6, .Lsmz",
+    "addi a5, a3, -1",
+    "bgtu a5, a6, .Lsmz",
+    // Both normal; e in [0, 250]: the product is normal and finite.
+    "add a5, a2, a3",
+    "addi a5, a5, -128",
+    "li a6, 250",
+    "bgtu a5, a6, .Lsmf",
+    "lui t0, 0x80000",
+    "slli a6, a0, 8",
+    "or a6, a6, t0",
+    "slli a7, a1, 8",
+    "or a7, a7, t0",
+    "mulhu t1, a6, a7",
+    "xor a4, a0, a1",
+    "and a4, a4, t0",
+    "slli a5, a5, 23",
+    "or a4, a4, a5",
+    "bltz t1, .Lsm8",
+    // Product below 2: nearest at bit 7; its implicit bit (or the carry
+    // at 2^24) adds 1 to the exponent field.
+    "andi t2, t1, 127",
+    "addi t1, t1, 64",
+    "srli t1, t1, 7",
+    "addi t2, t2, -64",
+    "beqz t2, .Lsmh",
+    ".Lsmr:",
+    "add a0, a4, t1",
+    "ret",
+    // At a half: above it when the low word is nonzero (rounded up
+    // already), else a tie: to even.
+    ".Lsmh:",
+    "mul t2, a6, a7",
+    "bnez t2, .Lsmr",
+    "andi t1, t1, -2",
+    "j .Lsmr",
+    // Product >= 2: nearest at bit 8, exponent + 1.
+    ".Lsm8:",
+    "andi t2, t1, 255",
+    "addi t1, t1, 128",
+    "srli t1, t1, 8",
+    "lui t3, 0x800",
+    "add a4, a4, t3",
+    "addi t2, t2, -128",
+    "beqz t2, .Lsmh",
+    "add a0, a4, t1",
+    "ret",
+    // A zero, subnormal, infinite or NaN operand: a zero times a finite
+    // value is the zero of the signs' product; the rest the builtin.
+    ".Lsmz:",
+    "li a6, 255",
+    "slli t0, a0, 1",
+    "bnez t0, 1f",
+    "bne a3, a6, .Lsm0",
+    "1:",
+    "slli t0, a1, 1",
+    "bnez t0, .Lsmf",
+    "beq a2, a6, .Lsmf",
+    ".Lsm0:",
+    "xor a0, a0, a1",
+    "srli a0, a0, 31",
+    "slli a0, a0, 31",
+    "ret",
+    ".Lsmf:",
+    "tail __mulsf3",
+    ".option pop",
+    ".size atome_sf_mul_rv, . - atome_sf_mul_rv",
 );
