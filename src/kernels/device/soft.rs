@@ -334,7 +334,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
     let general = w.packing == Packing::P3;
     // Every vector's sum of every row is within `out` (then the assembly
     // loop may run the vectors of a row block in one call).
-    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+    #[cfg(any(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2), target_arch = "riscv32"))]
     let vecs_ok = nb >= 1 && (b0 + nb - 1).checked_mul(ostride).and_then(|v| v.checked_add(rows)).is_some_and(|v| v <= out.len());
     let mut c0 = 0;
     while c0 < cols {
@@ -358,7 +358,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
         }
         let codes = &mut codes[..len];
         // Which vectors' blocks are soft, bit b for vector b.
-        #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+        #[cfg(any(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2), target_arch = "riscv32"))]
         let soft = mode.iter().enumerate().take(nb).fold(0u32, |s, (b, &m)| s | ((m == Mode::Soft) as u32) << b);
         for j in 0..rows {
             let start = j * cols + c0;
@@ -386,10 +386,10 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             let ents = &ents[..ne.min(SB)];
             let mut bn = 0;
             while bn < nb {
-                // Thumb-2: the assembly loop runs the vectors' sums in a row
+                // Thumb-2 and RV32: the assembly loop runs the vectors' sums in a row
                 // while it can; vector bn is then left to the code below,
                 // or finished here from where the loop stopped.
-                #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+                #[cfg(any(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2), target_arch = "riscv32"))]
                 if vecs_ok && !general && !ents.is_empty() {
                     let n = ents.len();
                     // SAFETY: vectors bn..nb have their sums in `out`
@@ -399,7 +399,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                     let r = unsafe {
                         let o = out.as_mut_ptr().add((b0 + bn) * ostride + j);
                         let words = xb.as_ptr().add(bn).cast::<i32>();
-                        super::soft_t2::run_vecs(o, nb - bn, ents.as_ptr().add(n), words, soft >> bn, ostride * 4, -(n as i32))
+                        asm_run_vecs(o, nb - bn, ents.as_ptr().add(n), words, soft >> bn, ostride * 4, -(n as i32))
                     };
                     let (lo, hi) = (r as i32, (r >> 32) as u32);
                     bn += (hi >> 16) as usize;
@@ -830,6 +830,11 @@ use super::soft_rv::run as asm_run;
 use super::soft_t2::run_acc as asm_run_acc;
 #[cfg(target_arch = "riscv32")]
 use super::soft_rv::run_acc as asm_run_acc;
+/// The assembly loop over a row block's vectors (Thumb-2 and RV32).
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+use super::soft_t2::run_vecs as asm_run_vecs;
+#[cfg(target_arch = "riscv32")]
+use super::soft_rv::run_vecs as asm_run_vecs;
 
 /// The steps of the Thumb-1 loop (soft_t1.rs) in Rust, case for case, for
 /// the other cores (and the host, where the tests check it): from entry i

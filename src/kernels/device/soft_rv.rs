@@ -43,8 +43,28 @@ pub(super) unsafe fn run_acc(o: &mut f32, neg_rem: i32, ents_end: *const u8, wor
     unsafe { atome_soft_acc_rv(o, neg_rem, ents_end, words.as_ptr()) }
 }
 
+/// [`run_acc`] for consecutive vectors of one row block: vector i (i <
+/// `nv`) has its sum at byte offset i * `ostride` from `o` and its words
+/// at `words`.add(i * SB), and is taken while bit i of `soft` is set.
+/// Returns hi << 32 | lo with hi = k << 16 | (e - WB) as u16: k vectors
+/// were done; lo = 0 when vector k (if k < nv) was not started (its bit
+/// is clear, or its sum is not one of the loop's accumulators: `*o` as it
+/// was), else lo = m6 | (count left), the sum of vector k before the
+/// first entry left to the Rust step. The Thumb-2 `run_vecs` contract.
+///
+/// # Safety
+/// As [`run_acc`] for each of the `nv` >= 1 vectors (all the sums are
+/// writable floats, all the words readable).
+#[cfg(target_arch = "riscv32")]
+pub(super) unsafe fn run_vecs(o: *mut f32, nv: usize, ents_end: *const u8, words: *const i32, soft: u32, ostride: usize, neg_rem: i32) -> u64 {
+    // SAFETY: as in `run_acc`, for each vector; the routine's 32-byte
+    // frame is its own.
+    unsafe { atome_soft_vec_rv(o, nv, ents_end, words, soft, ostride, neg_rem) }
+}
+
 #[cfg(target_arch = "riscv32")]
 extern "C" {
+    fn atome_soft_vec_rv(o: *mut f32, nv: usize, ents_end: *const u8, words: *const i32, soft: u32, ostride: usize, neg_rem: i32) -> u64;
     fn atome_soft_run_rv(st: *mut i32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> i32;
     fn atome_soft_acc_rv(o: *mut f32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> u64;
 }
@@ -226,7 +246,42 @@ core::arch::global_asm!(
     ".Lrv_bo\\sfx:",
     "atome_rv_off a7, b\\sfx, \\k",
     ".endm",
-    // The loop of both entry points: from the first entry (a1) on, to
+    // The float in a4 as the accumulator (t0, t1), as soft::acc_words:
+    // +-0 is (0, -96); biased exponents 96 to 254 give e - WB in [0, 158],
+    // m6 = +-(1 << 23 | fraction) << 6; anything else goes to \bad.
+    ".macro atome_rv_unpack bad",
+    "li t0, 0",
+    "li t1, -96",
+    "slli a5, a4, 1",
+    "beqz a5, 1f",
+    "srli a5, a5, 24",
+    "addi t1, a5, -96",
+    "li a6, 159",
+    "bgeu t1, a6, \\bad",
+    "slli t0, a4, 8",
+    "lui a6, 0x80000",
+    "or t0, t0, a6",
+    "srli t0, t0, 2",
+    "bgez a4, 1f",
+    "neg t0, t0",
+    "1:",
+    ".endm",
+    // The sum (t0, t1) packed into a5 (exact; zero is +0.0).
+    ".macro atome_rv_pack",
+    "li a5, 0",
+    "beqz t0, 1f",
+    "srai a4, t0, 31",
+    "xor a5, t0, a4",
+    "sub a5, a5, a4",
+    "srli a5, a5, 6",
+    "addi a6, t1, 95",
+    "slli a6, a6, 23",
+    "add a5, a5, a6",
+    "slli a4, a4, 31",
+    "or a5, a5, a4",
+    "1:",
+    ".endm",
+    // The loop of the entry points: from the first entry (a1) on, to
     // .Lrv_out\k when done (a1 = a2) or at an entry left to Rust (a1).
     ".macro atome_rv_body k",
     ".Lrv_top\\k:",
@@ -271,25 +326,9 @@ core::arch::global_asm!(
     ".type atome_soft_acc_rv,@function",
     ".p2align 2",
     "atome_soft_acc_rv:",
-    // *o as the accumulator (soft::acc_words): +-0 is (0, -96); biased
-    // exponents 96 to 254 give e - WB in [0, 158], m6 = +-(1 << 23 |
-    // fraction) << 6; anything else is not taken (returns 1 << 32).
+    // *o as the accumulator; not one: returns 1 << 32.
     "lw a4, 0(a0)",
-    "li t0, 0",
-    "li t1, -96",
-    "slli a5, a4, 1",
-    "beqz a5, 1f",
-    "srli a5, a5, 24",
-    "addi t1, a5, -96",
-    "li a6, 159",
-    "bgeu t1, a6, .Lrv_bad",
-    "slli t0, a4, 8",
-    "lui a6, 0x80000",
-    "or t0, t0, a6",
-    "srli t0, t0, 2",
-    "bgez a4, 1f",
-    "neg t0, t0",
-    "1:",
+    "atome_rv_unpack .Lrv_bad",
     "add a1, a2, a1",
     "li t4, 32",
     "lui t5, 0x20000",
@@ -297,19 +336,8 @@ core::arch::global_asm!(
     "atome_rv_body a",
     ".Lrv_outa:",
     "bne a1, a2, 2f",
-    // Done: the sum packed back into *o (exact; zero is +0.0), returns 0.
-    "li a5, 0",
-    "beqz t0, 1f",
-    "srai a4, t0, 31",
-    "xor a5, t0, a4",
-    "sub a5, a5, a4",
-    "srli a5, a5, 6",
-    "addi a6, t1, 95",
-    "slli a6, a6, 23",
-    "add a5, a5, a6",
-    "slli a4, a4, 31",
-    "or a5, a5, a4",
-    "1:",
+    // Done: the sum packed back into *o, returns 0.
+    "atome_rv_pack",
     "sw a5, 0(a0)",
     "li a0, 0",
     "li a1, 0",
@@ -326,9 +354,74 @@ core::arch::global_asm!(
     "li a1, 1",
     "ret",
     ".size atome_soft_acc_rv, . - atome_soft_acc_rv",
+    // The vectors of a row block (`run_vecs`). Frame: [sp] the soft bits
+    // (the current vector's at bit 0), [sp, 4] k (the current vector),
+    // [sp, 8] nv, [sp, 12] ostride, [sp, 16] neg_rem.
+    ".section .text.atome_soft_vec_rv,\"ax\",@progbits",
+    ".global atome_soft_vec_rv",
+    ".hidden atome_soft_vec_rv",
+    ".type atome_soft_vec_rv,@function",
+    ".p2align 2",
+    "atome_soft_vec_rv:",
+    "addi sp, sp, -32",
+    "sw a4, 0(sp)",
+    "sw zero, 4(sp)",
+    "sw a1, 8(sp)",
+    "sw a5, 12(sp)",
+    "sw a6, 16(sp)",
+    "li t4, 32",
+    "lui t5, 0x20000",
+    "addi t6, t5, -32",
+    "andi a4, a4, 1",
+    "beqz a4, .Lrv_vstop",
+    ".Lrv_vacc:",
+    "lw a4, 0(a0)",
+    "atome_rv_unpack .Lrv_vstop",
+    "lw a1, 16(sp)",
+    "add a1, a2, a1",
+    "atome_rv_body v",
+    ".Lrv_outv:",
+    "bne a1, a2, .Lrv_vleft",
+    // The vector's sum into its float, then the next vector, if taken.
+    "atome_rv_pack",
+    "sw a5, 0(a0)",
+    "lw a4, 0(sp)",
+    "srli a4, a4, 1",
+    "sw a4, 0(sp)",
+    "lw a5, 4(sp)",
+    "addi a5, a5, 1",
+    "sw a5, 4(sp)",
+    "lw a6, 8(sp)",
+    "beq a5, a6, .Lrv_vstop",
+    "lw a6, 12(sp)",
+    "add a0, a0, a6",
+    "addi a3, a3, 128",
+    "andi a4, a4, 1",
+    "bnez a4, .Lrv_vacc",
+    // Stop before vector k: 0, k << 16.
+    ".Lrv_vstop:",
+    "lw a1, 4(sp)",
+    "slli a1, a1, 16",
+    "li a0, 0",
+    "addi sp, sp, 32",
+    "ret",
+    // Entries of vector k left: m6 | count, k << 16 | (e - WB) as u16.
+    ".Lrv_vleft:",
+    "sub a4, a2, a1",
+    "or a0, t0, a4",
+    "lw a1, 4(sp)",
+    "slli a1, a1, 16",
+    "slli t1, t1, 16",
+    "srli t1, t1, 16",
+    "or a1, a1, t1",
+    "addi sp, sp, 32",
+    "ret",
+    ".size atome_soft_vec_rv, . - atome_soft_vec_rv",
     ".purgem atome_rv_next",
     ".purgem atome_rv_d6",
     ".purgem atome_rv_off",
     ".purgem atome_rv_side",
     ".purgem atome_rv_body",
+    ".purgem atome_rv_unpack",
+    ".purgem atome_rv_pack",
 );
