@@ -124,12 +124,14 @@ pub fn trit_times_int(c: i8, scale: f32) -> f32 {
 }
 
 /// acc + a * b, the product rounded first: exactly `add(acc, mul(a, b))`
-/// (on Armv7-M without an FPU one routine, the product passed to the add
-/// in registers).
+/// (on Armv7-M without an FPU and on riscv32 one routine, the product
+/// passed to the add in registers).
 #[inline(always)]
 pub fn mul_add(acc: f32, a: f32, b: f32) -> f32 {
     #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), target_has_atomic = "32", atome_portable, not(feature = "size-first")))]
     return super::sf_asm::mul_add(acc, a, b);
+    #[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
+    return super::sf_rv::mul_add(acc, a, b);
     #[allow(unreachable_code)]
     add(acc, mul(a, b))
 }

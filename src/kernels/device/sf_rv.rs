@@ -32,10 +32,28 @@ pub(super) fn mul(a: f32, b: f32) -> f32 {
     f32::from_bits(unsafe { atome_sf_mul_rv(a.to_bits(), b.to_bits()) })
 }
 
+/// acc + a * b, the product rounded first: the bits of `add(acc, mul(a,
+/// b))` in one call (the product goes straight into the add).
+#[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
+#[inline(always)]
+pub(super) fn mul_add(acc: f32, a: f32, b: f32) -> f32 {
+    // SAFETY: as for `add`.
+    f32::from_bits(unsafe { atome_sf_mul_add_rv(acc.to_bits(), a.to_bits(), b.to_bits()) })
+}
+
+/// The rare cases of `atome_sf_mul_add_rv` (an operand zero-or-finite
+/// rules do not settle, or a product at the range's edges): the builtin's
+/// product, then the add.
+#[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
+extern "C" fn mul_add_slow(acc: f32, a: f32, b: f32) -> f32 {
+    add(acc, a * b)
+}
+
 #[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
 extern "C" {
     fn atome_sf_add_rv(a: u32, b: u32) -> u32;
     fn atome_sf_mul_rv(a: u32, b: u32) -> u32;
+    fn atome_sf_mul_add_rv(acc: u32, a: u32, b: u32) -> u32;
 }
 
 // a0 = a, a1 = b (kept for the builtin); \A, \B: the larger and the
@@ -222,92 +240,122 @@ core::arch::global_asm!(
     "tail __addsf3",
     ".size atome_sf_add_rv, . - atome_sf_add_rv",
     ".purgem atome_rv_add",
-    // The multiply: `mul_int`'s cases and rounding, with the low word of
-    // the 64-bit product (its sticky bits) computed only at a half. a2 =
-    // ea, a3 = eb, a5 = e = ea + eb - 128, a6, a7 = the mantissas
-    // top-aligned, t1 = h (the product's top word, in [2^30, 2^32)), a4 =
-    // sign | e << 23.
-    ".section .text.atome_sf_mul_rv,\"ax\",@progbits",
-    ".global atome_sf_mul_rv",
-    ".hidden atome_sf_mul_rv",
-    ".type atome_sf_mul_rv,@function",
-    ".p2align 2",
-    "atome_sf_mul_rv:",
-    // (MUL and MULHU: the M extension of riscv32imc/imac; the assembler of
-    // global_asm! is not told the target's extensions.)
-    ".option push",
-    ".option arch, +m",
-    "slli a2, a0, 1",
-    "srli a2, a2, 24",
-    "slli a3, a1, 1",
+    // The multiply of \A and \B into \R: `mul_int`'s cases and rounding,
+    // with the low word of the 64-bit product (its sticky bits) computed
+    // only at a half. a3 = ea, a4 = eb, a5 = e = ea + eb - 128, a6, a7 =
+    // the mantissas top-aligned, t1 = h (the product's top word, in
+    // [2^30, 2^32)), a3 = sign | e << 23 once ea is no longer needed.
+    // fma 0: returns the product (a0), the rare cases through __mulsf3;
+    // fma 1: the product (a1) goes on to the add with a0, the rare cases
+    // to `mul_add_slow`.
+    ".macro atome_rv_mul A, B, R, fma, sfx",
+    "slli a3, \\A, 1",
     "srli a3, a3, 24",
+    "slli a4, \\B, 1",
+    "srli a4, a4, 24",
     "li a6, 253",
-    "addi a4, a2, -1",
-    "bgtu a4, a6, .Lsmz",
     "addi a5, a3, -1",
-    "bgtu a5, a6, .Lsmz",
+    "bgtu a5, a6, .Lsmz\\sfx",
+    "addi a5, a4, -1",
+    "bgtu a5, a6, .Lsmz\\sfx",
     // Both normal; e in [0, 250]: the product is normal and finite.
-    "add a5, a2, a3",
+    "add a5, a3, a4",
     "addi a5, a5, -128",
     "li a6, 250",
-    "bgtu a5, a6, .Lsmf",
+    "bgtu a5, a6, .Lsmf\\sfx",
     "lui t0, 0x80000",
-    "slli a6, a0, 8",
+    "slli a6, \\A, 8",
     "or a6, a6, t0",
-    "slli a7, a1, 8",
+    "slli a7, \\B, 8",
     "or a7, a7, t0",
     "mulhu t1, a6, a7",
-    "xor a4, a0, a1",
-    "and a4, a4, t0",
+    "xor a3, \\A, \\B",
+    "and a3, a3, t0",
     "slli a5, a5, 23",
-    "or a4, a4, a5",
-    "bltz t1, .Lsm8",
+    "or a3, a3, a5",
+    "bltz t1, .Lsm8\\sfx",
     // Product below 2: nearest at bit 7; its implicit bit (or the carry
     // at 2^24) adds 1 to the exponent field.
     "andi t2, t1, 127",
     "addi t1, t1, 64",
     "srli t1, t1, 7",
     "addi t2, t2, -64",
-    "beqz t2, .Lsmh",
-    ".Lsmr:",
-    "add a0, a4, t1",
-    "ret",
+    "beqz t2, .Lsmh\\sfx",
+    ".Lsmr\\sfx:",
+    "add \\R, a3, t1",
+    "atome_rv_mul_end \\fma",
     // At a half: above it when the low word is nonzero (rounded up
     // already), else a tie: to even.
-    ".Lsmh:",
+    ".Lsmh\\sfx:",
     "mul t2, a6, a7",
-    "bnez t2, .Lsmr",
+    "bnez t2, .Lsmr\\sfx",
     "andi t1, t1, -2",
-    "j .Lsmr",
+    "j .Lsmr\\sfx",
     // Product >= 2: nearest at bit 8, exponent + 1.
-    ".Lsm8:",
+    ".Lsm8\\sfx:",
     "andi t2, t1, 255",
     "addi t1, t1, 128",
     "srli t1, t1, 8",
     "lui t3, 0x800",
-    "add a4, a4, t3",
+    "add a3, a3, t3",
     "addi t2, t2, -128",
-    "beqz t2, .Lsmh",
-    "add a0, a4, t1",
-    "ret",
+    "beqz t2, .Lsmh\\sfx",
+    "add \\R, a3, t1",
+    "atome_rv_mul_end \\fma",
     // A zero, subnormal, infinite or NaN operand: a zero times a finite
     // value is the zero of the signs' product; the rest the builtin.
-    ".Lsmz:",
+    ".Lsmz\\sfx:",
     "li a6, 255",
-    "slli t0, a0, 1",
+    "slli t0, \\A, 1",
     "bnez t0, 1f",
-    "bne a3, a6, .Lsm0",
+    "bne a4, a6, .Lsm0\\sfx",
     "1:",
-    "slli t0, a1, 1",
-    "bnez t0, .Lsmf",
-    "beq a2, a6, .Lsmf",
-    ".Lsm0:",
-    "xor a0, a0, a1",
-    "srli a0, a0, 31",
-    "slli a0, a0, 31",
-    "ret",
-    ".Lsmf:",
+    "slli t0, \\B, 1",
+    "bnez t0, .Lsmf\\sfx",
+    "beq a3, a6, .Lsmf\\sfx",
+    ".Lsm0\\sfx:",
+    "xor \\R, \\A, \\B",
+    "srli \\R, \\R, 31",
+    "slli \\R, \\R, 31",
+    "atome_rv_mul_end \\fma",
+    ".Lsmf\\sfx:",
+    ".if \\fma",
+    "tail {slow}",
+    ".else",
     "tail __mulsf3",
-    ".option pop",
+    ".endif",
+    ".endm",
+    ".macro atome_rv_mul_end fma",
+    ".if \\fma",
+    "j atome_sf_add_rv",
+    ".else",
+    "ret",
+    ".endif",
+    ".endm",
+    // (MUL and MULHU: the M extension of riscv32imc/imac; the assembler of
+    // global_asm! is not told the target's extensions.)
+    ".option push",
+    ".option arch, +m",
+    ".section .text.atome_sf_mul_rv,\"ax\",@progbits",
+    ".global atome_sf_mul_rv",
+    ".hidden atome_sf_mul_rv",
+    ".type atome_sf_mul_rv,@function",
+    ".p2align 2",
+    "atome_sf_mul_rv:",
+    "atome_rv_mul a0, a1, a0, 0, m",
     ".size atome_sf_mul_rv, . - atome_sf_mul_rv",
+    // acc + a * b: the product (its rounding first) handed to the add in
+    // registers, acc staying in a0.
+    ".section .text.atome_sf_mul_add_rv,\"ax\",@progbits",
+    ".global atome_sf_mul_add_rv",
+    ".hidden atome_sf_mul_add_rv",
+    ".type atome_sf_mul_add_rv,@function",
+    ".p2align 2",
+    "atome_sf_mul_add_rv:",
+    "atome_rv_mul a1, a2, a1, 1, f",
+    ".size atome_sf_mul_add_rv, . - atome_sf_mul_add_rv",
+    ".option pop",
+    ".purgem atome_rv_mul",
+    ".purgem atome_rv_mul_end",
+    slow = sym mul_add_slow,
 );
