@@ -84,10 +84,9 @@ core::arch::global_asm!(
     // fraction field) the sum is a + round(s / 64).
     "srl a7, a6, a4",
     "addi t1, a7, 32",
+    "andi t2, t1, 63",
     "srli t1, t1, 6",
     "add t1, \\A, t1",
-    "andi t2, a7, 63",
-    "addi t2, t2, -32",
     "beqz t2, .Lsfh\\sfx",
     ".Lsfk\\sfx:",
     "xor t2, t1, \\A",
@@ -112,11 +111,10 @@ core::arch::global_asm!(
     "srli t1, t1, 3",
     "or t1, t1, t0",
     "add t1, t1, a7",
-    "andi t2, t1, 127",
     "addi t1, t1, 64",
+    "andi t2, t1, 127",
     "srli t1, t1, 7",
     // (At a half: a tie unless bits were shifted out; ties to even.)
-    "addi t2, t2, -64",
     "bnez t2, 1f",
     "sll t2, a7, a4",
     "bne t2, a6, 1f",
@@ -132,10 +130,9 @@ core::arch::global_asm!(
     "neg a6, a6",
     "sra a7, a6, a4",
     "addi t1, a7, 32",
+    "andi t2, t1, 63",
     "srai t1, t1, 6",
     "add t1, \\A, t1",
-    "andi t2, a7, 63",
-    "addi t2, t2, -32",
     "bnez t2, 1f",
     // (At a half, as above.)
     "sll t2, a7, a4",
@@ -163,11 +160,10 @@ core::arch::global_asm!(
     "beqz t2, .Lsfc\\sfx",
     // t in [2^28, 2^29): round at bit 5, exponent - 1 (its implicit bit
     // adds 1 back to a's exponent field - 2).
-    "andi t2, t1, 31",
     "addi t1, t1, 16",
+    "andi t2, t1, 31",
     "srli t1, t1, 5",
     // (At a half, as above.)
-    "addi t2, t2, -16",
     "bnez t2, 1f",
     "sll t2, a7, a4",
     "bne t2, a6, 1f",
@@ -276,10 +272,9 @@ core::arch::global_asm!(
     "bltz t1, .Lsm8\\sfx",
     // Product below 2: nearest at bit 7; its implicit bit (or the carry
     // at 2^24) adds 1 to the exponent field.
-    "andi t2, t1, 127",
     "addi t1, t1, 64",
+    "andi t2, t1, 127",
     "srli t1, t1, 7",
-    "addi t2, t2, -64",
     "beqz t2, .Lsmh\\sfx",
     ".Lsmr\\sfx:",
     "add \\R, a3, t1",
@@ -293,12 +288,11 @@ core::arch::global_asm!(
     "j .Lsmr\\sfx",
     // Product >= 2: nearest at bit 8, exponent + 1.
     ".Lsm8\\sfx:",
-    "andi t2, t1, 255",
     "addi t1, t1, 128",
+    "andi t2, t1, 255",
     "srli t1, t1, 8",
     "lui t3, 0x800",
     "add a3, a3, t3",
-    "addi t2, t2, -128",
     "beqz t2, .Lsmh\\sfx",
     "add \\R, a3, t1",
     "atome_rv_mul_end \\fma",

@@ -71,7 +71,7 @@ extern "C" {
 
 // Registers: a0 = st, a1 = the next entry, a2 = end of the entries,
 // a3 = the words, t0 = m6 (accumulator mantissa << 6, signed), t1 = its
-// exponent - WB, t2 = t, t3 scratch, t4 = 32, t5 = 2^29, t6 = 2^29 - 32,
+// exponent - WB, t2 = t, t3 = 6, t4 = 32, t5 = 2^29, t6 = 2^29 - 32,
 // a4-a7 scratch (a7 = the term's exponent - WB, a6 = |d| through a step).
 // An entry is column * 4 | negate << 7 (soft::ent): a sign-extending
 // load gives the word's offset, minus 128 for a negated term, and its
@@ -98,8 +98,7 @@ core::arch::global_asm!(
     ".endm",
     // The exit when d (a6) > 6: the half's tie is not exact.
     ".macro atome_rv_d6 k",
-    "li a4, 6",
-    "bgt a6, a4, .Lrv_out\\k",
+    "bgt a6, t3, .Lrv_out\\k",
     ".endm",
     // t (t2) off big's binade, big's exponent in \eb (t1 or a7); a4 = a,
     // a5 = a - 2^29.
@@ -109,10 +108,9 @@ core::arch::global_asm!(
     // + 1 (<= 95: d <= 31 here, so big's exponent - WB is at most 63 + 31);
     // off a half, m6 = ((t + 64) >> 1) & -64.
     "bltu a5, t5, .Lrv_out\\k",
-    "andi a4, t2, 127",
-    "addi a4, a4, -64",
-    "beqz a4, .Lrv_uh\\sfx",
     "addi a5, t2, 64",
+    "andi a4, a5, 127",
+    "beqz a4, .Lrv_uh\\sfx",
     "srai a5, a5, 1",
     "andi t0, a5, -64",
     "addi t1, \\eb, 1",
@@ -133,10 +131,9 @@ core::arch::global_asm!(
     "srli a5, a4, 28",
     "beqz a5, .Lrv_c\\sfx",
     "beqz \\eb, .Lrv_out\\k",
-    "andi a4, t2, 31",
-    "addi a4, a4, -16",
-    "beqz a4, .Lrv_dh\\sfx",
     "addi a5, t2, 16",
+    "andi a4, a5, 31",
+    "beqz a4, .Lrv_dh\\sfx",
     "slli a5, a5, 1",
     "andi t0, a5, -64",
     "addi t1, \\eb, -1",
@@ -154,18 +151,18 @@ core::arch::global_asm!(
     // least two shifts); x + (-x) = +0.0.
     ".Lrv_c\\sfx:",
     "beqz t2, .Lrv_zero\\k",
-    "srai t3, t2, 31",
-    "xor a5, t2, t3",
-    "sub a5, a5, t3",
     "mv a4, \\eb",
+    "srai a7, t2, 31",
+    "xor a5, t2, a7",
+    "sub a5, a5, a7",
     ".Lrv_cl\\sfx:",
     "slli a5, a5, 1",
     "addi a4, a4, -1",
     "srli a6, a5, 29",
     "beqz a6, .Lrv_cl\\sfx",
     "bltz a4, .Lrv_out\\k",
-    "xor a5, a5, t3",
-    "sub t0, a5, t3",
+    "xor a5, a5, a7",
+    "sub t0, a5, a7",
     "mv t1, a4",
     "atome_rv_next \\k",
     ".endm",
@@ -308,6 +305,7 @@ core::arch::global_asm!(
     "lw t0, 0(a0)",
     "lw t1, 4(a0)",
     "add a1, a2, a1",
+    "li t3, 6",
     "li t4, 32",
     "lui t5, 0x20000",
     "addi t6, t5, -32",
@@ -330,6 +328,7 @@ core::arch::global_asm!(
     "lw a4, 0(a0)",
     "atome_rv_unpack .Lrv_bad",
     "add a1, a2, a1",
+    "li t3, 6",
     "li t4, 32",
     "lui t5, 0x20000",
     "addi t6, t5, -32",
@@ -369,6 +368,7 @@ core::arch::global_asm!(
     "sw a1, 8(sp)",
     "sw a5, 12(sp)",
     "sw a6, 16(sp)",
+    "li t3, 6",
     "li t4, 32",
     "lui t5, 0x20000",
     "addi t6, t5, -32",
