@@ -3,10 +3,10 @@
 //! compiles to about 60 instructions per step there; this loop keeps the
 //! accumulator, the constants and the loop state in the 15 caller-saved
 //! registers and takes a common step in 20 (21 for a negated term). It
-//! does exactly what `fast_words` does, case for case (see its comment for
-//! the cases and their rounding), and hands every other case back to the
-//! Rust step, one entry at a time, with the same contract as the Thumb-1
-//! loop (soft_t1.rs).
+//! takes the cases `fast_words` takes (see its comment for the cases and
+//! their rounding; here also a in [2^30 - 32, 2^30), below), and hands
+//! every other case back to the Rust step, one entry at a time, with the
+//! same contract as the Thumb-1 loop (soft_t1.rs).
 
 /// Runs entries `ents[len-rem ..]` (rem = -neg_rem) on the accumulator
 /// `st` = [m6, e - WB] with the input words `words` (see `soft::word`);
@@ -79,7 +79,7 @@ extern "C" {
 // common step takes 20 instructions (21 negated). The cases, with a = |t|
 // (one's complement for negative t), as in `fast_words`:
 //   a in [2^29, 2^30 - 32): round at bit 6, big's exponent;
-//   a >= 2^30:              round at bit 7, exponent + 1;
+//   a >= 2^30 - 32:         round at bit 7, exponent + 1;
 //   a in [2^28, 2^29 - 32): round at bit 5, exponent - 1;
 //   a < 2^28: d <= 1, t exact: shifted up into [2^29, 2^30);
 // each unless the rounding bits are exactly a half and d > 6 (bits were
@@ -104,10 +104,11 @@ core::arch::global_asm!(
     // a5 = a - 2^29.
     ".macro atome_rv_off eb, sfx, k",
     "bltz a5, .Lrv_dn\\sfx",
-    // a >= 2^30 - 32; only a >= 2^30 is taken. Round at bit 7, exponent
-    // + 1 (<= 95: d <= 31 here, so big's exponent - WB is at most 63 + 31);
-    // off a half, m6 = ((t + 64) >> 1) & -64.
-    "bltu a5, t5, .Lrv_out\\k",
+    // a >= 2^30 - 32. Round at bit 7, exponent + 1 (<= 95: d <= 31
+    // here, so big's exponent - WB is at most 63 + 31); off a half, m6 =
+    // ((t + 64) >> 1) & -64. (a in [2^30 - 32, 2^30), which rounds at bit
+    // 6 to 2^30, gets the same m6 = +-2^29 this way: t's low seven bits
+    // are never a half there.)
     "addi a5, t2, 64",
     "andi a4, a5, 127",
     "beqz a4, .Lrv_uh\\sfx",
