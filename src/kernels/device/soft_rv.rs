@@ -57,7 +57,7 @@ pub(super) unsafe fn run_acc(o: &mut f32, neg_rem: i32, ents_end: *const u8, wor
 /// writable floats, all the words readable).
 #[cfg(target_arch = "riscv32")]
 pub(super) unsafe fn run_vecs(o: *mut f32, nv: usize, ents_end: *const u8, words: *const i32, soft: u32, ostride: usize, neg_rem: i32) -> u64 {
-    // SAFETY: as in `run_acc`, for each vector; the routine's 32-byte
+    // SAFETY: as in `run_acc`, for each vector; the routine's 16-byte
     // frame is its own.
     unsafe { atome_soft_vec_rv(o, nv, ents_end, words, soft, ostride, neg_rem) }
 }
@@ -355,20 +355,26 @@ core::arch::global_asm!(
     "ret",
     ".size atome_soft_acc_rv, . - atome_soft_acc_rv",
     // The vectors of a row block (`run_vecs`). Frame: [sp] the soft bits
-    // (the current vector's at bit 0), [sp, 4] k (the current vector),
-    // [sp, 8] nv, [sp, 12] ostride, [sp, 16] neg_rem.
+    // of the vectors left (the current one's at bit 0; none past nv, so
+    // a clear bit also ends the row block), [sp, 4] ostride, [sp, 8] the
+    // first entry, [sp, 12] the first vector's words (k = the words'
+    // advance / 128).
     ".section .text.atome_soft_vec_rv,\"ax\",@progbits",
     ".global atome_soft_vec_rv",
     ".hidden atome_soft_vec_rv",
     ".type atome_soft_vec_rv,@function",
     ".p2align 2",
     "atome_soft_vec_rv:",
-    "addi sp, sp, -32",
+    "addi sp, sp, -16",
+    "li a7, 1",
+    "sll a7, a7, a1",
+    "addi a7, a7, -1",
+    "and a4, a4, a7",
     "sw a4, 0(sp)",
-    "sw zero, 4(sp)",
-    "sw a1, 8(sp)",
-    "sw a5, 12(sp)",
-    "sw a6, 16(sp)",
+    "sw a5, 4(sp)",
+    "add a6, a2, a6",
+    "sw a6, 8(sp)",
+    "sw a3, 12(sp)",
     "li t3, 6",
     "li t4, 32",
     "lui t5, 0x20000",
@@ -378,8 +384,7 @@ core::arch::global_asm!(
     ".Lrv_vacc:",
     "lw a4, 0(a0)",
     "atome_rv_unpack .Lrv_vstop",
-    "lw a1, 16(sp)",
-    "add a1, a2, a1",
+    "lw a1, 8(sp)",
     "atome_rv_body v",
     ".Lrv_outv:",
     "bne a1, a2, .Lrv_vleft",
@@ -389,33 +394,30 @@ core::arch::global_asm!(
     "lw a4, 0(sp)",
     "srli a4, a4, 1",
     "sw a4, 0(sp)",
-    "lw a5, 4(sp)",
-    "addi a5, a5, 1",
-    "sw a5, 4(sp)",
-    "lw a6, 8(sp)",
-    "beq a5, a6, .Lrv_vstop",
-    "lw a6, 12(sp)",
+    "lw a6, 4(sp)",
     "add a0, a0, a6",
     "addi a3, a3, 128",
     "andi a4, a4, 1",
     "bnez a4, .Lrv_vacc",
     // Stop before vector k: 0, k << 16.
     ".Lrv_vstop:",
-    "lw a1, 4(sp)",
-    "slli a1, a1, 16",
+    "lw a1, 12(sp)",
+    "sub a1, a3, a1",
+    "slli a1, a1, 9",
     "li a0, 0",
-    "addi sp, sp, 32",
+    "addi sp, sp, 16",
     "ret",
     // Entries of vector k left: m6 | count, k << 16 | (e - WB) as u16.
     ".Lrv_vleft:",
     "sub a4, a2, a1",
     "or a0, t0, a4",
-    "lw a1, 4(sp)",
-    "slli a1, a1, 16",
+    "lw a1, 12(sp)",
+    "sub a1, a3, a1",
+    "slli a1, a1, 9",
     "slli t1, t1, 16",
     "srli t1, t1, 16",
     "or a1, a1, t1",
-    "addi sp, sp, 32",
+    "addi sp, sp, 16",
     "ret",
     ".size atome_soft_vec_rv, . - atome_soft_vec_rv",
     ".purgem atome_rv_next",
