@@ -9,6 +9,7 @@
 pub mod fpu;
 pub mod sf;
 mod sf_asm;
+mod sf_rv;
 pub mod soft;
 // Thumb-1 (Cortex-M0) and Thumb-2 (M3, soft-float M4/M7) accumulate loops.
 #[cfg(not(atome_thumb2))]

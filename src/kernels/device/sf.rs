@@ -124,32 +124,39 @@ pub fn trit_times_int(c: i8, scale: f32) -> f32 {
 }
 
 /// acc + a * b, the product rounded first: exactly `add(acc, mul(a, b))`
-/// (on Armv7-M without an FPU one routine, the product passed to the add
-/// in registers).
+/// (on Armv7-M without an FPU and on riscv32 one routine, the product
+/// passed to the add in registers).
 #[inline(always)]
 pub fn mul_add(acc: f32, a: f32, b: f32) -> f32 {
     #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), target_has_atomic = "32", atome_portable, not(feature = "size-first")))]
     return super::sf_asm::mul_add(acc, a, b);
+    #[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
+    return super::sf_rv::mul_add(acc, a, b);
     #[allow(unreachable_code)]
     add(acc, mul(a, b))
 }
 
-/// The device's integer add: the Thumb-1 routine on Arm, else [`add_int`].
+/// The device's integer add: the Thumb-1 routine on Arm, the RV32 one
+/// (sf_rv.rs) on riscv32, else [`add_int`].
 #[inline(always)]
 fn add_dev(a: f32, b: f32) -> f32 {
     #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_portable, not(feature = "size-first")))]
     return super::sf_asm::add(a, b);
+    #[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
+    return super::sf_rv::add(a, b);
     #[allow(unreachable_code)]
     add_int(a, b)
 }
 
 /// The device's integer multiply: the assembly routine on the Arm cores
 /// without an FPU (Thumb-1 on thumbv6m, Thumb-2 on Armv7-M; sf_asm.rs),
-/// else [`mul_int`].
+/// the RV32 one on riscv32 (sf_rv.rs), else [`mul_int`].
 #[inline(always)]
 fn mul_dev(a: f32, b: f32) -> f32 {
     #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_portable, not(feature = "size-first")))]
     return super::sf_asm::mul(a, b);
+    #[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
+    return super::sf_rv::mul(a, b);
     #[allow(unreachable_code)]
     mul_int(a, b)
 }

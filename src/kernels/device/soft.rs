@@ -161,6 +161,34 @@ const PB: usize = 32;
 /// predict_next's peak stack past 2 KiB.
 const SNB: usize = if cfg!(all(target_arch = "arm", not(target_has_atomic = "32"))) { 3 } else { 4 };
 
+/// The entries' layout: column << ENT_COL | negate << ENT_NEG. On riscv32
+/// the column is kept as its word's byte offset (column * 4) and the sign
+/// in bit 7, so the assembly loop (soft_rv.rs) takes the sign with one
+/// branch on a sign-extending byte load and adds the offset as it is.
+const ENT_COL: u32 = if cfg!(target_arch = "riscv32") { 2 } else { 3 };
+const ENT_NEG: u32 = if cfg!(target_arch = "riscv32") { 7 } else { 0 };
+/// [`ENT_COL`] of a Trit2 byte's first column for the next byte (four
+/// columns on), in each of a word's byte lanes.
+const KX: u32 = (4 << ENT_COL) * 0x0101_0101;
+
+/// An entry: column k, negated or not.
+#[inline(always)]
+fn ent(k: usize, neg: bool) -> u8 {
+    (k as u8) << ENT_COL | (neg as u8) << ENT_NEG
+}
+
+/// An entry's column.
+#[inline(always)]
+fn ent_col(en: u8) -> usize {
+    (en >> ENT_COL) as usize & (SB - 1)
+}
+
+/// Whether an entry's term is subtracted.
+#[inline(always)]
+fn ent_neg(en: u8) -> bool {
+    (en >> ENT_NEG) & 1 != 0
+}
+
 /// Exponent offset of the input words: an input's biased exponent e is
 /// held as e - WB in six bits, so inputs with e in [WB, WB + 63] (|x| from
 /// 2^-31 to below 2^33) take the word path; a block with another nonzero
@@ -300,13 +328,13 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
     let mut xb = [[0i32; SB]; SNB];
     let mut mode = [Mode::Skip; SNB];
     let mut codes = [0i8; SB];
-    // Nonzero weights of a row's block: column << 3 | negate.
+    // Nonzero weights of a row's block: entries (see [`ent`]).
     // (Four spare bytes: trit2_ents stores four entries at a time.)
     let mut ents = [0u8; SB + 4];
     let general = w.packing == Packing::P3;
     // Every vector's sum of every row is within `out` (then the assembly
     // loop may run the vectors of a row block in one call).
-    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+    #[cfg(any(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2), target_arch = "riscv32"))]
     let vecs_ok = nb >= 1 && (b0 + nb - 1).checked_mul(ostride).and_then(|v| v.checked_add(rows)).is_some_and(|v| v <= out.len());
     let mut c0 = 0;
     while c0 < cols {
@@ -330,7 +358,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
         }
         let codes = &mut codes[..len];
         // Which vectors' blocks are soft, bit b for vector b.
-        #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+        #[cfg(any(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2), target_arch = "riscv32"))]
         let soft = mode.iter().enumerate().take(nb).fold(0u32, |s, (b, &m)| s | ((m == Mode::Soft) as u32) << b);
         for j in 0..rows {
             let start = j * cols + c0;
@@ -348,7 +376,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                 for (k, &c) in codes.iter().enumerate() {
                     if c != 0 {
                         if let Some(en) = ents.get_mut(ne) {
-                            *en = (k as u8) << 3 | (c < 0) as u8;
+                            *en = ent(k, c < 0);
                         }
                         ne += 1;
                     }
@@ -358,10 +386,10 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             let ents = &ents[..ne.min(SB)];
             let mut bn = 0;
             while bn < nb {
-                // Thumb-2: the assembly loop runs the vectors' sums in a row
+                // Thumb-2 and RV32: the assembly loop runs the vectors' sums in a row
                 // while it can; vector bn is then left to the code below,
                 // or finished here from where the loop stopped.
-                #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+                #[cfg(any(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2), target_arch = "riscv32"))]
                 if vecs_ok && !general && !ents.is_empty() {
                     let n = ents.len();
                     // SAFETY: vectors bn..nb have their sums in `out`
@@ -371,7 +399,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                     let r = unsafe {
                         let o = out.as_mut_ptr().add((b0 + bn) * ostride + j);
                         let words = xb.as_ptr().add(bn).cast::<i32>();
-                        super::soft_t2::run_vecs(o, nb - bn, ents.as_ptr().add(n), words, soft >> bn, ostride * 4, -(n as i32))
+                        asm_run_vecs(o, nb - bn, ents.as_ptr().add(n), words, soft >> bn, ostride * 4, -(n as i32))
                     };
                     let (lo, hi) = (r as i32, (r >> 32) as u32);
                     bn += (hi >> 16) as usize;
@@ -434,13 +462,13 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
 /// is not one of the loop's accumulators (see [`acc_words`]; unchanged).
 #[inline(always)]
 fn acc_block(o: &mut f32, ents: &[u8], x: &[i32; SB]) -> Option<Option<usize>> {
-    // Thumb-2: the assembly loop unpacks and packs the sum itself.
-    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+    // Thumb-2 and RV32: the assembly loop unpacks and packs the sum itself.
+    #[cfg(any(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2), target_arch = "riscv32"))]
     if !ents.is_empty() {
         let n = ents.len();
         // SAFETY: ents[0..n] are entries built by soft_pass (column < SB,
         // so the words read are x's), n >= 1, o is one float.
-        let r = unsafe { super::soft_t2::run_acc(o, -(n as i32), ents.as_ptr().add(n), x) };
+        let r = unsafe { asm_run_acc(o, -(n as i32), ents.as_ptr().add(n), x) };
         let (lo, hi) = (r as i32, (r >> 32) as i32);
         if lo & 63 == 0 {
             return if hi == 0 { Some(None) } else { None };
@@ -459,7 +487,7 @@ fn acc_block(o: &mut f32, ents: &[u8], x: &[i32; SB]) -> Option<Option<usize>> {
 #[inline(always)]
 fn acc_end(o: &mut f32, ents: &[u8], st: [i32; 2], done: usize) -> Option<usize> {
     *o = pack(Soft { m: st[0] >> 6, e: st[1] + WB });
-    ents.get(done).map(|&en| (en >> 3) as usize & (SB - 1))
+    ents.get(done).map(|&en| ent_col(en))
 }
 
 /// A running sum as the loop's accumulator [m6, e - WB] (see
@@ -493,7 +521,7 @@ fn block_float(w: &Tensor, start: usize, codes: &mut [i8], decoded: &mut bool, a
 }
 
 /// Per Trit2 byte (four weights, low bits first: 01 +1, 11 -1, else 0):
-/// its entries (position << 3 | negate) as the bytes of a word, first in
+/// its entries ([`ent`] of its position) as the bytes of a word, first in
 /// the low byte, and in bits 8.. of [`TRIT2_N`] their count.
 const TRIT2_ENTS: [u32; 256] = {
     let mut t = [0u32; 256];
@@ -503,7 +531,7 @@ const TRIT2_ENTS: [u32; 256] = {
         while p < 4 {
             let c = (b >> (2 * p)) & 3;
             if c == 1 || c == 3 {
-                e |= ((p << 3) as u32 | (c == 3) as u32) << (8 * n);
+                e |= ((p << ENT_COL) as u32 | ((c == 3) as u32) << ENT_NEG) << (8 * n);
                 n += 1;
             }
             p += 1;
@@ -543,7 +571,7 @@ pub(super) struct Trit2Tabs {
 
 static TRIT2_TABS: Trit2Tabs = Trit2Tabs { ents: TRIT2_ENTS, n: TRIT2_N };
 
-/// The entries (column << 3 | negate) of the Trit2 weights in `bytes` (the
+/// The entries ([`ent`]) of the Trit2 weights in `bytes` (the
 /// block's len <= SB weights from a byte boundary: len.div_ceil(4) bytes),
 /// four weights a byte through [`TRIT2_ENTS`]; returns their count.
 // (Out of line on the Thumb-2 loop's cores, where soft_pass is short of
@@ -553,24 +581,24 @@ static TRIT2_TABS: Trit2Tabs = Trit2Tabs { ents: TRIT2_ENTS, n: TRIT2_N };
 #[cfg_attr(not(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2)), inline(always))]
 fn trit2_ents(bytes: &[u8], len: usize, ents: &mut [u8; SB + 4]) -> usize {
     let (full, part) = bytes.split_at((len / 4).min(bytes.len()));
-    // Column << 3 of the byte's first weight, in every byte lane (each
-    // lane stays below 256: column <= 31): kx.
+    // Column << ENT_COL of the byte's first weight, in every byte lane
+    // (each lane stays below 256: column <= 31): kx.
     #[cfg(not(all(target_arch = "arm", not(target_abi = "eabihf"))))]
     let (mut ne, mut kx) = (0, 0u32);
     // Cortex-M0: the whole bytes in Thumb-1 (soft_t1.rs: 15.5 instructions a
     // byte; 27 when inlined here, where its constants were spilled).
     #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
-    let (full, mut ne, mut kx) = (&[] as &[u8], super::soft_t1::trit2_ents(full, ents, &TRIT2_TABS), (full.len() as u32).wrapping_mul(0x2020_2020));
+    let (full, mut ne, mut kx) = (&[] as &[u8], super::soft_t1::trit2_ents(full, ents, &TRIT2_TABS), (full.len() as u32).wrapping_mul(KX));
     // The other Arm cores without an FPU: in Thumb-2 (soft_t2.rs: 9 a byte).
     #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
-    let (full, mut ne, mut kx) = (&[] as &[u8], super::soft_t2::trit2_ents(full, ents, &TRIT2_TABS), (full.len() as u32).wrapping_mul(0x2020_2020));
+    let (full, mut ne, mut kx) = (&[] as &[u8], super::soft_t2::trit2_ents(full, ents, &TRIT2_TABS), (full.len() as u32).wrapping_mul(KX));
     let mut put = |b: usize, ne: &mut usize| {
         let e = TRIT2_TABS.ents[b & 255].wrapping_add(kx);
         // ne <= 4q < SB for byte q, so the four bytes fit.
         let i = *ne & (SB - 1);
         ents[i..i + 4].copy_from_slice(&e.to_le_bytes());
         *ne += TRIT2_TABS.n[b & 255] as usize;
-        kx = kx.wrapping_add(0x2020_2020);
+        kx = kx.wrapping_add(KX);
     };
     for &b in full {
         put(b as usize, &mut ne);
@@ -717,7 +745,7 @@ pub fn add_step(acc: f32, x: f32, neg: bool) -> f32 {
     }
 }
 
-/// Adds the entries' terms (+-1 weights; entry = column << 3 | negate)
+/// Adds the entries' terms (+-1 weights; entries as [`ent`])
 /// of the input words `x` to the accumulator st = [m6, e - WB] (m6 = 0
 /// with any exponent is +0.0); returns how many were added (fewer than all
 /// when the next one overflows; st holds the sum before it). Where the
@@ -776,11 +804,11 @@ fn run_words_from(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2], mut i: usize) -
         // (get, not [i]: i < n holds, but the compiler cannot see it through
         // the loops above, and the no-panic audit wants no bounds check.)
         let Some(&en) = ents.get(i) else { break };
-        let w = x[(en >> 3) as usize & (SB - 1)];
+        let w = x[ent_col(en)];
         let x6 = word_m6(w);
         let ex = if x6 == 0 { 0 } else { word_ex(w) + WB };
         let (mut m, mut e) = (st[0], if st[0] == 0 { 0 } else { st[1] + WB });
-        if !step(&mut m, &mut e, x6, ex, en & 1 != 0) {
+        if !step(&mut m, &mut e, x6, ex, ent_neg(en)) {
             return i;
         }
         *st = [m, if m == 0 { -WB } else { e - WB }];
@@ -797,6 +825,16 @@ use super::soft_t1::run as asm_run;
 use super::soft_t2::run as asm_run;
 #[cfg(target_arch = "riscv32")]
 use super::soft_rv::run as asm_run;
+/// The assembly loop on a float accumulator (Thumb-2 and RV32).
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+use super::soft_t2::run_acc as asm_run_acc;
+#[cfg(target_arch = "riscv32")]
+use super::soft_rv::run_acc as asm_run_acc;
+/// The assembly loop over a row block's vectors (Thumb-2 and RV32).
+#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+use super::soft_t2::run_vecs as asm_run_vecs;
+#[cfg(target_arch = "riscv32")]
+use super::soft_rv::run_vecs as asm_run_vecs;
 
 /// The steps of the Thumb-1 loop (soft_t1.rs) in Rust, case for case, for
 /// the other cores (and the host, where the tests check it): from entry i
@@ -820,9 +858,9 @@ use super::soft_rv::run as asm_run;
 fn fast_words(st: &mut [i32; 2], ents: &[u8], x: &[i32; SB], mut i: usize) -> usize {
     let (mut m, mut e) = (st[0], st[1]);
     while let Some(&en) = ents.get(i) {
-        let w = x[(en >> 3) as usize & (SB - 1)];
+        let w = x[ent_col(en)];
         let ex = word_ex(w);
-        let xv = if en & 1 != 0 { word_m6(w).wrapping_neg() } else { word_m6(w) };
+        let xv = if ent_neg(en) { word_m6(w).wrapping_neg() } else { word_m6(w) };
         let d = e.wrapping_sub(ex);
         let (t, eb, d) = if d >= 0 {
             if d > 31 {
@@ -902,7 +940,7 @@ pub fn add_step_words(acc: f32, x: f32, neg: bool) -> f32 {
     let mut st = if a.m == 0 { [0, -WB] } else { [a.m << 6, a.e - WB] };
     let mut words = [0i32; SB];
     words[5] = w;
-    let ents = [5 << 3 | neg as u8];
+    let ents = [ent(5, neg)];
     if run_words(&ents, &words, &mut st) == 0 {
         return f32::from_bits((xv.to_bits() & 0x8000_0000) | 0x7f80_0000);
     }
