@@ -70,6 +70,8 @@ struct Chunk {
     m: usize,
     i_full: usize,
     i_rout: usize,
+    /// The value cache keeps the normalized rows (see `lazy_v`).
+    lazy_v: bool,
 }
 
 #[inline(always)]
@@ -113,6 +115,13 @@ fn layers_with<L: Layers, S: Lanes<N>, const N: usize>(
         // Positions >= full0 are mixed into x; in the last layer only n-1 is
         // (the others only feed its keys, values, conv rows and SSM state).
         let full0 = if l + 1 == n_layers { n.saturating_sub(1) } else { 0 };
+        // A lean state's last layer: only position n-1's attention reads
+        // values, those of at most TOP_K keys. Its value cache keeps the
+        // normalized rows, and only the chosen keys' rows become values
+        // (W_v h_j, the same floats), after the scoring. (n >= 2: x row 0,
+        // not mixed in this layer, is the scratch row. A cached state
+        // keeps every value for later calls.)
+        let lazy_v = !L::KEEPS && l + 1 == n_layers && n >= 2;
         // Rows 0..K-1 of h hold positions p0-K+1 .. p0-1.
         let hl = hist_rows * d;
         if let (true, Some(dst), Some(src)) = (L::KEEPS, sc.h.get_mut(..hl), mem.hist.get(..hl)) {
@@ -132,7 +141,7 @@ fn layers_with<L: Layers, S: Lanes<N>, const N: usize>(
             // entropies are kept (a prefix of positions).
             let i_full = full0.saturating_sub(c0).min(m);
             let i_rout = if ent.all.len() > c0 * n_layers + l { 0 } else { i_full };
-            let ch = Chunk { c0, m, i_full, i_rout };
+            let ch = Chunk { c0, m, i_full, i_rout, lazy_v };
             project(sc, &mut mem, &blk, kc, ch, hl, d, dh);
             for i in i_rout..m {
                 let Some(r) = sc.r.get_mut(i * 3..i * 3 + 3) else { continue };
@@ -140,6 +149,9 @@ fn layers_with<L: Layers, S: Lanes<N>, const N: usize>(
                 ent.keep(r, c0 + i, n, l, n_layers);
             }
             attend::<KeyCache, S, N>(sc, &mem, kc, ch, dims.top_k, inv_sqrt_dh);
+            if lazy_v && i_full < m {
+                chosen_values(sc, &mut mem, &blk, x, i_full, c0 + i_full, dims.top_k, d);
+            }
             mix::<S, N>(x, sc, &mut mem, &blk, ch, d, dims.kernel_size, dims.top_k);
             #[cfg(not(feature = "size-first"))]
             if L::KEEPS && c0 + m >= n {
@@ -178,10 +190,15 @@ fn layers_with<L: Layers, S: Lanes<N>, const N: usize>(
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn project<K: KeyLayout>(sc: &mut Scratch, mem: &mut LayerMem, blk: &Block, kc: K, ch: Chunk, hl: usize, d: usize, dh: usize) {
-    let Chunk { c0, m, i_full, i_rout } = ch;
+    let Chunk { c0, m, i_full, i_rout, lazy_v } = ch;
     let acc = sc.accel;
     let hc = sc.h.get(hl..hl + m * d).unwrap_or(&[]);
     let vdst = mem.v.get_mut(c0 * d..(c0 + m) * d).unwrap_or(&mut []);
+    if lazy_v {
+        // The normalized rows stand in for the values (`chosen_values`).
+        copy(vdst, hc);
+    }
+
     if SIZE_FIRST {
         // One matrix at a time: on a microcontroller it costs the same and
         // takes less code.
@@ -195,7 +212,9 @@ fn project<K: KeyLayout>(sc: &mut Scratch, mem: &mut LayerMem, blk: &Block, kc: 
                 false
             }
         };
-        project_one(acc, &blk.wv, hc, 0, m, vdst, d);
+        if !lazy_v {
+            project_one(acc, &blk.wv, hc, 0, m, vdst, d);
+        }
         if !in_rows {
             kc.store(mem.k, c0, m, sc.q);
         }
@@ -207,20 +226,21 @@ fn project<K: KeyLayout>(sc: &mut Scratch, mem: &mut LayerMem, blk: &Block, kc: 
     // column tables). Keys not written in place go through a buffer (the
     // slot area when they fit and the queries are computed in the same
     // call, else the query area) into the cache.
+    let vopt = if lazy_v { None } else { Some(vdst) };
     let r_part = sc.r.get_mut(i_rout * 3..).unwrap_or(&mut []);
     let with_r = i_rout == 0;
     let q_done = match kc.rows_from(mem.k, c0) {
         Some(kd) => {
             let all = i_full == 0;
-            group(acc, blk, kd, vdst, r_part, if all { Some(&mut *sc.q) } else { None }, with_r, hc, d, dh, m);
+            group(acc, blk, kd, vopt, r_part, if all { Some(&mut *sc.q) } else { None }, with_r, hc, d, dh, m);
             all
         }
         None => {
             let keys_in_slots = i_full == 0 && m * dh <= sc.slots.len();
             if keys_in_slots {
-                group(acc, blk, &mut *sc.slots, vdst, r_part, Some(&mut *sc.q), with_r, hc, d, dh, m);
+                group(acc, blk, &mut *sc.slots, vopt, r_part, Some(&mut *sc.q), with_r, hc, d, dh, m);
             } else {
-                group(acc, blk, &mut *sc.q, vdst, r_part, None, with_r, hc, d, dh, m);
+                group(acc, blk, &mut *sc.q, vopt, r_part, None, with_r, hc, d, dh, m);
             }
             kc.store(mem.k, c0, m, if keys_in_slots { sc.slots } else { sc.q });
             keys_in_slots
@@ -245,14 +265,39 @@ fn project<K: KeyLayout>(sc: &mut Scratch, mem: &mut LayerMem, blk: &Block, kc: 
 /// every position is mixed, so the router is needed everywhere too).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn group(acc: Accel, blk: &Block, k: &mut [f32], v: &mut [f32], r: &mut [f32], q: Option<&mut [f32]>, with_r: bool, hc: &[f32], d: usize, dh: usize, m: usize) {
+fn group(acc: Accel, blk: &Block, k: &mut [f32], v: Option<&mut [f32]>, r: &mut [f32], q: Option<&mut [f32]>, with_r: bool, hc: &[f32], d: usize, dh: usize, m: usize) {
     let kj = MvJob { w: &blk.wk, out: k, ostride: dh };
-    let vj = MvJob { w: &blk.wv, out: v, ostride: d };
     let rj = MvJob { w: &blk.router, out: r, ostride: 3 };
+    let Some(v) = v else {
+        // (The lazy value cache: no values here.)
+        return match q {
+            Some(q) => matvec_multi_accel(acc, &mut [kj, rj, MvJob { w: &blk.wq, out: q, ostride: dh }], hc, d, m),
+            None if with_r => matvec_multi_accel(acc, &mut [kj, rj], hc, d, m),
+            None => matvec_multi_accel(acc, &mut [kj], hc, d, m),
+        };
+    };
+    let vj = MvJob { w: &blk.wv, out: v, ostride: d };
     match q {
         Some(q) => matvec_multi_accel(acc, &mut [kj, vj, rj, MvJob { w: &blk.wq, out: q, ostride: dh }], hc, d, m),
         None if with_r => matvec_multi_accel(acc, &mut [kj, vj, rj], hc, d, m),
         None => matvec_multi_accel(acc, &mut [kj, vj], hc, d, m),
+    }
+}
+
+/// The values of the keys that position c0 + i's attention chose, from the
+/// normalized rows the lazy value cache holds, in place: W_v h_j into x row
+/// 0 (scratch: not mixed in the last layer, n >= 2), then into row j.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn chosen_values(sc: &Scratch, mem: &mut LayerMem, blk: &Block, x: &mut [f32], i: usize, t: usize, topk: usize, d: usize) {
+    let slot_i = sc.slots.get((sc.chunk.max(1) * topk).min(sc.slots.len())..).unwrap_or(&[]);
+    let Some(tmp) = x.get_mut(..d) else { return };
+    // The keff slots attend filled (distinct keys; the rest may be stale).
+    let keff = topk.min(t + 1);
+    for &ix in slot_i.get(i * topk..i * topk + keff).unwrap_or(&[]) {
+        let Some(row) = slot_key(ix).and_then(|j| mem.v.get_mut(j * d..(j + 1) * d)) else { continue };
+        matvec_batch_accel(sc.accel, &blk.wv, row, d, 1, tmp, d);
+        copy(row, tmp);
     }
 }
 
