@@ -120,8 +120,9 @@ fn layers_with<L: Layers, S: Lanes<N>, const N: usize>(
         // normalized rows, and only the chosen keys' rows become values
         // (W_v h_j, the same floats), after the scoring. (n >= 2: x row 0,
         // not mixed in this layer, is the scratch row. A cached state
-        // keeps every value for later calls.)
-        let lazy_v = !L::KEEPS && l + 1 == n_layers && n >= 2;
+        // keeps every value for later calls; the size-first build keeps
+        // its shorter code.)
+        let lazy_v = !cfg!(feature = "size-first") && !L::KEEPS && l + 1 == n_layers && n >= 2;
         // Rows 0..K-1 of h hold positions p0-K+1 .. p0-1.
         let hl = hist_rows * d;
         if let (true, Some(dst), Some(src)) = (L::KEEPS, sc.h.get_mut(..hl), mem.hist.get(..hl)) {
