@@ -106,85 +106,10 @@ fn row_dot(row: &[u8], x: &[i16]) -> i32 {
 }
 
 /// [`row_dot`] for activations at a 4-byte aligned address (the state's
-/// rows): `LDRD` loads four activations at once (27 instructions per four
-/// bytes of codes against 31).
-#[inline(always)]
-fn row_dot_a4(row: &[u8], x: &[i16]) -> i32 {
-    let nb = row.len().min(x.len() / 4);
-    if nb == 0 {
-        return 0;
-    }
-    let mut acc = 0i32;
-    // SAFETY: as row_dot's: nb bytes of row (unaligned word loads, then
-    // bytes), 4 * nb int16 of x, here as nb doubleword loads from a
-    // 4-byte aligned address (the caller checked x's alignment; LDRD
-    // needs it), and 8-byte table entries. SMLAD may set the Q flag,
-    // which nothing reads. Only the named registers and the flags change.
-    unsafe {
-        core::arch::asm!(
-            "lsrs {n4}, {nb}, #2",
-            "beq 3f",
-            "2:",
-            "ldr {c}, [{wp}], #4",
-            "uxtb {t0}, {c}",
-            "add {t0}, {tab}, {t0}, lsl #3",
-            "ldrd {t0}, {t1}, [{t0}]",
-            "ldrd {x0}, {x1}, [{xp}], #8",
-            "smlad {acc}, {t0}, {x0}, {acc}",
-            "smlad {acc}, {t1}, {x1}, {acc}",
-            "ubfx {t0}, {c}, #8, #8",
-            "add {t0}, {tab}, {t0}, lsl #3",
-            "ldrd {t0}, {t1}, [{t0}]",
-            "ldrd {x0}, {x1}, [{xp}], #8",
-            "smlad {acc}, {t0}, {x0}, {acc}",
-            "smlad {acc}, {t1}, {x1}, {acc}",
-            "ubfx {t0}, {c}, #16, #8",
-            "add {t0}, {tab}, {t0}, lsl #3",
-            "ldrd {t0}, {t1}, [{t0}]",
-            "ldrd {x0}, {x1}, [{xp}], #8",
-            "smlad {acc}, {t0}, {x0}, {acc}",
-            "smlad {acc}, {t1}, {x1}, {acc}",
-            "lsrs {t0}, {c}, #24",
-            "add {t0}, {tab}, {t0}, lsl #3",
-            "ldrd {t0}, {t1}, [{t0}]",
-            "ldrd {x0}, {x1}, [{xp}], #8",
-            "smlad {acc}, {t0}, {x0}, {acc}",
-            "smlad {acc}, {t1}, {x1}, {acc}",
-            "subs {n4}, {n4}, #1",
-            "bne 2b",
-            "3:",
-            "ands {nb}, {nb}, #3",
-            "beq 5f",
-            "4:",
-            "ldrb {t0}, [{wp}], #1",
-            "add {t0}, {tab}, {t0}, lsl #3",
-            "ldrd {t0}, {t1}, [{t0}]",
-            "ldrd {x0}, {x1}, [{xp}], #8",
-            "smlad {acc}, {t0}, {x0}, {acc}",
-            "smlad {acc}, {t1}, {x1}, {acc}",
-            "subs {nb}, {nb}, #1",
-            "bne 4b",
-            "5:",
-            wp = inout(reg) row.as_ptr() => _,
-            xp = inout(reg) x.as_ptr() => _,
-            nb = inout(reg) nb => _,
-            n4 = out(reg) _,
-            tab = in(reg) PAIRS16.as_ptr(),
-            acc = inout(reg) acc,
-            c = out(reg) _,
-            t0 = out(reg) _,
-            t1 = out(reg) _,
-            x0 = out(reg) _,
-            x1 = out(reg) _,
-            options(readonly, nostack),
-        );
-    }
-    acc
-}
-
-/// [`row_dot_a4`] when the row is a whole number n4 >= 1 of code words
-/// (the caller checked 4 * n4 bytes of row and 16 * n4 activations): no
-/// length arithmetic or tail per row.
+/// rows) and a row of a whole number n4 >= 1 of code words (the caller
+/// checked 4 * n4 bytes of row and 16 * n4 activations): `LDRD` loads four
+/// activations at once (27 instructions per four code bytes against 31),
+/// and there is no length arithmetic or tail per row.
 #[inline(always)]
 fn row_dot_a4w(row: *const u8, x: *const i16, n4: usize) -> i32 {
     let mut acc = 0i32;
@@ -259,10 +184,6 @@ pub(super) fn trit2(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut 
             // (x has the 4 * bpr activations; each chunk is bpr bytes.)
             for (o, row) in ob.iter_mut().zip(w.data.chunks_exact(bpr)) {
                 *o = row_dot_a4w(row.as_ptr(), x.as_ptr(), bpr / 4);
-            }
-        } else if aligned {
-            for (o, row) in ob.iter_mut().zip(w.data.chunks_exact(bpr)) {
-                *o = row_dot_a4(row, x);
             }
         } else {
             for (o, row) in ob.iter_mut().zip(w.data.chunks_exact(bpr)) {
