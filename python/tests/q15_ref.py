@@ -100,6 +100,17 @@ def quant(v, e, bits: Optional[int] = None):
     return m, np.broadcast_to(ex, mx.shape).astype(I64)
 
 
+def grid15(v, e):
+    """quant15 without the saturation, for a block that is only read by the
+    mix (never stored): |m| <= 2^15."""
+    v = np.asarray(v, dtype=I64)
+    e = np.asarray(e, dtype=I64)
+    mx = np.abs(v).max(axis=-1)
+    s = bitlen(mx) - QA
+    m = rshr(v, s[..., None])
+    return m, np.broadcast_to(np.where(mx == 0, E_ZERO, e + s), mx.shape).astype(I64)
+
+
 def quant_scalar(v, e, bits: Optional[int] = None):
     """quant of one value per row: v (...) at exponent e (...)."""
     v, e = np.broadcast_arrays(np.asarray(v, I64), np.asarray(e, I64))
@@ -122,6 +133,20 @@ def fquant(a, bits: int):
     """Block of a binary32 vector (last axis): exponent
     max_i(E_i + bitlen(|M_i|)) - bits, mantissas rshr(M_i, e - E_i), saturated."""
     m, ex = f32_parts(a)
+    return pquant(m, ex, bits)
+
+
+def fquant_prod(a, b, bits: int):
+    """Block of the exact elementwise products of two binary32 vectors
+    (M_a M_b at E_a + E_b, |M_a M_b| < 2^48), as fquant does for one."""
+    ma, ea = f32_parts(a)
+    mb, eb = f32_parts(b)
+    return pquant(ma * mb, ea + eb, bits)
+
+
+def pquant(m, ex, bits: int):
+    """Block of exact values m_i * 2^ex_i (last axis): the common exponent
+    max_i(ex_i + bitlen(|m_i|)) - bits, one rounding per element."""
     nz = m != 0
     top = np.where(nz, ex + bitlen(np.abs(m)), np.iinfo(I64).min // 4).max(axis=-1)
     e = top - bits
@@ -248,15 +273,15 @@ class _Mat:
 
 class _Layer:
     def __init__(self, ly: nr.Layer, DH: int):
-        self.gm, self.ge = fquant(ly.norm_g, QP)
-        self.bm, self.be = fquant(ly.norm_b, QP)
+        self.gm, self.ge = fquant(ly.norm_g, QA)
+        self.bm, self.be = fquant(ly.norm_b, QA)
         self.conv = _Mat(ly.conv)
         self.T = tanh_q30(ly.ssm_a)
         drop = 30 - EXPERIMENT["decay_bits"]
         if drop > 0:
             self.T = rshr(self.T, drop) << drop
-        self.sbm, self.sbe = fquant(ly.ssm_b, QP)
-        self.scm, self.sce = fquant(ly.ssm_c, QP)
+        # the SSM runs on c_out * hs: its input gain is b * c_out
+        self.sbm, self.sbe = fquant_prod(ly.ssm_b, ly.ssm_c, QP)
         self.wq, self.wk, self.wv, self.router = (_Mat(ly.wq), _Mat(ly.wk), _Mat(ly.wv), _Mat(ly.router))
         ism, ise = fquant_scalar(F32(1.0) / np.sqrt(F32(DH)))
         self.cqm, self.cqe = (int(v) for v in quant_scalar(
@@ -271,8 +296,8 @@ class Q15Model:
         self.cfg = w.cfg
         self.embed = _Mat(w.embed)
         self.layers = [_Layer(ly, w.cfg.DH) for ly in w.layers]
-        self.fgm, self.fge = fquant(w.final_g, QP)
-        self.fbm, self.fbe = fquant(w.final_b, QP)
+        self.fgm, self.fge = fquant(w.final_g, QA)
+        self.fbm, self.fbe = fquant(w.final_b, QA)
         self.unembed = _Mat(w.unembed)
         self.head = _Mat(w.head) if w.head is not None else None
 
@@ -292,13 +317,25 @@ def layer_norm_q(xm, ex, gm, ge, bm, be):
     eps = np.where(ex == E_ZERO, lim, eps)
     N2 = N + eps
     Mi, Ei = inv_sqrt_parts(np.maximum(N2, 1))
+    # c = D m - S (all 0 when N2 = 0: then every m is equal) on a 15-bit
+    # grid, times the inverse as a 15-bit scalar, on a 15-bit grid again:
+    # z = c / sqrt(N2) (no saturation: |cm|, |zm| <= 2^15)
     c = D * xm - S[..., None]
-    z = rshr(c * Mi[..., None], (-Ei - ZF)[..., None])
-    z = np.where((N2 == 0)[..., None], 0, z)
-    g_e = ecomb(np.full(ex.shape, ge, I64), -ZF)
+    sc = bitlen(np.abs(c).max(axis=-1)) - QA
+    cm = rshr(c, sc[..., None])
+    im, ie = quant_scalar(Mi, Ei)
+    z = cm * im[..., None]
+    mz = np.abs(z).max(axis=-1)
+    sz = bitlen(mz) - QA
+    zm = rshr(z, sz[..., None])
+    ze = np.where(mz == 0, E_ZERO, sc + ie + sz)
+    g_e = ecomb(np.full(ex.shape, ge, I64), ze)
     b_e = np.full(ex.shape, be, I64)
-    acc, A = align_sum([(gm * z, g_e, QP + 28), (np.broadcast_to(bm, z.shape), b_e, QP)], 61)
+    acc, A = align_sum([(gm * zm, g_e, 30), (np.broadcast_to(bm, zm.shape), b_e, QA)], LN_ROOM)
     return quant(acc, A)
+
+
+LN_ROOM = 29  # LayerNorm's grid: 29 bits below its largest term's bound
 
 
 def matvec_q(mat: _Mat, hm):
@@ -309,6 +346,29 @@ def matvec_q(mat: _Mat, hm):
 def mix_coef(r, sm, se):
     """quant15 of the Q30 probability r times a scale mantissa."""
     return quant_scalar(r * sm, np.full(np.shape(r), se - 30, I64))
+
+
+MIX_ROOM = 29  # the mix's grid: 29 bits below its largest term's bound
+
+
+def mix_q(X, eX, terms):
+    """The mix (docs/Q15.md#mix) of the residual blocks (X (..., D), eX (...))
+    with terms (cm, ce, pm, pe): coefficient blocks (...) times pathway
+    blocks (..., D).  Each coefficient is rounded once onto the grid
+    A = max(eX + 15, ce + pe + 30) - MIX_ROOM, the residual too; the sum is
+    then exact (|W| < 2^31) and quantized."""
+    neg = np.iinfo(I64).min // 4
+    eX = np.asarray(eX, I64)
+    es = [ecomb(ce, pe) for (_, ce, _, pe) in terms]
+    top = np.where(eX == E_ZERO, neg, eX + QA)
+    for e in es:
+        top = np.maximum(top, np.where(e == E_ZERO, neg, e + 30))
+    A = np.where(top < -(1 << 40), 0, top - MIX_ROOM)
+    sh = lambda e: np.where(e == E_ZERO, 63, np.minimum(A - e, 63))
+    W = rshr(X, sh(eX)[..., None])
+    for (cm, _, pm, _), e in zip(terms, es):
+        W = W + rshr(cm, sh(e))[..., None] * pm
+    return quant(W, A)
 
 
 class Q15Forward:
@@ -374,7 +434,7 @@ class Q15Forward:
                 ek = eHall[:, np.maximum(src, 0)]
                 sh = np.where(ok[None, :] & (ek != E_ZERO), Et - ek, 63)
                 Lacc += cw[:, k] * rshr(rows, np.minimum(sh, 63)[..., None])
-            local, elocal = quant(Lacc, Et)
+            local, elocal = grid15(Lacc, Et)
             # SSM, position by position
             state = np.zeros((B, mlen, D), I64)
             estate = np.zeros((B, mlen), I64)
@@ -383,7 +443,7 @@ class Q15Forward:
                 acc, A = align_sum([(ly.T * hs, ecomb(ehs, -30), 60),
                                     (ly.sbm * H[:, i], ecomb(ly.sbe, eH[:, i]), QP + QA)], 61)
                 hs, ehs = quant(acc, A, QH)
-                state[:, i], estate[:, i] = quant(ly.scm * hs, ly.sce + ehs)
+                state[:, i], estate[:, i] = grid15(hs, ehs)
             self.hs[l], self.ehs[l] = hs, ehs
             # attention
             Q, eQ = quant(matvec_q(ly.wq, H), eH)
@@ -412,21 +472,17 @@ class Q15Forward:
                 evs = np.take_along_axis(self.eV[l][:, : t + 1], idx, axis=1)
                 F = np.where(evs == E_ZERO, np.iinfo(I64).min // 4, evs).max(axis=1)
                 F = np.maximum(F, E_ZERO)
-                tsh = np.where(evs == E_ZERO, 63, np.minimum(F[:, None] - 16 - evs, 63))
-                terms = rshr(P[:, :, None] * vsel, tsh[:, :, None])
-                sparse[:, i], esparse[:, i] = quant(terms.sum(axis=1), F - 46)
+                # each probability on the grid of the largest value (Q15 there)
+                ksh = np.where(evs == E_ZERO, 63, np.minimum(F[:, None] + 15 - evs, 63))
+                kw = rshr(P, ksh)
+                sparse[:, i], esparse[:, i] = quant((kw[:, :, None] * vsel).sum(axis=1), F - 15)
             # mix
             c0m, c0e = mix_coef(R[..., 0], ly.conv.sm, ly.conv.se)
             c1m, c1e = mix_coef(R[..., 1], 1, 0)
             c2m, c2e = mix_coef(R[..., 2], ly.wv.sm, ly.wv.se)
 
-            def term(cm, ce, pm, pe):
-                return (cm[..., None] * pm, ecomb(ce, pe), 30)
-
-            acc, A = align_sum([(X, eX, QA), term(c0m, c0e, local, elocal),
-                                term(c1m, c1e, state, estate),
-                                term(c2m, c2e, sparse, esparse)], 60)
-            X, eX = quant(acc, A)
+            X, eX = mix_q(X, eX, [(c0m, c0e, local, elocal), (c1m, c1e, state, estate),
+                                  (c2m, c2e, sparse, esparse)])
         self.n = t1
         self.X, self.eX = X, eX
 

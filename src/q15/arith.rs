@@ -318,6 +318,43 @@ pub fn fquant_exp(n: usize, f: impl Fn(usize) -> f32, bits: u32) -> i32 {
     t.map_or(E_ZERO, |t| t - bits as i32)
 }
 
+/// The exact product of two binary32 values read as [`f32_parts`]:
+/// (m, e) with |m| < 2^48 ((0, 0) when either is zero).
+#[inline(always)]
+pub fn f32_prod_parts(a: f32, b: f32) -> (i64, i32) {
+    let ((ma, ea), (mb, eb)) = (f32_parts(a), f32_parts(b));
+    if ma == 0 || mb == 0 {
+        (0, 0)
+    } else {
+        (ma * mb, ea + eb)
+    }
+}
+
+/// The block exponent of exact values m_i 2^e_i (`f(0..n)`, |m| < 2^62)
+/// at b bits: E_ZERO when all are zero.
+pub fn pquant_exp(n: usize, f: impl Fn(usize) -> (i64, i32), bits: u32) -> i32 {
+    let mut t: Option<i32> = None;
+    for i in 0..n {
+        let (m, e) = f(i);
+        if m != 0 {
+            let v = e + bitlen(m.unsigned_abs());
+            t = Some(t.map_or(v, |x: i32| x.max(v)));
+        }
+    }
+    t.map_or(E_ZERO, |t| t - bits as i32)
+}
+
+/// One mantissa of a block at exponent e (from [`pquant_exp`]): the exact
+/// m 2^ex rounded onto its grid, saturated to b bits.
+#[inline(always)]
+pub fn pq(m: i64, ex: i32, e: i32, bits: u32) -> i64 {
+    if m == 0 {
+        0
+    } else {
+        qm(m, (e - ex).min(63), bits)
+    }
+}
+
 /// One mantissa of fquant_b: the float `f` on the block exponent e.
 #[inline(always)]
 pub fn fq(f: f32, e: i32, bits: u32) -> i64 {

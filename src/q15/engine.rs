@@ -52,6 +52,12 @@ pub struct Bufs<'w> {
 /// instructions where a 64-bit max takes five.)
 fn quant_into(src: &[i32], e: i32, out: &mut [i16]) -> i32 {
     let mx = src.iter().fold(0, |a, v| a | v.unsigned_abs());
+    quant_into_mx(src, mx, e, out)
+}
+
+/// [`quant_into`] with the OR of the magnitudes known.
+#[inline(always)]
+fn quant_into_mx(src: &[i32], mx: u32, e: i32, out: &mut [i16]) -> i32 {
     let s = qshift(u64::from(mx), QA);
     quant_at(src, s, out);
     qexp(u64::from(mx), e, QA)
@@ -113,17 +119,22 @@ fn rows_of<'a>(w: &Tensor<'a>, j0: usize, n: usize) -> Option<Tensor<'a>> {
     Some(Tensor { data, scale: w.scale, rows: n, cols: w.cols, packing: w.packing })
 }
 
-/// LayerNorm of the block (xm, ex) with (g, b) into `out`; its exponent.
-/// `z` (D values) holds the normalized values in Q20.
+/// LayerNorm of the block (xm, ex) with (g, b) into `out`; its exponent
+/// (docs/Q15.md#layernorm). `w` (D values) is scratch.
 #[inline(never)]
-fn layer_norm(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, z: &mut [i32], mid: &mut [i16], out: &mut [i16]) -> i32 {
+fn layer_norm(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &mut [i32], out: &mut [i16]) -> i32 {
     let d = xm.len() as i64;
+    if d == 0 {
+        return E_ZERO;
+    }
     // |S| <= D * 32767 < 2^31 and m^2 < 2^30 (docs/Q15.md#integer-widths).
-    let (mut s32, mut q) = (0i32, 0i64);
+    let (mut s32, mut q, mut lo, mut hi) = (0i32, 0i64, i32::MAX, i32::MIN);
     for &m in xm {
         let m = i32::from(m);
         s32 += m;
         q += i64::from(m * m);
+        lo = lo.min(m);
+        hi = hi.max(m);
     }
     let s = i64::from(s32);
     let n = d * q - s * s;
@@ -145,120 +156,73 @@ fn layer_norm(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, z: &mut [i32], mid: &mut 
     let n2 = n + eps;
     let inv = 1.0f32 / crate::math::sqrtf(n2.max(1) as f32);
     let (mi, ei) = f32_parts(inv);
-    let zs = -ei - ZF;
-    let (e1, e2) = (ecomb(g.e, -ZF), b.e);
-    let a = align_at(&[top(e1, QP as i32 + 28), top(e2, QP as i32)], 61);
+    // c = D m - S is increasing in m: its largest magnitude, and that of
+    // its rounding cm, are at the row's extremes, so both grids are known
+    // before the per-element pass.
+    let (chi, clo) = (d * i64::from(hi) - s, d * i64::from(lo) - s);
+    let sc = qshift(chi.unsigned_abs().max(clo.unsigned_abs()), QA);
+    let (im, ie) = quant_scalar(mi, ei, QA);
+    let mz = rshr(chi, sc).unsigned_abs().max(rshr(clo, sc).unsigned_abs()) * im as u64;
+    let sz = qshift(mz, QA);
+    let ze = if mz == 0 { E_ZERO } else { sc + ie + sz };
+    let (e1, e2) = (ecomb(g.e, ze), b.e);
+    let a = align_at(&[top(e1, 30), top(e2, QA as i32)], LN_ROOM);
     let (s1, s2) = (ashift(a, e1), ashift(a, e2));
-    // When both terms are shifted left (the usual case), the sum is 2^k W
-    // with W's terms shifted by l1, l2 >= 0 (one of them 0), and
-    // quant15(2^k W) = quant15(W) at an exponent k higher. A zero block's
-    // term (gamma or beta all zero) is 0 whatever its shift.
-    let (z1, z2) = (e1 == E_ZERO, e2 == E_ZERO);
-    let (k, l1, l2) = if (z1 || s1 <= 0) && (z2 || s2 <= 0) {
-        let k = match (z1, z2) {
-            (false, false) => (-s1).min(-s2),
-            (false, true) => -s1,
-            (true, false) => -s2,
-            (true, true) => 0,
+    let mx = if d <= 16383 && sc >= -15 && sz >= -15 {
+        // Each rshr as (v * M + R) >> S with per-row constants (M = 2^-s
+        // for a left shift), D and S folded into the first: every true
+        // value is an int32 (|c| < 2^30 for D < 2^14; wrapping products
+        // whose true result fits are exact).
+        let rs = |s: i32| -> (i32, i32, u32) {
+            if s <= 0 {
+                (1 << -s, 0, 0)
+            } else {
+                let s = s.min(31);
+                (1, 1 << (s - 1), s as u32)
+            }
         };
-        (k, if z1 { 0 } else { s1 + k }, if z2 { 0 } else { s2 + k })
-    } else {
-        (0, s1, s2)
-    };
-    if n2 != 0 && d <= 32767 && (1..=62).contains(&zs) && l1 == 0 && (-62..=0).contains(&l2) {
-        // The usual row: W = g z + b 2^-l2, with int32 inputs to 64-bit
-        // products and shifts (docs/Q15.md#integer-widths: z < 2^28).
-        let (dd, mi, zs, sl) = (d as i32, mi as i32, zs as u32, (-l2) as u32);
+        let (m1, r1, t1) = rs(sc);
+        let (m2, r2, t2) = rs(sz);
+        let (_, r3, t3) = rs(s1.max(1));
+        let (m4, r4, t4) = rs(s2);
+        let c1 = [(d as i32).wrapping_mul(m1), r1.wrapping_sub(s32.wrapping_mul(m1)), (im as i32) * m2, r2, r3, m4, r4];
+        let t = [t1, t2, t3, t4];
         let bits = |f: &f32| f.to_bits() as i32;
-        let mx = match (g.bits(), b.bits()) {
-            (Some(gs), Some(bs)) => ln_sums(xm, gs.iter().map(bits), bs.iter().map(bits), [dd, s32, mi], zs, sl, z, mid, out),
-            _ => ln_sums(xm, (0..xm.len()).map(|i| g.m(i)), (0..xm.len()).map(|i| b.m(i)), [dd, s32, mi], zs, sl, z, mid, out),
-        };
-        let sh = qshift(mx, QA);
-        if sh >= 1 {
-            // |W| < 2^(sh + 15): rshr_hl's bound.
-            for ((&zi, &m), o) in z.iter().zip(mid.iter()).zip(out.iter_mut()) {
-                let hi = (i32::from(*o) << 16) | i32::from(m as u16);
-                *o = rshr_hl(hi, zi as u32, sh as u32).clamp(-LIM15, LIM15) as i16;
-            }
-        } else {
-            for ((&zi, &m), o) in z.iter().zip(mid.iter()).zip(out.iter_mut()) {
-                *o = qm(join3(zi, m, *o), sh, QA) as i16;
-            }
+        match (g.bits(), b.bits()) {
+            (Some(gs), Some(bs)) => ln_sums(xm, gs.iter().map(bits), bs.iter().map(bits), c1, t, w),
+            _ => ln_sums(xm, (0..xm.len()).map(|i| g.m(i)), (0..xm.len()).map(|i| b.m(i)), c1, t, w),
         }
-        return qexp(mx, a + k, QA);
-    }
-    // Each sum computed once, kept in z, mid and out until the quantization.
-    let mut mx = 0u64;
-    for (i, (((zi, m), o), &xi)) in z.iter_mut().zip(mid.iter_mut()).zip(out.iter_mut()).zip(xm).enumerate() {
-        let zv = if n2 == 0 {
-            0
-        } else if d <= 32767 {
-            // c_i = D m_i - S: |D m_i| < 2^30 and |S| < 2^30, so int32.
-            rshr(mul64(d as i32 * i32::from(xi) - s32, mi as i32), zs) as i32
-        } else {
-            rshr((d * i64::from(xi) - s) * mi, zs) as i32
-        };
-        let gz = mul64(g.m(i), zv);
-        let bm = i64::from(b.m(i));
-        let v = (if l1 == 0 { gz } else { rshr(gz, l1) }) + (if l2 == 0 { bm } else { rshr(bm, l2) });
-        mx |= v.unsigned_abs();
-        (*zi, *m, *o) = split3(v);
-    }
-    let sh = qshift(mx, QA);
-    for ((&zi, &m), o) in z.iter().zip(mid.iter()).zip(out.iter_mut()).take(xm.len()) {
-        *o = qm(join3(zi, m, *o), sh, QA) as i16;
-    }
-    qexp(mx, a + k, QA)
+    } else {
+        // (Any D and grid: the same integers in int64.)
+        let mut mx = 0u32;
+        for (i, (o, &m)) in w.iter_mut().zip(xm).enumerate() {
+            let cm = rshr(d * i64::from(m) - s, sc);
+            let zm = rshr(cm * im, sz);
+            let v = rshr(i64::from(g.m(i)) * zm, s1) + rshr(i64::from(b.m(i)), s2);
+            // |v| < 2^30.
+            mx |= v.unsigned_abs() as u32;
+            *o = v as i32;
+        }
+        mx
+    };
+    quant_at(w, qshift(u64::from(mx), QA), out);
+    qexp(u64::from(mx), a, QA)
 }
 
-/// LayerNorm's first pass on the usual row: W_i = g_i z_i + b_i 2^sl with
-/// z_i = rshr((D m_i - S) Mi, zs) ([dd, s, mi] = [D, S, Mi]), kept split in
-/// z, mid and out; max |W|.
-#[allow(clippy::too_many_arguments)]
+/// LayerNorm's grid: 29 bits below its largest term's bound.
+const LN_ROOM: i32 = 29;
+
+/// LayerNorm's per-element pass: cm = (m D' + C) >> t0, zm = (cm I + R2)
+/// >> t1, W = ((g zm + R3) >> t2) + ((b B + R4) >> t3) into `w`; OR of |W|.
 #[inline(always)]
-fn ln_sums(xm: &[i16], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, [dd, s, mi]: [i32; 3], zs: u32, sl: u32, z: &mut [i32], mid: &mut [i16], out: &mut [i16]) -> u64 {
-    let mut mx = 0u64;
-    // When D Mi < 2^31 (D < 128): (D m - S) Mi + 2^(zs-1) = m (D Mi) + C, C a
-    // per-row constant, and z its floor shift: m (D Mi) is two 16 x 16
-    // products.
-    let dmi = i64::from(dd) * i64::from(mi);
-    let c = (1i64 << (zs - 1)) - i64::from(s) * i64::from(mi);
-    // (Where SMULL exists the direct product is as cheap.)
-    let small = NO_SMULL && dmi < 1 << 31;
-    let z_of = |xi: i16| -> i32 {
-        // |D m - S| < 2^31 (D <= 32767), |Mi| < 2^24; z < 2^28.
-        if small {
-            let p = mul64_16(dmi as i32, i32::from(xi)) + c;
-            // floor(p / 2^zs) < 2^28: the low word of the shift is the value.
-            sar_to32(p, zs)
-        } else {
-            rshr_to32(mul64(dd * i32::from(xi) - s, mi), zs)
-        }
-    };
-    let each = |f: &dyn Fn(i16) -> i32, b: &dyn Fn(i32) -> i64| {
-        for ((((zi, m), o), &xi), (gm, bm)) in z.iter_mut().zip(mid.iter_mut()).zip(out.iter_mut()).zip(xm).zip(gi.zip(bi)) {
-            let v = mul64(gm, f(xi)) + b(bm);
-            mx |= v.unsigned_abs();
-            (*zi, *m, *o) = split3(v);
-        }
-    };
-    // The usual row (zs in 2..=32, sl <= 31) with the shifts' cases
-    // chosen once, outside the loop.
-    if !small && (2..=32).contains(&zs) && sl <= 31 {
-        let n = zs - 1;
-        each(
-            &|xi| {
-                let p = mul64(dd * i32::from(xi) - s, mi);
-                let y = (((p as u32) >> n) | (((p >> 32) as u32) << (32 - n))) as i32;
-                (y >> 1) + (y & 1)
-            },
-            &|bm| shl31_to64(bm, sl),
-        );
-    } else if sl <= 31 {
-        each(&z_of, &|bm| shl31_to64(bm, sl));
-    } else {
-        each(&z_of, &|bm| shl_to64(bm, sl));
+fn ln_sums(xm: &[i16], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, [dm, c, im, r2, r3, m4, r4]: [i32; 7], [t0, t1, t2, t3]: [u32; 4], w: &mut [i32]) -> u32 {
+    let mut mx = 0u32;
+    for ((o, &m), (gm, bm)) in w.iter_mut().zip(xm).zip(gi.zip(bi)) {
+        let cm = i32::from(m).wrapping_mul(dm).wrapping_add(c) >> t0;
+        let zm = (cm.wrapping_mul(im) + r2) >> t1;
+        let v = ((gm * zm + r3) >> t2) + ((bm * m4 + r4) >> t3);
+        mx |= v.unsigned_abs();
+        *o = v;
     }
     mx
 }
@@ -325,7 +289,6 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
         let pg = PSrc::new(p.g, areas.next());
         let pb = PSrc::new(p.b, areas.next());
         let psb = PSrc::new(p.sb, areas.next());
-        let psc = PSrc::new(p.sc, areas.next());
         for hs in b.hs.iter_mut() {
             *hs = 0;
         }
@@ -338,7 +301,7 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
                 let xr = b.x.get(t * d..(t + 1) * d)?;
                 let ex = i32::from(*b.ex.get(t)?);
                 let out = b.ring.get_mut(slot * d..(slot + 1) * d)?;
-                layer_norm(xr, ex, &pg, &pb, b.mv.get_mut(..d)?, b.sparse.get_mut(..d)?, out)
+                layer_norm(xr, ex, &pg, &pb, b.mv.get_mut(..d)?, out)
             };
             *b.ering.get_mut(slot)? = eh as i16;
             let h = b.ring.get(slot * d..(slot + 1) * d)?;
@@ -402,12 +365,8 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
             let esp = attention_sum(dims.top_k, keff, b)?;
             let (mxl, et) = conv_sums(&bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
             let ex = i32::from(*b.ex.get(t)?);
-            let st = State { sc: &psc, hs: b.hs.get(..d)?, ehs };
-            // The ring row of position t + 1 - K: read by this position's
-            // conv only, written next by position t + 1's LayerNorm.
-            let sr = (t + 1) % kk;
-            let spare = b.ring.get_mut(sr * d..(sr + 1) * d)?;
-            let e = mix(&p, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(t * d..(t + 1) * d)?, ex, spare);
+            let st = State { hs: b.hs.get(..d)?, ehs };
+            let e = mix(&p, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(t * d..(t + 1) * d)?, ex);
             *b.ex.get_mut(t)? = e as i16;
         }
     }
@@ -708,8 +667,7 @@ fn conv_tap_trit2(data: &[u8], k: usize, kk: usize, x: &[i16], out: &mut [i32], 
 }
 
 /// The SSM output gain and hidden state of a mix.
-struct State<'a, 'b> {
-    sc: &'b PSrc<'a>,
+struct State<'b> {
     hs: &'b [i32],
     ehs: i32,
 }
@@ -719,173 +677,61 @@ struct State<'a, 'b> {
 /// becomes scratch, as does `spare` (D).
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32, spare: &mut [i16]) -> i32 {
+fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32 {
+    // The local and state pathways on their 15-bit grids (shifts sl, ss),
+    // formed in the sum's loop (docs/Q15.md#mix).
     let (sl, el) = (qshift(u64::from(mxl), QA), qexp(u64::from(mxl), et, QA));
-    // The local mantissas into the spare row; then lm holds c_out's
-    // mantissas (converted once), with which the state products are formed
-    // (|c_out| < 2^23, |hs| < 2^30).
-    quant_at(lm, sl, spare);
-    let bits = |f: &f32| f.to_bits() as i32;
     let hs = st.hs;
-    let mxs = match st.sc.bits() {
-        Some(bs) => state_max(bs.iter().map(bits), hs, lm),
-        None => state_max((0..hs.len()).map(|c| st.sc.m(c)), hs, lm),
-    };
-    let (ss, es) = (qshift(mxs, QA), qexp(mxs, ecomb_plain(st.sc.e, st.ehs), QA));
+    let mxs = hs.iter().fold(0u32, |a, v| a | v.unsigned_abs());
+    let (ss, es) = (qshift(u64::from(mxs), QA), qexp(u64::from(mxs), st.ehs, QA));
     let (c0m, c0e) = quant_scalar(i64::from(r[0]) * p.conv.m, p.conv.e - 30, QA);
     let (c1m, c1e) = quant_scalar(i64::from(r[1]), -30, QA);
     let (c2m, c2e) = quant_scalar(i64::from(r[2]) * p.wv.m, p.wv.e - 30, QA);
     let (e0, e1, e2) = (ecomb(c0e, el), ecomb(c1e, es), ecomb(c2e, esp));
-    let a = align_at(&[top(ex, 15), top(e0, 30), top(e1, 30), top(e2, 30)], 60);
-    let es4 = [ex, e0, e1, e2];
-    let sh = [ashift(a, ex), ashift(a, e0), ashift(a, e1), ashift(a, e2)];
-    let (c0, c1, c2) = (c0m as i32, c1m as i32, c2m as i32);
-    // A zero block's terms are 0 whatever their shift.
-    // (Zipped arrays rather than indices: no bounds check survives.)
-    let active = es4.map(|e| e != E_ZERO);
-    if active.iter().zip(&sh).all(|(&a, &s)| !a || s <= 0) {
-        // Every term shifted left: the sum is 2^k W with W's terms shifted
-        // by l_j >= 0, and quant15(2^k W) = quant15(W) at an exponent k
-        // higher. Each product is of two 15-bit mantissas: int32.
-        let k = active.iter().zip(&sh).filter(|&(&a, _)| a).map(|(_, &s)| -s).min().unwrap_or(0);
-        let mut l = [0u32; 4];
-        for ((lj, &a), &s) in l.iter_mut().zip(&active).zip(&sh) {
-            if a {
-                *lj = (-s - k) as u32;
-            }
-        }
-        // Term bounds (|mantissa| <= 32767): each term an int32 when its
-        // bound times 2^l_j is below 2^31.
-        let bound = [32767i64, 32767 * i64::from(c0.abs()), 32767 * i64::from(c1.abs()), 32767 * i64::from(c2.abs())];
-        let fits = l.iter().zip(&bound).all(|(&lj, &bj)| lj < 31 && bj < (1i64 << (31 - lj)));
-        // Where SMULL/SMLAL exist and every c_j 2^l_j (and 2^l_0) is an
-        // int32, W is four 32 x 32 -> 64 multiply-accumulates.
-        let cs = [c0, c1, c2].map(i64::from);
-        let mull = !NO_SMULL && l[0] <= 30 && cs.iter().zip(&l[1..]).all(|(&c, &lj)| lj <= 30 && c.abs() << lj < 1 << 31);
-        let mx = if mull {
-            mix_sums_mull(lm, spare, hs, sp, xr, [1 << l[0], c0 << l[1], c1 << l[2], c2 << l[3]], ss)
-        } else if fits {
-            mix_sums::<0>(lm, spare, hs, sp, xr, [c0, c1, c2], l, ss)
-        } else if l.iter().all(|&lj| lj <= 31) {
-            mix_sums::<1>(lm, spare, hs, sp, xr, [c0, c1, c2], l, ss)
+    // Every coefficient rounded once onto the sum's grid A (its shift is at
+    // least 1: |k| <= 2^14), the residual too: each term is at most 2^29
+    // and the sum an int32.
+    let a = align_at(&[top(ex, QA as i32), top(e0, 30), top(e1, 30), top(e2, 30)], MIX_ROOM);
+    let k = |c: i64, e: i32| rshr(c, ashift(a, e)) as i32;
+    let ks = [k(c0m, e0), k(c1m, e1), k(c2m, e2)];
+    let sx = ashift(a, ex);
+    let mx = if (1..=31).contains(&sl) && (1..=31).contains(&ss) {
+        // The usual case: both grids shift right.
+        let (rl, tl, rs, ts) = (1 << (sl - 1), sl as u32, 1 << (ss - 1), ss as u32);
+        let loc = move |w: i32| (w + rl) >> tl;
+        let sta = move |h: i32| (h + rs) >> ts;
+        if sx <= 0 {
+            // The residual shifted left (exact): a fourth product.
+            let kx = 1 << (-sx).min(14);
+            mix_sums(lm, hs, sp, xr, ks, loc, sta, move |x| x * kx)
         } else {
-            mix_sums::<2>(lm, spare, hs, sp, xr, [c0, c1, c2], l, ss)
-        };
-        let s = qshift(mx, QA);
-        if s >= 1 {
-            for ((&w, &spc), xc) in lm.iter().zip(sp.iter()).zip(xr.iter_mut()) {
-                // |W| < 2^(s + 15): rshr_hl's bound.
-                let hi = (i32::from(*xc) << 16) | i32::from(spc as u16);
-                *xc = rshr_hl(hi, w as u32, s as u32).clamp(-LIM15, LIM15) as i16;
-            }
-        } else {
-            for ((&w, &spc), xc) in lm.iter().zip(sp.iter()).zip(xr.iter_mut()) {
-                *xc = qm(join3(w, spc, *xc), s, QA) as i16;
-            }
+            let n = (sx - 1).min(30);
+            mix_sums(lm, hs, sp, xr, ks, loc, sta, move |x| ((x >> n) + 1) >> 1)
         }
-        return qexp(mx, a + k, QA);
-    }
-    // The state mantissas, packed with the local ones in one int32 per
-    // channel (low half: local; high half: state).
-    for ((o, &ql), &h) in lm.iter_mut().zip(spare.iter()).zip(hs) {
-        *o = (state_q(*o, h, ss) << 16) | (i32::from(ql) & 0xFFFF);
-    }
-    // Each product is of two 15-bit mantissas: int32. Each sum computed
-    // once, kept in lm, sp and xr until the quantization.
-    let mut mx = 0u64;
-    for ((w, spc), xc) in lm.iter_mut().zip(sp.iter_mut()).zip(xr.iter_mut()) {
-        let (ql, qs) = ((*w << 16) >> 16, *w >> 16);
-        let v = rshr(i64::from(*xc), sh[0])
-            + rshr(i64::from(c0 * ql), sh[1])
-            + rshr(i64::from(c1 * qs), sh[2])
-            + rshr(i64::from(c2 * i32::from(*spc)), sh[3]);
-        mx |= v.unsigned_abs();
-        (*w, *spc, *xc) = split3(v);
-    }
-    let s = qshift(mx, QA);
-    for ((&w, &spc), xc) in lm.iter().zip(sp.iter()).zip(xr.iter_mut()) {
-        *xc = qm(join3(w, spc, *xc), s, QA) as i16;
-    }
-    qexp(mx, a, QA)
-}
-
-/// The state mantissa quant15(c_out * hs) of one channel at shift ss.
-#[inline(always)]
-fn state_q(m: i32, h: i32, ss: i32) -> i32 {
-    let p = mul64(m, h);
-    if ss >= 1 {
-        // |p| <= max < 2^(ss + 15): rshr_hl's bound.
-        rshr_to32(p, ss as u32).clamp(-LIM15, LIM15)
     } else {
-        qm(p, ss, QA) as i32
-    }
+        // (|L| < 2^18, |hs| < 2^30: every rshr32 result within +-2^15.)
+        mix_sums(lm, hs, sp, xr, ks, move |w| rshr32(w, sl), move |h| rshr32(h, ss), move |x| rshr32(x, sx))
+    };
+    quant_at(lm, qshift(u64::from(mx), QA), xr);
+    qexp(u64::from(mx), a, QA)
 }
 
-/// The mix's first pass when every term shifts left: W = x 2^l0 +
-/// c0 local 2^l1 + c1 state 2^l2 + c2 sparse 2^l3 from the local mantissas
-/// (`spare`), c_out's (`lm`) and the hidden state (state mantissas formed
-/// here at shift ss); W kept split in lm, sp and xr; max |W|. MODE 0: every
-/// shifted term is an int32 (32-bit shifts, 64-bit adds only); 1: every
-/// l_j <= 31 (each term's two words by three 32-bit shifts, no branch);
-/// 2: any l_j.
+/// The grid of the mix: 29 bits below its largest term's bound.
+const MIX_ROOM: i32 = 29;
+
+/// The mix's sums W = x' + k0 local + k1 state + k2 sparse into `lm`,
+/// which holds the exact conv sums on entry; local, state and x' come
+/// from their closures (grids and the residual's shift); OR of |W|.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn mix_sums<const MODE: u8>(lm: &mut [i32], spare: &[i16], hs: &[i32], sp: &mut [i16], xr: &mut [i16], [c0, c1, c2]: [i32; 3], l: [u32; 4], ss: i32) -> u64 {
-    let mut mx = 0u64;
-    for ((((w, &ql), &h), spc), xc) in lm.iter_mut().zip(spare).zip(hs).zip(sp.iter_mut()).zip(xr.iter_mut()) {
-        let qs = state_q(*w, h, ss);
-        let t = [i32::from(*xc), c0 * i32::from(ql), c1 * qs, c2 * i32::from(*spc)];
-        let v = if MODE == 0 {
-            i64::from(t[0] << l[0]) + i64::from(t[1] << l[1]) + i64::from(t[2] << l[2]) + i64::from(t[3] << l[3])
-        } else if MODE == 1 {
-            shl31_to64(t[0], l[0]) + shl31_to64(t[1], l[1]) + shl31_to64(t[2], l[2]) + shl31_to64(t[3], l[3])
-        } else {
-            shl_to64(t[0], l[0]) + shl_to64(t[1], l[1]) + shl_to64(t[2], l[2]) + shl_to64(t[3], l[3])
-        };
+fn mix_sums(lm: &mut [i32], hs: &[i32], sp: &[i16], xr: &[i16], [k0, k1, k2]: [i32; 3], loc: impl Fn(i32) -> i32, sta: impl Fn(i32) -> i32, xf: impl Fn(i32) -> i32) -> u32 {
+    let mut mx = 0u32;
+    for (((w, &h), &spc), &xc) in lm.iter_mut().zip(hs).zip(sp).zip(xr) {
+        let v = xf(i32::from(xc)) + k0 * loc(*w) + k1 * sta(h) + k2 * i32::from(spc);
         mx |= v.unsigned_abs();
-        (*w, *spc, *xc) = split3(v);
+        *w = v;
     }
     mx
-}
-
-/// [`mix_sums`] as W = k0 x + k1 local + k2 state + k3 sparse with
-/// k_j = c_j 2^l_j (int32): one SMLAL a term on Armv7-M (not inlined:
-/// with k0 = 2^l0 in sight LLVM turns its SMLAL into a 64-bit shift).
-#[inline(never)]
-fn mix_sums_mull(lm: &mut [i32], spare: &[i16], hs: &[i32], sp: &mut [i16], xr: &mut [i16], [k0, k1, k2, k3]: [i32; 4], ss: i32) -> u64 {
-    let mut mx = 0u64;
-    let m = |a: i32, b: i32| i64::from(a) * i64::from(b);
-    for ((((w, &ql), &h), spc), xc) in lm.iter_mut().zip(spare).zip(hs).zip(sp.iter_mut()).zip(xr.iter_mut()) {
-        let qs = state_q(*w, h, ss);
-        let v = m(i32::from(*xc), k0) + m(i32::from(ql), k1) + m(qs, k2) + m(i32::from(*spc), k3);
-        mx |= v.unsigned_abs();
-        (*w, *spc, *xc) = split3(v);
-    }
-    mx
-}
-
-/// max |c_out_c hs_c| (exact 64-bit products); c_out's mantissas into `out`.
-#[inline(always)]
-fn state_max(sc: impl Iterator<Item = i32>, hs: &[i32], out: &mut [i32]) -> u64 {
-    let mut mx = 0u64;
-    for ((m, &h), o) in sc.zip(hs).zip(out.iter_mut()) {
-        *o = m;
-        mx |= mul64(m, h).unsigned_abs();
-    }
-    mx
-}
-
-/// A 64-bit sum kept between the two passes of a quantization in an int32
-/// and two int16 (bits 0-31, 32-47, 48-63).
-#[inline(always)]
-fn split3(v: i64) -> (i32, i16, i16) {
-    (v as i32, (v >> 32) as i16, (v >> 48) as i16)
-}
-
-/// The sum [`split3`] kept.
-#[inline(always)]
-fn join3(lo: i32, mid: i16, hi: i16) -> i64 {
-    (i64::from(hi) << 48) | (i64::from(mid as u16) << 32) | i64::from(lo as u32)
 }
 
 /// The sparse pathway's selection at position t (the query (b.q, eq)
@@ -976,111 +822,67 @@ fn attention_sum(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32> {
     }
     let vals = &*b.v;
     let slots = idx.iter().zip(pr.iter());
-    // D = the largest f - e_s among the slots (zero values excluded).
-    let mut dmax = 0;
-    for &j in idx.iter() {
+    // Each probability on the grid of the largest value, Q15 there:
+    // k_s = rshr(p_s, 15 + f - e_s) (0 for a zero value row), and the sum
+    // A = sum k_s v_s at exponent f - 15 is exact (docs/Q15.md#sparse-attention).
+    let kw = |j: i32, ps: i32| -> i32 {
         let e = ev_of(j);
-        if e != E_ZERO {
-            dmax = dmax.max(f - e);
+        if e == E_ZERO {
+            0
+        } else {
+            rshr32(ps, (15 + f - e).min(32))
         }
-    }
-    // With every f - e_s <= 16 each term is exact: A = sum p_s v_s
-    // 2^(16 - d_s) = B * 2^(16 - D) with B = sum P_s v_s, P_s = p_s 2^(D - d_s).
-    let mut psum = 0i64;
-    if f != E_ZERO && dmax <= 16 {
-        for (&j, &ps) in slots.clone() {
-            let e = ev_of(j);
-            if e != E_ZERO {
-                psum += i64::from(ps) << (dmax - (f - e));
-            }
-        }
-    }
-    if f != E_ZERO && dmax <= 16 && psum < 1 << 31 {
-        // quant15(A) = quant15(B) on the grid 2^(16 - D) finer
-        // (rshr(B * 2^k, s + k) = rshr(B, s)). B is built in int32
-        // halves, B = H * 2^15 + L with 0 <= L < 2^15: 0 <= P_s and
-        // sum P_s < 2^31, so |B| < 2^46 and |H| < 2^31 throughout.
-        let (hi, lo) = (b.mv.get_mut(..d)?, b.sparse.get_mut(..d)?);
-        let whole = |h: i32, l: i16| (i64::from(h) << 15) + i64::from(l);
-        // Up to four value rows (the usual TOP_K): B of each channel
-        // summed at once, in registers (a row of P = 0 pads).
+    };
+    let ksum: i64 = slots.clone().map(|(&j, &ps)| i64::from(kw(j, ps))).sum();
+    let out = b.mv.get_mut(..d)?;
+    let mut mx = 0u32;
+    if ksum <= 1 << 16 {
+        // sum k_s |v_s| <= 2^16 (2^15 - 1) < 2^31: int32 sums. Up to four
+        // rows (the usual TOP_K) at once, in registers (k = 0 pads).
         let mut rows: [&[i16]; 4] = [&[]; 4];
-        let mut pw = [0i32; 4];
+        let mut ks = [0i32; 4];
         let mut ns = 0;
         for (&j, &ps) in slots.clone() {
-            let e = ev_of(j);
-            if e == E_ZERO {
+            let k = kw(j, ps);
+            if k == 0 {
                 continue;
             }
-            if let (Some(r), Some(p)) = (rows.get_mut(ns), pw.get_mut(ns)) {
+            if let (Some(r), Some(kk)) = (rows.get_mut(ns), ks.get_mut(ns)) {
                 *r = vals.get(j as usize * d..(j as usize + 1) * d)?;
-                *p = ps << (dmax - (f - e));
+                *kk = k;
             }
             ns += 1;
         }
-        let mut mx = 0u64;
         if ns <= 4 {
-            for k in ns..4 {
-                rows[k] = rows[0];
+            for r in rows.iter_mut().skip(ns) {
+                *r = vals.get(..d)?;
             }
             let [r0, r1, r2, r3] = rows;
-            let [p0, p1, p2, p3] = pw;
-            let it = hi.iter_mut().zip(lo.iter_mut()).zip(r0.iter().zip(r1)).zip(r2.iter().zip(r3));
-            for (((h, l), (&v0, &v1)), (&v2, &v3)) in it {
-                let bsum = mul64_16(p0, i32::from(v0)) + mul64_16(p1, i32::from(v1)) + mul64_16(p2, i32::from(v2)) + mul64_16(p3, i32::from(v3));
-                mx |= bsum.unsigned_abs();
-                // (|B| < 2^46: the high part is an int32.)
-                *h = (bsum >> 15) as i32;
-                *l = (bsum & 0x7FFF) as i16;
+            let [k0, k1, k2, k3] = ks;
+            for ((o, (&v0, &v1)), (&v2, &v3)) in out.iter_mut().zip(r0.iter().zip(r1)).zip(r2.iter().zip(r3)) {
+                let a = k0 * i32::from(v0) + k1 * i32::from(v1) + k2 * i32::from(v2) + k3 * i32::from(v3);
+                mx |= a.unsigned_abs();
+                *o = a;
             }
         } else {
-            hi.fill(0);
-            lo.fill(0);
+            out.fill(0);
             for (&j, &ps) in slots {
-                let e = ev_of(j);
-                if e == E_ZERO {
+                let k = kw(j, ps);
+                if k == 0 {
                     continue;
                 }
-                let ps = ps << (dmax - (f - e));
-                let (ph, pl) = (ps >> 15, ps & 0x7FFF);
                 let row = vals.get(j as usize * d..(j as usize + 1) * d)?;
-                for ((h, l), &v) in hi.iter_mut().zip(lo.iter_mut()).zip(row) {
-                    let v = i32::from(v);
-                    let lw = i32::from(*l) + pl * v;
-                    *h += ph * v + (lw >> 15);
-                    *l = (lw & 0x7FFF) as i16;
+                for (o, &v) in out.iter_mut().zip(row) {
+                    *o += k * i32::from(v);
                 }
             }
-            for (&h, &l) in hi.iter().zip(lo.iter()) {
-                mx |= whole(h, l).unsigned_abs();
-            }
+            mx = out.iter().fold(0, |a, v| a | v.unsigned_abs());
         }
-        let s = qshift(mx, QA);
-        if s >= 16 {
-            // rshr(H 2^15 + L, s) = rshr(H, s - 15), as 0 <= L < 2^15; the
-            // result is within +-2^15 (s = bitlen(max |B|) - 15).
-            let n = (s - 16).min(31) as u32;
-            for (&h, l) in hi.iter().zip(lo.iter_mut()) {
-                *l = (((h >> n) + 1) >> 1).clamp(-LIM15, LIM15) as i16;
-            }
-        } else {
-            for (&h, l) in hi.iter().zip(lo.iter_mut()) {
-                *l = rshr(whole(h, *l), s).clamp(-i64::from(LIM15), i64::from(LIM15)) as i16;
-            }
-        }
-        return Some(qexp(mx, f - 30 - dmax, QA));
+        return Some(quant_into_mx(out, mx, f - 15, b.sparse));
     }
+    // (More slots than any real TOP_K: int64 sums, each channel twice.)
     let acc = |c: usize| -> i64 {
-        let mut a = 0i64;
-        for (&j, &ps) in slots.clone() {
-            let e = ev_of(j);
-            if e == E_ZERO {
-                continue;
-            }
-            let v = vals.get(j as usize * d + c).copied().unwrap_or(0);
-            a += rshr(mul64_16(ps, i32::from(v)), (f - 16 - e).min(63));
-        }
-        a
+        slots.clone().map(|(&j, &ps)| i64::from(kw(j, ps)) * i64::from(vals.get(j as usize * d + c).copied().unwrap_or(0))).sum()
     };
     let mut mx = 0u64;
     for c in 0..d {
@@ -1090,18 +892,18 @@ fn attention_sum(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32> {
     for (c, o) in b.sparse.iter_mut().enumerate() {
         *o = qm(acc(c), s, QA) as i16;
     }
-    Some(qexp(mx, f - 46, QA))
+    Some(qexp(mx, f - 15, QA))
 }
 
 /// Final LayerNorm of residual row n-1 into the ring's first row; its
 /// exponent. Then [`head_logits`] reads it.
 pub fn final_row(model: &Model, n: usize, b: &mut Bufs) -> Option<i32> {
     let d = model.dims.d_model;
-    let g = PSrc::new(PVec::new(model.final_norm.gamma, d), None);
-    let be = PSrc::new(PVec::new(model.final_norm.beta, d), None);
+    let g = PSrc::new(PVec::new(model.final_norm.gamma, d, QA), None);
+    let be = PSrc::new(PVec::new(model.final_norm.beta, d, QA), None);
     let xr = b.x.get((n - 1) * d..n * d)?;
     let ex = i32::from(*b.ex.get(n - 1)?);
-    layer_norm(xr, ex, &g, &be, b.mv.get_mut(..d)?, b.sparse.get_mut(..d)?, b.ring.get_mut(..d)?)
+    layer_norm(xr, ex, &g, &be, b.mv.get_mut(..d)?, b.ring.get_mut(..d)?)
         .into()
 }
 

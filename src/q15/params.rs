@@ -2,7 +2,7 @@
 //! (docs/Q15.md#parameters): scales as 15-bit blocks of one, parameter
 //! vectors as 23-bit blocks whose elements are converted when used (only
 //! their exponents are kept, so nothing D-sized is stored).
-use super::arith::{fq, fquant_exp, fquant_scalar, quant_scalar, QA, QP};
+use super::arith::{f32_prod_parts, fq, fquant_exp, fquant_scalar, pq, pquant_exp, quant_scalar, QA, QP};
 use crate::format::{Block, Floats, Tensor};
 
 /// A 15-bit scale: mantissa and exponent.
@@ -22,23 +22,38 @@ impl Scale {
     }
 }
 
-/// A parameter vector as a 23-bit block: the floats and their exponent.
+/// A parameter vector as a block (15 bits: LayerNorm gamma and beta; 23:
+/// the SSM gain): the floats and their exponent.
 #[derive(Clone, Copy, Debug)]
 pub struct PVec<'a> {
     f: Floats<'a>,
+    /// A second factor: the vector is the elementwise exact product.
+    g: Option<Floats<'a>>,
+    /// Mantissa bits.
+    bits: u32,
     /// Block exponent.
     pub e: i32,
 }
 
 impl<'a> PVec<'a> {
-    /// fquant23 of the first n floats.
-    pub fn new(f: Floats<'a>, n: usize) -> PVec<'a> {
-        PVec { f, e: fquant_exp(n, |i| f.get(i), QP) }
+    /// fquant_b of the first n floats.
+    pub fn new(f: Floats<'a>, n: usize, bits: u32) -> PVec<'a> {
+        PVec { f, g: None, bits, e: fquant_exp(n, |i| f.get(i), bits) }
+    }
+    /// The 23-bit block of the exact products f_i g_i (i < n).
+    pub fn prod(f: Floats<'a>, g: Floats<'a>, n: usize) -> PVec<'a> {
+        PVec { f, g: Some(g), bits: QP, e: pquant_exp(n, |i| f32_prod_parts(f.get(i), g.get(i)), QP) }
     }
     /// Mantissa i.
     #[inline(always)]
     pub fn m(&self, i: usize) -> i64 {
-        fq(self.f.get(i), self.e, QP)
+        match self.g {
+            None => fq(self.f.get(i), self.e, self.bits),
+            Some(g) => {
+                let (m, e) = f32_prod_parts(self.f.get(i), g.get(i));
+                pq(m, e, self.e, self.bits)
+            }
+        }
     }
 }
 
@@ -96,10 +111,9 @@ pub struct LayerQ<'a> {
     pub g: PVec<'a>,
     /// LayerNorm beta.
     pub b: PVec<'a>,
-    /// SSM input gain.
+    /// SSM input gain times its output gain (the recurrence runs on
+    /// c_out * hs, docs/Q15.md#ssm-state-pathway).
     pub sb: PVec<'a>,
-    /// SSM output gain.
-    pub sc: PVec<'a>,
     /// Scales.
     pub conv: Scale,
     /// Wv's scale (applied in the mix).
@@ -117,10 +131,9 @@ impl<'a> LayerQ<'a> {
         let (ism, ise) = fquant_scalar(1.0 / crate::math::sqrtf(dh as f32));
         let (cm, ce) = quant_scalar(q.m * k.m * ism, q.e + k.e + ise, QA);
         LayerQ {
-            g: PVec::new(bl.norm.gamma, d),
-            b: PVec::new(bl.norm.beta, d),
-            sb: PVec::new(bl.ssm.b, d),
-            sc: PVec::new(bl.ssm.c_out, d),
+            g: PVec::new(bl.norm.gamma, d, QA),
+            b: PVec::new(bl.norm.beta, d, QA),
+            sb: PVec::prod(bl.ssm.b, bl.ssm.c_out, d),
             conv: Scale::of(&bl.conv),
             wv: Scale::of(&bl.wv),
             router: Scale::of(&bl.router),
