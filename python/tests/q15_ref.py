@@ -348,6 +348,7 @@ def mix_coef(r, sm, se):
     return quant_scalar(r * sm, np.full(np.shape(r), se - 30, I64))
 
 
+SSM_ROOM = 30  # the SSM's grid: each term below 2^30, the sum an int32
 MIX_ROOM = 29  # the mix's grid: 29 bits below its largest term's bound
 
 
@@ -441,7 +442,7 @@ class Q15Forward:
             hs, ehs = self.hs[l], self.ehs[l]
             for i in range(mlen):
                 acc, A = align_sum([(ly.T * hs, ecomb(ehs, -30), 60),
-                                    (ly.sbm * H[:, i], ecomb(ly.sbe, eH[:, i]), QP + QA)], 61)
+                                    (ly.sbm * H[:, i], ecomb(ly.sbe, eH[:, i]), QP + QA)], SSM_ROOM)
                 hs, ehs = quant(acc, A, QH)
                 state[:, i], estate[:, i] = grid15(hs, ehs)
             self.hs[l], self.ehs[l] = hs, ehs

@@ -306,7 +306,7 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
             *b.ering.get_mut(slot)? = eh as i16;
             let h = b.ring.get(slot * d..(slot + 1) * d)?;
             let tanh = if in_logits { Tanh::Bits(tanh_area) } else { Tanh::Ints(b.tanh.get(..d)?) };
-            ehs = ssm_step(&psb, tanh, b.hs.get_mut(..d)?, b.mv.get_mut(..d)?, ehs, h, eh);
+            ehs = ssm_step(&psb, tanh, b.hs.get_mut(..d)?, ehs, h, eh);
             // Keys and values of this position, and at a mixing position
             // the router and the query: one matvec call, so that the
             // table kernels build their tables once for all these rows.
@@ -417,94 +417,53 @@ enum Tanh<'a> {
     Bits(&'a [f32]),
 }
 
-impl Tanh<'_> {
-    #[inline(always)]
-    fn at(self, c: usize) -> i32 {
-        match self {
-            Tanh::Ints(t) => t.get(c).copied().unwrap_or(0),
-            Tanh::Bits(t) => t.get(c).map_or(0, |f| f.to_bits() as i32),
-        }
-    }
-}
-
 /// One SSM step (docs/Q15.md#ssm-state-pathway) on the hidden mantissas
 /// `hs` (exponent ehs) with the normalized row (h, eh); the new exponent.
 #[inline(never)]
-fn ssm_step(sb: &PSrc, tanh: Tanh, hs: &mut [i32], lo: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32 {
+fn ssm_step(sb: &PSrc, tanh: Tanh, hs: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32 {
     let e1 = ecomb(ehs, -30);
     let e2 = ecomb(sb.e, eh);
-    let a = align_at(&[top(e1, 60), top(e2, QP as i32 + QA as i32)], 61);
-    let (s1, s2) = (ashift(a, e1), ashift(a, e2));
-    let (z1, z2) = (e1 == E_ZERO, e2 == E_ZERO);
-    if (z1 || s1 <= 0) && (z2 || s2 <= 0) {
-        // Both terms shifted left (or zero blocks, whose products are 0):
-        // the sum is 2^k W, W's terms shifted by l1, l2 >= 0, and
-        // quant30(2^k W) = quant30(W) at an exponent k higher.
-        let k = match (z1, z2) {
-            (false, false) => (-s1).min(-s2),
-            (false, true) => -s1,
-            (true, false) => -s2,
-            (true, true) => 0,
-        };
-        let l1 = if z1 { 0 } else { (-s1 - k) as u32 };
-        let l2 = if z2 { 0 } else { (-s2 - k) as u32 };
-        let bits = |f: &f32| f.to_bits() as i32;
-        let mx = match (tanh, sb.bits()) {
-            (Tanh::Bits(t), Some(bs)) => ssm_sums(t.iter().map(bits), bs.iter().map(bits), hs, lo, h, l1, l2),
-            (Tanh::Ints(t), Some(bs)) => ssm_sums(t.iter().copied(), bs.iter().map(bits), hs, lo, h, l1, l2),
-            (Tanh::Bits(t), None) => ssm_sums(t.iter().map(bits), (0..h.len()).map(|c| sb.m(c)), hs, lo, h, l1, l2),
-            (Tanh::Ints(t), None) => ssm_sums(t.iter().copied(), (0..h.len()).map(|c| sb.m(c)), hs, lo, h, l1, l2),
-        };
-        let sh = qshift(mx, QH);
-        const LIM30: i32 = (1 << QH) - 1;
-        if sh >= 1 {
-            for (hc, &l) in hs.iter_mut().zip(lo.iter()) {
-                // |W| < 2^(sh + 30): rshr_hl's bound.
-                *hc = rshr_hl(*hc, l as u32, sh as u32).clamp(-LIM30, LIM30);
-            }
-        } else {
-            for (hc, &l) in hs.iter_mut().zip(lo.iter()) {
-                *hc = qm((i64::from(*hc) << 32) | i64::from(l as u32), sh, QH) as i32;
-            }
+    // Both terms rounded onto a grid 30 bits below the larger's bound (the
+    // decay term shifts by 30 or more, the input term by 8 or more): each
+    // below 2^30, the sum an int32 (docs/Q15.md#ssm-state-pathway).
+    let a = align_at(&[top(e1, 60), top(e2, QP as i32 + QA as i32)], SSM_ROOM);
+    let (s1, s2) = (ashift(a, e1).max(1) as u32, ashift(a, e2).max(1) as u32);
+    let bits = |f: &f32| f.to_bits() as i32;
+    let mx = match (tanh, sb.bits()) {
+        (Tanh::Bits(t), Some(bs)) => ssm_sums(t.iter().map(bits), bs.iter().map(bits), hs, h, s1, s2),
+        (Tanh::Ints(t), Some(bs)) => ssm_sums(t.iter().copied(), bs.iter().map(bits), hs, h, s1, s2),
+        (Tanh::Bits(t), None) => ssm_sums(t.iter().map(bits), (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2),
+        (Tanh::Ints(t), None) => ssm_sums(t.iter().copied(), (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2),
+    };
+    let sh = qshift(u64::from(mx), QH);
+    const LIM30: i32 = (1 << QH) - 1;
+    if sh >= 1 {
+        // |W| < 2^31: sh = 1, floor((W + 1) / 2) without the overflow.
+        for hc in hs.iter_mut() {
+            *hc = ((*hc >> 1) + (*hc & 1)).min(LIM30);
         }
-        return qexp(mx, a + k, QH);
+    } else {
+        let n = (-sh).min(31) as u32;
+        for hc in hs.iter_mut() {
+            *hc <<= n;
+        }
     }
-    // |T| <= 2^30, |hs| < 2^30, |b| < 2^23, |h| <= 32767. Each sum is
-    // computed once and kept split: high word in hs (whose old value it
-    // replaces), low word in `lo`.
-    let mut mx = 0u64;
-    for (c, ((hc, l), &hv)) in hs.iter_mut().zip(lo.iter_mut()).zip(h).enumerate() {
-        let v = rshr(mul64(tanh.at(c), *hc), s1) + rshr(mul64_16(sb.m(c), i32::from(hv)), s2);
-        mx |= v.unsigned_abs();
-        *hc = (v >> 32) as i32;
-        *l = v as i32;
-    }
-    let sh = qshift(mx, QH);
-    for (hc, &l) in hs.iter_mut().zip(lo.iter()) {
-        let v = (i64::from(*hc) << 32) | i64::from(l as u32);
-        *hc = qm(v, sh, QH) as i32;
-    }
-    qexp(mx, a, QH)
+    qexp(u64::from(mx), a, QH)
 }
 
-/// The SSM's first pass when both terms shift left: W_c = T_c hs_c 2^l1 +
-/// b_c h_c 2^l2 (|W| < 2^62), high word into hs, low word into lo; max |W|.
+/// The SSM's grid: 30 bits below its larger term's bound.
+const SSM_ROOM: i32 = 30;
+
+/// The SSM sums W_c = rshr(T_c hs_c, s1) + rshr(b_c h_c, s2) into hs; OR
+/// of |W|. (|T hs| < 2^60 with s1 >= 30, |b h| < 2^38 with s2 >= 8:
+/// rshr_to32's bound.)
 #[inline(always)]
-fn ssm_sums(ti: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, hs: &mut [i32], lo: &mut [i32], h: &[i16], l1: u32, l2: u32) -> u64 {
-    let mut mx = 0u64;
-    let each = |f: &dyn Fn(i64, u32) -> i64| {
-        for (((hc, l), &hv), (t, bm)) in hs.iter_mut().zip(lo.iter_mut()).zip(h).zip(ti.zip(bi)) {
-            let v = f(mul64(t, *hc), l1) + f(mul64_16(bm, i32::from(hv)), l2);
-            mx |= v.unsigned_abs();
-            *hc = (v >> 32) as i32;
-            *l = v as i32;
-        }
-    };
-    // Shifts below 32 (the usual case) without a branch.
-    if l1 <= 31 && l2 <= 31 {
-        each(&shl64_31);
-    } else {
-        each(&shl64_by);
+fn ssm_sums(ti: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> u32 {
+    let mut mx = 0u32;
+    for ((hc, &hv), (t, bm)) in hs.iter_mut().zip(h).zip(ti.zip(bi)) {
+        let v = rshr_to32(mul64(t, *hc), s1) + rshr_to32(mul64_16(bm, i32::from(hv)), s2);
+        mx |= v.unsigned_abs();
+        *hc = v;
     }
     mx
 }
