@@ -384,6 +384,41 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                 ne
             };
             let ents = &ents[..ne.min(SB)];
+            // RV32, a full pass of soft vectors: the four sums in one loop
+            // (one entry load and decode for four steps); a vector stopped
+            // by a case for the Rust step is finished here vector by vector.
+            #[cfg(target_arch = "riscv32")]
+            if vecs_ok && !general && !ents.is_empty() && nb == SNB && soft == (1 << SNB) - 1 {
+                let n = ents.len();
+                // SAFETY: the four vectors have their sums in `out`
+                // (vecs_ok), spaced ostride floats, and their words in
+                // xb (SB words each, contiguous); ents[0..n] are entries
+                // built above (column < SB), n >= 1.
+                let r = unsafe {
+                    let o = out.as_mut_ptr().add(b0 * ostride + j);
+                    super::soft_rv::run_vec4(o, ostride * 4, ents.as_ptr().add(n), xb.as_ptr().cast::<i32>(), -(n as i32))
+                };
+                if r == 0 {
+                    continue;
+                }
+                if r != 1 {
+                    let (stop, k) = ((r & 3) as usize, n - (r >> 2) as usize);
+                    for (b, x) in xb.iter().enumerate() {
+                        let from = if b < stop { k + 1 } else { k };
+                        let Some(rest) = ents.get(from..) else { continue };
+                        let Some(o) = out.get_mut((b0 + b) * ostride + j) else { continue };
+                        let col = match acc_block(o, rest, x) {
+                            Some(None) => continue,
+                            Some(Some(col)) => col,
+                            // (Not reached: the loop packed a valid sum.)
+                            None => rest.first().map_or(len, |&en| ent_col(en)),
+                        };
+                        let base = (b0 + b) * xstride + c0;
+                        *o = block_float(w, start, codes, &mut decoded, *o, col, xs.get(base..base + len).unwrap_or(&[]));
+                    }
+                    continue;
+                }
+            }
             let mut bn = 0;
             while bn < nb {
                 // Thumb-2 and RV32: the assembly loop runs the vectors' sums in a row
