@@ -150,7 +150,9 @@ pub unsafe extern "C" fn softcheck_run(which: u32, seed: u32, n: u32, out: *mut 
 /// word window so that every vector takes it).
 fn row(r: &mut Rng, f: &mut Found) {
     let nv = if r.next() % 2 == 0 { 1 } else { 4 };
-    let cols = 4 * (1 + (r.next() % 16) as usize);
+    // Any width: a last block of whole Trit2 bytes or not (the RV32 loop
+    // on the bytes, or on entries).
+    let cols = 1 + (r.next() % 64) as usize;
     let mut data = [0u8; 16];
     let mut x = [0.0f32; 256];
     for b in 0..nv {
@@ -172,7 +174,7 @@ fn row(r: &mut Rng, f: &mut Found) {
         data[k / 4] |= ([0u8, 1, 3][t as usize]) << (2 * (k % 4));
         *c = [0i8, 1, -1][t as usize];
     }
-    let w = Tensor { data: &data[..cols / 4], scale: 1.0, rows: 1, cols, packing: Packing::Trit2 };
+    let w = Tensor { data: &data[..cols.div_ceil(4)], scale: 1.0, rows: 1, cols, packing: Packing::Trit2 };
     let mut got = [0.0f32; 4];
     atome::kernels::device::matvec_device(&w, &x[..nv * cols], cols, nv, &mut got[..nv], 1);
     for b in 0..nv {

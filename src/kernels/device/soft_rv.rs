@@ -449,8 +449,27 @@ pub(super) unsafe fn run_vec4(o: *mut f32, ostride: usize, ents_end: *const u8, 
     unsafe { atome_soft_vec4_rv(o, ostride, ents_end, words, neg_rem) }
 }
 
+/// [`run_vec4`] straight from a row block's Trit2 bytes (`nbytes` whole
+/// bytes, four columns each, from a byte boundary), with `tab` =
+/// [`super::soft::TRIT2_V4`]: no entries are built. Returns 0 or 1 as
+/// [`run_vec4`]; else (col + 1) << 2 | i: the entry of column col is left
+/// to the Rust step for vector i (vectors below i took it already, the
+/// others did not); all four sums are packed back into their floats.
+///
+/// # Safety
+/// As [`run_vec4`], with `bytes` readable for `nbytes` >= 0 bytes
+/// (nbytes * 4 <= SB) in place of the entries.
+#[cfg(target_arch = "riscv32")]
+pub(super) unsafe fn run_vec4_t2(o: *mut f32, ostride: usize, bytes: *const u8, words: *const i32, nbytes: usize, tab: &[u32; 256]) -> u32 {
+    // SAFETY: as in `run_vec4`; the routine reads the bytes, their
+    // table entries and the words they name, saves s0-s7 in its own
+    // 48-byte frame.
+    unsafe { atome_soft_vt2_rv(o, ostride, bytes, words, nbytes, tab.as_ptr()) }
+}
+
 #[cfg(target_arch = "riscv32")]
 extern "C" {
+    fn atome_soft_vt2_rv(o: *mut f32, ostride: usize, bytes: *const u8, words: *const i32, nbytes: usize, tab: *const u32) -> u32;
     fn atome_soft_vec4_rv(o: *mut f32, ostride: usize, ents_end: *const u8, words: *const i32, neg_rem: i32) -> u32;
 }
 
@@ -636,7 +655,7 @@ core::arch::global_asm!(
     "atome_v4_off \\M, \\E, a7, b\\sfx, \\out, .Lv4n\\sfx, \\OFF, 1",
     ".endm",
     // The float at a0 as the accumulator (\M, \E), as atome_rv_unpack.
-    ".macro atome_v4_unpack M, E",
+    ".macro atome_v4_unpack M, E, bad",
     "lw a4, 0(a0)",
     "li \\M, 0",
     "li \\E, -96",
@@ -645,7 +664,7 @@ core::arch::global_asm!(
     "srli a5, a5, 24",
     "addi \\E, a5, -96",
     "li a6, 159",
-    "bgeu \\E, a6, .Lv4_bad",
+    "bgeu \\E, a6, \\bad",
     "slli \\M, a4, 8",
     "lui a6, 0x80000",
     "or \\M, \\M, a6",
@@ -690,10 +709,10 @@ core::arch::global_asm!(
     "sw a0, 0(sp)",
     "sw a1, 4(sp)",
     "add t2, a2, a4",
-    "atome_v4_unpack t0, t1",
-    "atome_v4_unpack s0, s1",
-    "atome_v4_unpack s2, s3",
-    "atome_v4_unpack s4, s5",
+    "atome_v4_unpack t0, t1, .Lv4_bad",
+    "atome_v4_unpack s0, s1, .Lv4_bad",
+    "atome_v4_unpack s2, s3, .Lv4_bad",
+    "atome_v4_unpack s4, s5, .Lv4_bad",
     "mv a1, t2",
     "li t3, 6",
     "li t4, 32",
@@ -766,6 +785,128 @@ core::arch::global_asm!(
     "addi sp, sp, 32",
     "ret",
     ".size atome_soft_vec4_rv, . - atome_soft_vec4_rv",
+    // The same loop straight from a row block's Trit2 bytes (`run_vec4_t2`):
+    // a1 = the next byte, a2 = the end of the bytes, a3 = the words of the
+    // byte's first column - 2, s6 = the byte's entries (TRIT2_V4: first
+    // in the top byte, column in the byte * 4 | 2 | negate << 7, zero
+    // when none is left), s7 = that table. a0 = a3 + the entry, so its
+    // words are at 128 i (negated: 128 i - 128) from a0.
+    ".section .text.atome_soft_vt2_rv,\"ax\",@progbits",
+    ".global atome_soft_vt2_rv",
+    ".hidden atome_soft_vt2_rv",
+    ".type atome_soft_vt2_rv,@function",
+    ".p2align 2",
+    // a0 = o, a1 = ostride, a2 = the bytes, a3 = the words, a4 = the byte
+    // count, a5 = the table. Frame: [sp] o, [sp, 4] ostride, s0-s7, [sp,
+    // 40] the words.
+    "atome_soft_vt2_rv:",
+    "addi sp, sp, -48",
+    "sw s0, 8(sp)",
+    "sw s1, 12(sp)",
+    "sw s2, 16(sp)",
+    "sw s3, 20(sp)",
+    "sw s4, 24(sp)",
+    "sw s5, 28(sp)",
+    "sw s6, 32(sp)",
+    "sw s7, 36(sp)",
+    "sw a0, 0(sp)",
+    "sw a1, 4(sp)",
+    "sw a3, 40(sp)",
+    "add t2, a2, a4",
+    "mv s7, a5",
+    "atome_v4_unpack t0, t1, .Lt2_bad",
+    "atome_v4_unpack s0, s1, .Lt2_bad",
+    "atome_v4_unpack s2, s3, .Lt2_bad",
+    "atome_v4_unpack s4, s5, .Lt2_bad",
+    "mv a1, a2",
+    "mv a2, t2",
+    "addi a3, a3, -18",
+    "li t3, 6",
+    "li t4, 32",
+    "lui t5, 0x20000",
+    "addi t6, t5, -32",
+    ".Lt2_byte:",
+    "beq a1, a2, .Lt2_done",
+    "lbu a4, 0(a1)",
+    "addi a1, a1, 1",
+    "addi a3, a3, 16",
+    "slli a4, a4, 2",
+    "add a4, a4, s7",
+    "lw s6, 0(a4)",
+    "beqz s6, .Lt2_byte",
+    ".Lt2_ent:",
+    "srli a4, s6, 24",
+    "add a0, a3, a4",
+    "bltz s6, .Lt2_neg",
+    "atome_v4_main t0, t1, 0, 0, Bp0",
+    "atome_v4_main s0, s1, 128, 0, Bp1",
+    "atome_v4_main s2, s3, 256, 0, Bp2",
+    "atome_v4_main s4, s5, 384, 0, Bp3",
+    "slli s6, s6, 8",
+    "bnez s6, .Lt2_ent",
+    "j .Lt2_byte",
+    ".Lt2_neg:",
+    "atome_v4_main t0, t1, -128, 1, Bn0",
+    "atome_v4_main s0, s1, 0, 1, Bn1",
+    "atome_v4_main s2, s3, 128, 1, Bn2",
+    "atome_v4_main s4, s5, 256, 1, Bn3",
+    "slli s6, s6, 8",
+    "bnez s6, .Lt2_ent",
+    "j .Lt2_byte",
+    "atome_v4_rare t0, t1, 0, 0, Bp0, .Lt2_o0",
+    "atome_v4_rare s0, s1, 128, 0, Bp1, .Lt2_o1",
+    "atome_v4_rare s2, s3, 256, 0, Bp2, .Lt2_o2",
+    "atome_v4_rare s4, s5, 384, 0, Bp3, .Lt2_o3",
+    "atome_v4_rare t0, t1, -128, 1, Bn0, .Lt2_o0",
+    "atome_v4_rare s0, s1, 0, 1, Bn1, .Lt2_o1",
+    "atome_v4_rare s2, s3, 128, 1, Bn2, .Lt2_o2",
+    "atome_v4_rare s4, s5, 256, 1, Bn3, .Lt2_o3",
+    // The entry at a0 left to Rust for vector i (a7): returns (its
+    // column + 1) << 2 | i.
+    ".Lt2_o0:",
+    "li a7, 0",
+    "j .Lt2_stop",
+    ".Lt2_o1:",
+    "li a7, 1",
+    "j .Lt2_stop",
+    ".Lt2_o2:",
+    "li a7, 2",
+    "j .Lt2_stop",
+    ".Lt2_o3:",
+    "li a7, 3",
+    "j .Lt2_stop",
+    ".Lt2_stop:",
+    "lw a1, 40(sp)",
+    "sub a1, a0, a1",
+    "andi a1, a1, 127",
+    "addi a1, a1, 4",
+    "or a7, a7, a1",
+    "j .Lt2_pack",
+    ".Lt2_done:",
+    "li a7, 0",
+    ".Lt2_pack:",
+    "lw a0, 0(sp)",
+    "lw a3, 4(sp)",
+    "atome_v4_pack t0, t1",
+    "atome_v4_pack s0, s1",
+    "atome_v4_pack s2, s3",
+    "atome_v4_pack s4, s5",
+    "mv a0, a7",
+    "j .Lt2_ret",
+    ".Lt2_bad:",
+    "li a0, 1",
+    ".Lt2_ret:",
+    "lw s0, 8(sp)",
+    "lw s1, 12(sp)",
+    "lw s2, 16(sp)",
+    "lw s3, 20(sp)",
+    "lw s4, 24(sp)",
+    "lw s5, 28(sp)",
+    "lw s6, 32(sp)",
+    "lw s7, 36(sp)",
+    "addi sp, sp, 48",
+    "ret",
+    ".size atome_soft_vt2_rv, . - atome_soft_vt2_rv",
     ".purgem atome_v4_main",
     ".purgem atome_v4_off",
     ".purgem atome_v4_rare",
