@@ -375,10 +375,11 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                 // SAFETY: the four vectors have their sums in `out`
                 // (vecs_ok), spaced ostride floats, and their words in
                 // xb (SB words each, contiguous); tb holds len / 4 <= SB / 4
-                // bytes, so every column named is below SB.
+                // bytes, so every column named is below SB. (The sums
+                // are +0.0 in the first block: set so above.)
                 let r = unsafe {
                     let o = out.as_mut_ptr().add(b0 * ostride + j);
-                    super::soft_rv::run_vec4_t2(o, ostride * 4, tb.as_ptr(), xb.as_ptr().cast::<i32>(), tb.len(), &TRIT2_V4)
+                    super::soft_rv::run_vec4_t2(o, ostride * 4, tb.as_ptr(), xb.as_ptr().cast::<i32>(), tb.len(), &TRIT2_V4, c0 == 0)
                 };
                 if r == 0 {
                     continue;

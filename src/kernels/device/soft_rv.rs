@@ -455,21 +455,22 @@ pub(super) unsafe fn run_vec4(o: *mut f32, ostride: usize, ents_end: *const u8, 
 /// [`run_vec4`]; else (col + 1) << 2 | i: the entry of column col is left
 /// to the Rust step for vector i (vectors below i took it already, the
 /// others did not); all four sums are packed back into their floats.
+/// `zero`: the four sums are +0.0 (they are not read).
 ///
 /// # Safety
 /// As [`run_vec4`], with `bytes` readable for `nbytes` >= 0 bytes
 /// (nbytes * 4 <= SB) in place of the entries.
 #[cfg(target_arch = "riscv32")]
-pub(super) unsafe fn run_vec4_t2(o: *mut f32, ostride: usize, bytes: *const u8, words: *const i32, nbytes: usize, tab: &[u32; 256]) -> u32 {
+pub(super) unsafe fn run_vec4_t2(o: *mut f32, ostride: usize, bytes: *const u8, words: *const i32, nbytes: usize, tab: &[u32; 256], zero: bool) -> u32 {
     // SAFETY: as in `run_vec4`; the routine reads the bytes, their
     // table entries and the words they name, saves s0-s7 in its own
     // 48-byte frame.
-    unsafe { atome_soft_vt2_rv(o, ostride, bytes, words, nbytes, tab.as_ptr()) }
+    unsafe { atome_soft_vt2_rv(o, ostride, bytes, words, nbytes, tab.as_ptr(), zero as u32) }
 }
 
 #[cfg(target_arch = "riscv32")]
 extern "C" {
-    fn atome_soft_vt2_rv(o: *mut f32, ostride: usize, bytes: *const u8, words: *const i32, nbytes: usize, tab: *const u32) -> u32;
+    fn atome_soft_vt2_rv(o: *mut f32, ostride: usize, bytes: *const u8, words: *const i32, nbytes: usize, tab: *const u32, zero: u32) -> u32;
     fn atome_soft_vec4_rv(o: *mut f32, ostride: usize, ents_end: *const u8, words: *const i32, neg_rem: i32) -> u32;
 }
 
@@ -797,7 +798,7 @@ core::arch::global_asm!(
     ".type atome_soft_vt2_rv,@function",
     ".p2align 2",
     // a0 = o, a1 = ostride, a2 = the bytes, a3 = the words, a4 = the byte
-    // count, a5 = the table. Frame: [sp] o, [sp, 4] ostride, s0-s7, [sp,
+    // count, a5 = the table, a6 = nonzero when the sums are +0.0. Frame: [sp] o, [sp, 4] ostride, s0-s7, [sp,
     // 40] the words.
     "atome_soft_vt2_rv:",
     "addi sp, sp, -48",
@@ -814,10 +815,12 @@ core::arch::global_asm!(
     "sw a3, 40(sp)",
     "add t2, a2, a4",
     "mv s7, a5",
+    "bnez a6, .Lt2_zero",
     "atome_v4_unpack t0, t1, .Lt2_bad",
     "atome_v4_unpack s0, s1, .Lt2_bad",
     "atome_v4_unpack s2, s3, .Lt2_bad",
     "atome_v4_unpack s4, s5, .Lt2_bad",
+    ".Lt2_go:",
     "mv a1, a2",
     "mv a2, t2",
     "addi a3, a3, -18",
@@ -825,15 +828,15 @@ core::arch::global_asm!(
     "li t4, 32",
     "lui t5, 0x20000",
     "addi t6, t5, -32",
-    ".Lt2_byte:",
     "beq a1, a2, .Lt2_done",
+    ".Lt2_byte:",
     "lbu a4, 0(a1)",
     "addi a1, a1, 1",
     "addi a3, a3, 16",
     "slli a4, a4, 2",
     "add a4, a4, s7",
     "lw s6, 0(a4)",
-    "beqz s6, .Lt2_byte",
+    "beqz s6, .Lt2_next",
     ".Lt2_ent:",
     "srli a4, s6, 24",
     "add a0, a3, a4",
@@ -844,7 +847,10 @@ core::arch::global_asm!(
     "atome_v4_main s4, s5, 384, 0, Bp3",
     "slli s6, s6, 8",
     "bnez s6, .Lt2_ent",
-    "j .Lt2_byte",
+    // The next byte, if any.
+    ".Lt2_next:",
+    "bne a1, a2, .Lt2_byte",
+    "j .Lt2_done",
     ".Lt2_neg:",
     "atome_v4_main t0, t1, -128, 1, Bn0",
     "atome_v4_main s0, s1, 0, 1, Bn1",
@@ -852,7 +858,8 @@ core::arch::global_asm!(
     "atome_v4_main s4, s5, 256, 1, Bn3",
     "slli s6, s6, 8",
     "bnez s6, .Lt2_ent",
-    "j .Lt2_byte",
+    "bne a1, a2, .Lt2_byte",
+    "j .Lt2_done",
     "atome_v4_rare t0, t1, 0, 0, Bp0, .Lt2_o0",
     "atome_v4_rare s0, s1, 128, 0, Bp1, .Lt2_o1",
     "atome_v4_rare s2, s3, 256, 0, Bp2, .Lt2_o2",
@@ -893,6 +900,17 @@ core::arch::global_asm!(
     "atome_v4_pack s4, s5",
     "mv a0, a7",
     "j .Lt2_ret",
+    // Sums known to be +0.0 (not read).
+    ".Lt2_zero:",
+    "li t0, 0",
+    "li t1, -96",
+    "li s0, 0",
+    "li s1, -96",
+    "li s2, 0",
+    "li s3, -96",
+    "li s4, 0",
+    "li s5, -96",
+    "j .Lt2_go",
     ".Lt2_bad:",
     "li a0, 1",
     ".Lt2_ret:",
