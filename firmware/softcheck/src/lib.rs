@@ -163,7 +163,12 @@ fn row(r: &mut Rng, f: &mut Found) {
             // some the previous input negated.
             let far = if nv == 1 { 90 + (r.next() % 76) as i32 } else { 96 + (r.next() % 64) as i32 };
             let e = if r.next() % 8 == 0 { far } else { e0 + (r.next() % 5) as i32 - 2 };
-            *v = if r.next() % 6 == 0 { -prev } else { r.with_exp(e) };
+            // (And some zeros of either sign.)
+            *v = match r.next() % 24 {
+                0..=3 => -prev,
+                4 => [0.0, -0.0][(r.next() % 2) as usize],
+                _ => r.with_exp(e),
+            };
             prev = *v;
         }
     }

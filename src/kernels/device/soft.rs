@@ -349,6 +349,15 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             }
             let Some(x) = xs.get(base + c0..base + c0 + len) else { continue };
             mode[b] = Mode::Soft;
+            // RV32: in assembly (two inputs a round, no constants spilled).
+            #[cfg(target_arch = "riscv32")]
+            {
+                // SAFETY: x holds len <= SB floats, xb[b] SB words.
+                if !unsafe { super::soft_rv::block_words(x.as_ptr(), x.len().min(SB), xb[b].as_mut_ptr()) } {
+                    mode[b] = Mode::Float;
+                }
+            }
+            #[cfg(not(target_arch = "riscv32"))]
             for (&v, xw) in x.iter().zip(xb[b].iter_mut()) {
                 match word(v) {
                     Some(u) => *xw = u,
@@ -371,7 +380,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             // four sums in one loop straight from the bytes (no entries
             // built); entries only when a vector stops for the Rust step.
             #[cfg(target_arch = "riscv32")]
-            if let (true, Packing::Trit2, 0, 0, Some(tb)) = (vecs_ok && nb == SNB && soft == (1 << SNB) - 1, w.packing, start % 4, len % 4, tb) {
+            if let (true, Packing::Trit2, 0, 0, Some(tb)) = (vecs_ok && (nb == SNB || nb == 1) && soft == (1 << nb) - 1, w.packing, start % 4, len % 4, tb) {
                 // SAFETY: the four vectors have their sums in `out`
                 // (vecs_ok), spaced ostride floats, and their words in
                 // xb (SB words each, contiguous); tb holds len / 4 <= SB / 4
@@ -379,7 +388,11 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                 // are +0.0 in the first block: set so above.)
                 let r = unsafe {
                     let o = out.as_mut_ptr().add(b0 * ostride + j);
-                    super::soft_rv::run_vec4_t2(o, ostride * 4, tb.as_ptr(), xb.as_ptr().cast::<i32>(), tb.len(), &TRIT2_V4, c0 == 0)
+                    if nb == 1 {
+                        super::soft_rv::run_vec1_t2(o, tb.as_ptr(), tb.len(), xb.as_ptr().cast::<i32>(), &TRIT2_V4, c0 == 0)
+                    } else {
+                        super::soft_rv::run_vec4_t2(o, ostride * 4, tb.as_ptr(), xb.as_ptr().cast::<i32>(), tb.len(), &TRIT2_V4, c0 == 0)
+                    }
                 };
                 if r == 0 {
                     continue;
@@ -389,7 +402,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                     let ents = &ents[..ne.min(SB)];
                     let col = (r >> 2) as usize - 1;
                     let k = ents.iter().position(|&en| ent_col(en) == col).unwrap_or(ents.len());
-                    finish_vecs(w, start, codes, &mut decoded, xs, xstride, b0, c0, len, j, out, ostride, ents, &xb, (r & 3) as usize, k);
+                    finish_vecs(w, start, codes, &mut decoded, xs, xstride, b0, c0, len, j, out, ostride, ents, &xb[..nb], (r & 3) as usize, k);
                     continue;
                 }
             }
@@ -428,7 +441,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                     continue;
                 }
                 if r != 1 {
-                    finish_vecs(w, start, codes, &mut decoded, xs, xstride, b0, c0, len, j, out, ostride, ents, &xb, (r & 3) as usize, n - (r >> 2) as usize);
+                    finish_vecs(w, start, codes, &mut decoded, xs, xstride, b0, c0, len, j, out, ostride, ents, &xb[..], (r & 3) as usize, n - (r >> 2) as usize);
                     continue;
                 }
             }
@@ -538,16 +551,16 @@ fn acc_end(o: &mut f32, ents: &[u8], st: [i32; 2], done: usize) -> Option<usize>
     ents.get(done).map(|&en| ent_col(en))
 }
 
-/// The four vectors of a pass after the RV32 four-vector loop stopped at
-/// entry k for vector `stop`: vectors below it from entry k + 1, the
-/// others from entry k, each through [`acc_block`] (the float add from an
-/// overflow on).
+/// The vectors of a pass (their words `xb`: four, or one) after an RV32
+/// loop over them stopped at entry k for vector `stop`: vectors below it
+/// from entry k + 1, the others from entry k, each through [`acc_block`]
+/// (the float add from an overflow on).
 #[cfg(target_arch = "riscv32")]
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn finish_vecs(
     w: &Tensor, start: usize, codes: &mut [i8], decoded: &mut bool, xs: &[f32], xstride: usize, b0: usize, c0: usize, len: usize, j: usize,
-    out: &mut [f32], ostride: usize, ents: &[u8], xb: &[[i32; SB]; SNB], stop: usize, k: usize,
+    out: &mut [f32], ostride: usize, ents: &[u8], xb: &[[i32; SB]], stop: usize, k: usize,
 ) {
     for (b, x) in xb.iter().enumerate() {
         let from = if b < stop { k + 1 } else { k };

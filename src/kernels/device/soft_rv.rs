@@ -468,8 +468,20 @@ pub(super) unsafe fn run_vec4_t2(o: *mut f32, ostride: usize, bytes: *const u8, 
     unsafe { atome_soft_vt2_rv(o, ostride, bytes, words, nbytes, tab.as_ptr(), zero as u32) }
 }
 
+/// [`run_vec4_t2`] for a pass of one vector (its sum at `o`, its words
+/// at `words`); the same returns, with i = 0.
+///
+/// # Safety
+/// As [`run_vec4_t2`], for one vector.
+#[cfg(target_arch = "riscv32")]
+pub(super) unsafe fn run_vec1_t2(o: *mut f32, bytes: *const u8, nbytes: usize, words: *const i32, tab: &[u32; 256], zero: bool) -> u32 {
+    // SAFETY: as in `run_vec4_t2`; a 16-byte frame for s6, s7.
+    unsafe { atome_soft_vt1_rv(o, bytes, nbytes, words, tab.as_ptr(), zero as u32) }
+}
+
 #[cfg(target_arch = "riscv32")]
 extern "C" {
+    fn atome_soft_vt1_rv(o: *mut f32, bytes: *const u8, nbytes: usize, words: *const i32, tab: *const u32, zero: u32) -> u32;
     fn atome_soft_vt2_rv(o: *mut f32, ostride: usize, bytes: *const u8, words: *const i32, nbytes: usize, tab: *const u32, zero: u32) -> u32;
     fn atome_soft_vec4_rv(o: *mut f32, ostride: usize, ents_end: *const u8, words: *const i32, neg_rem: i32) -> u32;
 }
@@ -925,10 +937,179 @@ core::arch::global_asm!(
     "addi sp, sp, 48",
     "ret",
     ".size atome_soft_vt2_rv, . - atome_soft_vt2_rv",
+    // The loop on Trit2 bytes for one vector (`run_vec1_t2`): registers
+    // as in atome_soft_vt2_rv, the sum in (t0, t1). a0 = o, a1 = the
+    // bytes, a2 = the byte count, a3 = the words, a4 = the table, a5 =
+    // nonzero when the sum is +0.0. Frame: [sp] o, [sp, 4] the words, s6,
+    // s7.
+    ".section .text.atome_soft_vt1_rv,\"ax\",@progbits",
+    ".global atome_soft_vt1_rv",
+    ".hidden atome_soft_vt1_rv",
+    ".type atome_soft_vt1_rv,@function",
+    ".p2align 2",
+    "atome_soft_vt1_rv:",
+    "addi sp, sp, -16",
+    "sw s6, 8(sp)",
+    "sw s7, 12(sp)",
+    "sw a0, 0(sp)",
+    "sw a3, 4(sp)",
+    "mv s7, a4",
+    "add a2, a1, a2",
+    "li t0, 0",
+    "li t1, -96",
+    "bnez a5, .Lt1_go",
+    "mv t2, a1",
+    "atome_v4_unpack t0, t1, .Lt1_bad",
+    "mv a1, t2",
+    ".Lt1_go:",
+    "addi a3, a3, -18",
+    "li t3, 6",
+    "li t4, 32",
+    "lui t5, 0x20000",
+    "addi t6, t5, -32",
+    "beq a1, a2, .Lt1_done",
+    ".Lt1_byte:",
+    "lbu a4, 0(a1)",
+    "addi a1, a1, 1",
+    "addi a3, a3, 16",
+    "slli a4, a4, 2",
+    "add a4, a4, s7",
+    "lw s6, 0(a4)",
+    "beqz s6, .Lt1_next",
+    ".Lt1_ent:",
+    "srli a4, s6, 24",
+    "add a0, a3, a4",
+    "bltz s6, .Lt1_neg",
+    "atome_v4_main t0, t1, 0, 0, Cp0",
+    "slli s6, s6, 8",
+    "bnez s6, .Lt1_ent",
+    ".Lt1_next:",
+    "bne a1, a2, .Lt1_byte",
+    "j .Lt1_done",
+    ".Lt1_neg:",
+    "atome_v4_main t0, t1, -128, 1, Cn0",
+    "slli s6, s6, 8",
+    "bnez s6, .Lt1_ent",
+    "bne a1, a2, .Lt1_byte",
+    "j .Lt1_done",
+    "atome_v4_rare t0, t1, 0, 0, Cp0, .Lt1_o",
+    "atome_v4_rare t0, t1, -128, 1, Cn0, .Lt1_o",
+    // The entry at a0 left to Rust: returns (its column + 1) << 2.
+    ".Lt1_o:",
+    "lw a1, 4(sp)",
+    "sub a1, a0, a1",
+    "andi a1, a1, 127",
+    "addi a7, a1, 4",
+    "j .Lt1_pack",
+    ".Lt1_done:",
+    "li a7, 0",
+    ".Lt1_pack:",
+    "lw a0, 0(sp)",
+    "atome_v4_pack t0, t1",
+    "mv a0, a7",
+    "j .Lt1_ret",
+    ".Lt1_bad:",
+    "li a0, 1",
+    ".Lt1_ret:",
+    "lw s6, 8(sp)",
+    "lw s7, 12(sp)",
+    "addi sp, sp, 16",
+    "ret",
+    ".size atome_soft_vt1_rv, . - atome_soft_vt1_rv",
     ".purgem atome_v4_main",
     ".purgem atome_v4_off",
     ".purgem atome_v4_rare",
     ".purgem atome_v4_unpack",
     ".purgem atome_v4_pack",
     ".purgem atome_v4_lost",
+);
+
+/// The words of a block's inputs (`soft::word`, the layout without
+/// WORD_HI): out[k] = (signed mantissa << 6) | (e - WB) for the n <= SB
+/// floats at `x`, 0 for a zero; returns false when one is outside the
+/// words' window (its word not written), true otherwise.
+///
+/// # Safety
+/// `x` readable for n floats, `out` writable for n words.
+#[cfg(target_arch = "riscv32")]
+pub(super) unsafe fn block_words(x: *const f32, n: usize, out: *mut i32) -> bool {
+    // SAFETY: the caller's contract; the routine touches only those
+    // floats and words and caller-saved registers.
+    unsafe { atome_words_rv(x, n, out) != 0 }
+}
+
+#[cfg(target_arch = "riscv32")]
+extern "C" {
+    fn atome_words_rv(x: *const f32, n: usize, out: *mut i32) -> u32;
+}
+
+// a0 = the next float, a1 = the end, a2 = the next word, a3 = ok; a4 =
+// 63, a5 = 2^31; two floats a round (t0-t2, a6, a7 scratch).
+#[cfg(target_arch = "riscv32")]
+core::arch::global_asm!(
+    // The float in \F as its word into \W (\T scratch); outside the
+    // window: \W = 0 when it is a zero, else a3 = 0 and \W unchanged.
+    ".macro atome_word F, W, T, k",
+    "slli \\T, \\F, 1",
+    "srli \\T, \\T, 24",
+    "addi \\T, \\T, -96",
+    "bltu a4, \\T, .Lw_out\\k",
+    "slli \\W, \\F, 8",
+    "or \\W, \\W, a5",
+    "srli \\W, \\W, 2",
+    "bgez \\F, 1f",
+    "neg \\W, \\W",
+    "1:",
+    "or \\W, \\W, \\T",
+    ".Lw_done\\k:",
+    ".endm",
+    ".macro atome_word_out F, W, off, k",
+    ".Lw_out\\k:",
+    "slli \\W, \\F, 1",
+    "beqz \\W, .Lw_done\\k",
+    "li a3, 0",
+    "lw \\W, \\off(a2)",
+    "j .Lw_done\\k",
+    ".endm",
+    ".section .text.atome_words_rv,\"ax\",@progbits",
+    ".global atome_words_rv",
+    ".hidden atome_words_rv",
+    ".type atome_words_rv,@function",
+    ".p2align 2",
+    "atome_words_rv:",
+    "li a3, 1",
+    "li a4, 63",
+    "lui a5, 0x80000",
+    "slli a1, a1, 2",
+    "add a1, a0, a1",
+    // An odd count: one float first.
+    "andi t0, a1, 4",
+    "andi t1, a0, 4",
+    "beq t0, t1, 2f",
+    "lw a6, 0(a0)",
+    "atome_word a6, t0, t1, p",
+    "sw t0, 0(a2)",
+    "addi a0, a0, 4",
+    "addi a2, a2, 4",
+    "2:",
+    "beq a0, a1, 3f",
+    "4:",
+    "lw a6, 0(a0)",
+    "lw a7, 4(a0)",
+    "atome_word a6, t0, t1, a",
+    "atome_word a7, t2, t1, b",
+    "sw t0, 0(a2)",
+    "sw t2, 4(a2)",
+    "addi a0, a0, 8",
+    "addi a2, a2, 8",
+    "bne a0, a1, 4b",
+    "3:",
+    "mv a0, a3",
+    "ret",
+    "atome_word_out a6, t0, 0, p",
+    "atome_word_out a6, t0, 0, a",
+    "atome_word_out a7, t2, 4, b",
+    ".size atome_words_rv, . - atome_words_rv",
+    ".purgem atome_word",
+    ".purgem atome_word_out",
 );
