@@ -145,19 +145,32 @@ pub unsafe extern "C" fn softcheck_run(which: u32, seed: u32, n: u32, out: *mut 
 /// One random Trit2 row of up to 64 columns through the library's matvec
 /// (matvec_device: the soft accumulate on these cores) and through the
 /// plain float loop: nonzero terms in column order from +0.0, then times
-/// the scale.
+/// the scale. One input vector, or four (a full pass of the soft matvec:
+/// the loop over a row block's vectors, their inputs then kept inside the
+/// word window so that every vector takes it).
 fn row(r: &mut Rng, f: &mut Found) {
-    let cols = 4 * (1 + (r.next() % 16) as usize);
+    let nv = if r.next() % 2 == 0 { 1 } else { 4 };
+    // Any width: a last block of whole Trit2 bytes or not (the RV32 loop
+    // on the bytes, or on entries).
+    let cols = 1 + (r.next() % 64) as usize;
     let mut data = [0u8; 16];
-    let mut x = [0.0f32; 64];
-    let e0 = 100 + (r.next() % 50) as i32;
-    let mut prev = 0.0f32;
-    for v in x.iter_mut().take(cols) {
-        // Mostly near one exponent (so sums cancel and carry), some far,
-        // some the previous input negated.
-        let e = if r.next() % 8 == 0 { 90 + (r.next() % 76) as i32 } else { e0 + (r.next() % 5) as i32 - 2 };
-        *v = if r.next() % 6 == 0 { -prev } else { r.with_exp(e) };
-        prev = *v;
+    let mut x = [0.0f32; 256];
+    for b in 0..nv {
+        let e0 = 100 + (r.next() % 50) as i32;
+        let mut prev = 0.0f32;
+        for v in x[b * cols..].iter_mut().take(cols) {
+            // Mostly near one exponent (so sums cancel and carry), some far,
+            // some the previous input negated.
+            let far = if nv == 1 { 90 + (r.next() % 76) as i32 } else { 96 + (r.next() % 64) as i32 };
+            let e = if r.next() % 8 == 0 { far } else { e0 + (r.next() % 5) as i32 - 2 };
+            // (And some zeros of either sign.)
+            *v = match r.next() % 24 {
+                0..=3 => -prev,
+                4 => [0.0, -0.0][(r.next() % 2) as usize],
+                _ => r.with_exp(e),
+            };
+            prev = *v;
+        }
     }
     let mut codes = [0i8; 64];
     for (k, c) in codes.iter_mut().enumerate().take(cols) {
@@ -166,17 +179,19 @@ fn row(r: &mut Rng, f: &mut Found) {
         data[k / 4] |= ([0u8, 1, 3][t as usize]) << (2 * (k % 4));
         *c = [0i8, 1, -1][t as usize];
     }
-    let w = Tensor { data: &data[..cols / 4], scale: 1.0, rows: 1, cols, packing: Packing::Trit2 };
-    let mut got = [0.0f32; 1];
-    atome::kernels::device::matvec_device(&w, &x[..cols], cols, 1, &mut got, 1);
-    let mut want = 0.0f32;
-    for (&c, &v) in codes.iter().zip(&x).take(cols) {
-        if c > 0 {
-            want += v;
-        } else if c < 0 {
-            want -= v;
+    let w = Tensor { data: &data[..cols.div_ceil(4)], scale: 1.0, rows: 1, cols, packing: Packing::Trit2 };
+    let mut got = [0.0f32; 4];
+    atome::kernels::device::matvec_device(&w, &x[..nv * cols], cols, nv, &mut got[..nv], 1);
+    for b in 0..nv {
+        let mut want = 0.0f32;
+        for (&c, &v) in codes.iter().zip(&x[b * cols..]).take(cols) {
+            if c > 0 {
+                want += v;
+            } else if c < 0 {
+                want -= v;
+            }
         }
+        // (The first input and the column count stand for the operands.)
+        f.see(x[b * cols], cols as f32, got[b], want * w.scale);
     }
-    // (The first input and the column count stand for the operands.)
-    f.see(x[0], cols as f32, got[0], want * w.scale);
 }

@@ -349,6 +349,15 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             }
             let Some(x) = xs.get(base + c0..base + c0 + len) else { continue };
             mode[b] = Mode::Soft;
+            // RV32: in assembly (two inputs a round, no constants spilled).
+            #[cfg(target_arch = "riscv32")]
+            {
+                // SAFETY: x holds len <= SB floats, xb[b] SB words.
+                if !unsafe { super::soft_rv::block_words(x.as_ptr(), x.len().min(SB), xb[b].as_mut_ptr()) } {
+                    mode[b] = Mode::Float;
+                }
+            }
+            #[cfg(not(target_arch = "riscv32"))]
             for (&v, xw) in x.iter().zip(xb[b].iter_mut()) {
                 match word(v) {
                     Some(u) => *xw = u,
@@ -367,6 +376,36 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             // paths below.
             let mut decoded = false;
             let tb = w.data.get(start / 4..start / 4 + len.div_ceil(4));
+            // RV32, a full pass of soft vectors on whole Trit2 bytes: the
+            // four sums in one loop straight from the bytes (no entries
+            // built); entries only when a vector stops for the Rust step.
+            #[cfg(target_arch = "riscv32")]
+            if let (true, Packing::Trit2, 0, 0, Some(tb)) = (vecs_ok && (nb == SNB || nb == 1) && soft == (1 << nb) - 1, w.packing, start % 4, len % 4, tb) {
+                // SAFETY: the four vectors have their sums in `out`
+                // (vecs_ok), spaced ostride floats, and their words in
+                // xb (SB words each, contiguous); tb holds len / 4 <= SB / 4
+                // bytes, so every column named is below SB. (The sums
+                // are +0.0 in the first block: set so above.)
+                let r = unsafe {
+                    let o = out.as_mut_ptr().add(b0 * ostride + j);
+                    if nb == 1 {
+                        super::soft_rv::run_vec1_t2(o, tb.as_ptr(), tb.len(), xb.as_ptr().cast::<i32>(), &TRIT2_V4, c0 == 0)
+                    } else {
+                        super::soft_rv::run_vec4_t2(o, ostride * 4, tb.as_ptr(), xb.as_ptr().cast::<i32>(), tb.len(), &TRIT2_V4, c0 == 0)
+                    }
+                };
+                if r == 0 {
+                    continue;
+                }
+                if r != 1 {
+                    let ne = trit2_ents(tb, len, &mut ents);
+                    let ents = &ents[..ne.min(SB)];
+                    let col = (r >> 2) as usize - 1;
+                    let k = ents.iter().position(|&en| ent_col(en) == col).unwrap_or(ents.len());
+                    finish_vecs(w, start, codes, &mut decoded, xs, xstride, b0, c0, len, j, out, ostride, ents, &xb[..nb], (r & 3) as usize, k);
+                    continue;
+                }
+            }
             let ne = if let (Packing::Trit2, 0, Some(tb)) = (w.packing, start % 4, tb) {
                 trit2_ents(tb, len, &mut ents)
             } else {
@@ -384,6 +423,28 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                 ne
             };
             let ents = &ents[..ne.min(SB)];
+            // RV32, a full pass of soft vectors: the four sums in one loop
+            // (one entry load and decode for four steps); a vector stopped
+            // by a case for the Rust step is finished here vector by vector.
+            #[cfg(target_arch = "riscv32")]
+            if vecs_ok && !general && !ents.is_empty() && nb == SNB && soft == (1 << SNB) - 1 {
+                let n = ents.len();
+                // SAFETY: the four vectors have their sums in `out`
+                // (vecs_ok), spaced ostride floats, and their words in
+                // xb (SB words each, contiguous); ents[0..n] are entries
+                // built above (column < SB), n >= 1.
+                let r = unsafe {
+                    let o = out.as_mut_ptr().add(b0 * ostride + j);
+                    super::soft_rv::run_vec4(o, ostride * 4, ents.as_ptr().add(n), xb.as_ptr().cast::<i32>(), -(n as i32))
+                };
+                if r == 0 {
+                    continue;
+                }
+                if r != 1 {
+                    finish_vecs(w, start, codes, &mut decoded, xs, xstride, b0, c0, len, j, out, ostride, ents, &xb[..], (r & 3) as usize, n - (r >> 2) as usize);
+                    continue;
+                }
+            }
             let mut bn = 0;
             while bn < nb {
                 // Thumb-2 and RV32: the assembly loop runs the vectors' sums in a row
@@ -489,6 +550,56 @@ fn acc_end(o: &mut f32, ents: &[u8], st: [i32; 2], done: usize) -> Option<usize>
     *o = pack(Soft { m: st[0] >> 6, e: st[1] + WB });
     ents.get(done).map(|&en| ent_col(en))
 }
+
+/// The vectors of a pass (their words `xb`: four, or one) after an RV32
+/// loop over them stopped at entry k for vector `stop`: vectors below it
+/// from entry k + 1, the others from entry k, each through [`acc_block`]
+/// (the float add from an overflow on).
+#[cfg(target_arch = "riscv32")]
+#[allow(clippy::too_many_arguments)]
+#[inline(never)]
+fn finish_vecs(
+    w: &Tensor, start: usize, codes: &mut [i8], decoded: &mut bool, xs: &[f32], xstride: usize, b0: usize, c0: usize, len: usize, j: usize,
+    out: &mut [f32], ostride: usize, ents: &[u8], xb: &[[i32; SB]], stop: usize, k: usize,
+) {
+    for (b, x) in xb.iter().enumerate() {
+        let from = if b < stop { k + 1 } else { k };
+        let Some(rest) = ents.get(from..) else { continue };
+        let Some(o) = out.get_mut((b0 + b) * ostride + j) else { continue };
+        let col = match acc_block(o, rest, x) {
+            Some(None) => continue,
+            Some(Some(col)) => col,
+            // (Not reached: the loop packed a valid sum.)
+            None => rest.first().map_or(len, |&en| ent_col(en)),
+        };
+        let base = (b0 + b) * xstride + c0;
+        *o = block_float(w, start, codes, decoded, *o, col, xs.get(base..base + len).unwrap_or(&[]));
+    }
+}
+
+/// Per Trit2 byte, its entries for the RV32 four-vector loop on bytes
+/// (soft_rv.rs `run_vec4_t2`): the first in the top byte, each its column
+/// in the byte * 4 | 2 | negate << 7 (never zero, so a zero byte ends
+/// them), the unused low bytes zero.
+#[cfg(target_arch = "riscv32")]
+static TRIT2_V4: [u32; 256] = {
+    let mut t = [0u32; 256];
+    let mut b = 0;
+    while b < 256 {
+        let (mut e, mut sh, mut p) = (0u32, 24, 0);
+        while p < 4 {
+            let c = (b >> (2 * p)) & 3;
+            if c == 1 || c == 3 {
+                e |= ((p * 4 + 2) as u32 | ((c == 3) as u32) << 7) << sh;
+                sh -= 8;
+            }
+            p += 1;
+        }
+        t[b] = e;
+        b += 1;
+    }
+    t
+};
 
 /// A running sum as the loop's accumulator [m6, e - WB] (see
 /// [`run_words`]): either zero, or a normal number with e >= WB; None
