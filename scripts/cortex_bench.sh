@@ -30,9 +30,10 @@
 # a peak stack > 2 KiB, S3 on M4F/M7/M33 above 6.0M instructions (default
 # build), or the cached S4-like generation on M4F above 15M (default build).
 # ATOME_BENCH_BUILDS (see below) limits the builds.
-#   --report-only: exit 0 even when an instruction target is missed; runs
-#                  that fail, give different bits, or break an engine .text
-#                  or peak-stack limit still fail.
+#   --report-only: exit 0 even when a q15 instruction target (issue 12, not
+#                  met yet) is missed; runs that fail, give different bits,
+#                  or break an engine .text, peak-stack or float instruction
+#                  limit (issue 11's targets, met) still fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source firmware/fw.sh
@@ -138,7 +139,9 @@ done
 # Issue 11 acceptance 1, cores without an FPU (the soft-float matvec,
 # src/kernels/device/soft.rs): S3 instructions per predict_next at most
 # 45.1M on M0 code, 27.5M on M3, 24.1M on RV32IMC (3x fewer than the
-# reference; a third of 72.3M on RV32IMC). A miss is a TARGET problem.
+# reference; a third of 72.3M on RV32IMC). Met, so a miss is a LIMIT
+# problem: it fails the run even with --report-only (which keeps only the
+# q15 build's unmet targets, issue 12, as reported TARGET problems).
 python3 - "$OUT" <<'EOF'
 import json, os, re, sys
 out = sys.argv[1]
@@ -148,12 +151,12 @@ for name, lim in (("M0-thumbv6m-none-eabi-mps2-an385", 45100000), ("M3-thumbv7m-
     p = os.path.join(out, "default-" + name + ".out")  # the default build runs the soft-float kernel
     m = re.search(r"BENCH load 0 id -?\d+ ticks (\d+) insns_x10_per_tick (\d+)", open(p).read()) if os.path.exists(p) else None
     if not m:
-        bad.append("TARGET: no S3 figure for %s" % name)
+        bad.append("LIMIT: no S3 figure for %s" % name)
         continue
     n = int(m.group(1)) * int(m.group(2)) // 10
     print("S3 soft-float target %s: %s instructions (at most %s)" % (name, "{:,}".format(n), "{:,}".format(lim)))
     if n > lim:
-        bad.append("TARGET: S3 %s instructions on %s (> %s)" % ("{:,}".format(n), name, "{:,}".format(lim)))
+        bad.append("LIMIT: S3 %s instructions on %s (> %s)" % ("{:,}".format(n), name, "{:,}".format(lim)))
 json.dump(bad, open(os.path.join(out, "bad.json"), "w"))
 EOF
 python3 -c "import json,sys; [print('problem:', x) for x in json.load(open(sys.argv[1]))]" "$OUT/bad.json"
