@@ -477,6 +477,21 @@ const SSM_ROOM: i32 = 30;
 #[inline(always)]
 fn ssm_sums(ti: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> u32 {
     let mut mx = 0u32;
+    if s1 <= 32 && s2 <= 32 {
+        // The usual shifts (s1 = 30 when the decay term is the larger):
+        // rshr_hl's low-word case only, its branch out of the loop.
+        let (n1, n2) = (s1 - 1, s2 - 1);
+        let r = |v: i64, n: u32| {
+            let x = (((v as u32) >> n) | ((((v >> 32) as u32) << 1) << (31 - n))) as i32;
+            (x >> 1) + (x & 1)
+        };
+        for ((hc, &hv), (t, bm)) in hs.iter_mut().zip(h).zip(ti.zip(bi)) {
+            let v = r(mul64(t, *hc), n1) + r(mul64_16(bm, i32::from(hv)), n2);
+            mx |= v.unsigned_abs();
+            *hc = v;
+        }
+        return mx;
+    }
     for ((hc, &hv), (t, bm)) in hs.iter_mut().zip(h).zip(ti.zip(bi)) {
         let v = rshr_to32(mul64(t, *hc), s1) + rshr_to32(mul64_16(bm, i32::from(hv)), s2);
         mx |= v.unsigned_abs();
