@@ -7,7 +7,7 @@ use super::params::{LayerQ, PSrc, PVec, Scale};
 use crate::format::{Model, Packing, Tensor};
 use crate::forward::Tokens;
 use crate::kernels::isa::Accel;
-use crate::kernels::q15::{matvec_q, matvec_q_multi, MvJobQ};
+use crate::kernels::q15::{dot_q, matvec_q, matvec_q_multi, MvJobQ};
 use crate::math::lnf;
 
 /// The buffers of one call (all caller-owned; see [`super::Q15Runner`]).
@@ -744,10 +744,7 @@ fn attention_top(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut
         if e == E_ZERO {
             return 0;
         }
-        let mut dot = 0i64;
-        for (&qd, &kd) in q.iter().zip(keys.get(j * dh..(j + 1) * dh).unwrap_or(&[])) {
-            dot += i64::from(i32::from(qd) * i32::from(kd));
-        }
+        let dot = dot_q(q, keys.get(j * dh..(j + 1) * dh).unwrap_or(&[]));
         rshr(dot, (kt - e).min(63))
     };
     // Top-k: descending g * sigma, earlier keys first on ties.

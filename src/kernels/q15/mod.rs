@@ -2,6 +2,8 @@
 //! associative, so these kernels may add in any order and at any width: the
 //! result is the same on every target by construction.
 
+pub mod dot;
 pub mod matvec;
 
+pub use dot::dot_q;
 pub use matvec::{matvec_q, matvec_q_multi, matvec_q_naive, MvJobQ};
