@@ -122,7 +122,8 @@ fn rows_of<'a>(w: &Tensor<'a>, j0: usize, n: usize) -> Option<Tensor<'a>> {
 /// LayerNorm of the block (xm, ex) with (g, b) into `out`; its exponent
 /// (docs/Q15.md#layernorm). `w` (D values) is scratch.
 #[inline(never)]
-fn layer_norm(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &mut [i32], out: &mut [i16]) -> i32 {
+/// (`GENERAL`: the int64 path for every row; the tests compare the two.)
+fn layer_norm<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &mut [i32], out: &mut [i16]) -> i32 {
     let d = xm.len() as i64;
     if d == 0 {
         return E_ZERO;
@@ -168,7 +169,7 @@ fn layer_norm(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &mut [i32], out: &mut 
     let (e1, e2) = (ecomb(g.e, ze), b.e);
     let a = align_at(&[top(e1, 30), top(e2, QA as i32)], LN_ROOM);
     let (s1, s2) = (ashift(a, e1), ashift(a, e2));
-    let mx = if d <= 16383 && sc >= -15 && sz >= -15 {
+    let mx = if !GENERAL && d <= 16383 && sc >= -15 && sz >= -15 {
         // Each rshr as (v * M + R) >> S with per-row constants (M = 2^-s
         // for a left shift), D and S folded into the first: every true
         // value is an int32 (|c| < 2^30 for D < 2^14; wrapping products
@@ -318,12 +319,12 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
                 let xr = b.x.get(t * d..(t + 1) * d)?;
                 let ex = i32::from(*b.ex.get(t)?);
                 let out = b.ring.get_mut(slot * d..(slot + 1) * d)?;
-                layer_norm(xr, ex, &pg, &pb, b.mv.get_mut(..d)?, out)
+                layer_norm::<false>(xr, ex, &pg, &pb, b.mv.get_mut(..d)?, out)
             };
             *b.ering.get_mut(slot)? = eh as i16;
             let h = b.ring.get(slot * d..(slot + 1) * d)?;
             let tanh = if in_logits { Tanh::Bits(tanh_area) } else { Tanh::Ints(b.tanh.get(..d)?) };
-            ehs = ssm_step(&psb, tanh, b.hs.get_mut(..d)?, ehs, h, eh);
+            ehs = ssm_step::<false>(&psb, tanh, b.hs.get_mut(..d)?, ehs, h, eh);
             // Keys and values of this position, and at a mixing position
             // the router and the query: one matvec call, so that the
             // table kernels build their tables once for all these rows.
@@ -383,7 +384,7 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
             let (mxl, et) = conv_sums(&bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
             let ex = i32::from(*b.ex.get(t)?);
             let st = State { hs: b.hs.get(..d)?, ehs };
-            let e = mix(&p, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(t * d..(t + 1) * d)?, ex);
+            let e = mix::<false>(&p, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(t * d..(t + 1) * d)?, ex);
             *b.ex.get_mut(t)? = e as i16;
         }
     }
@@ -437,7 +438,8 @@ enum Tanh<'a> {
 /// One SSM step (docs/Q15.md#ssm-state-pathway) on the hidden mantissas
 /// `hs` (exponent ehs) with the normalized row (h, eh); the new exponent.
 #[inline(never)]
-fn ssm_step(sb: &PSrc, tanh: Tanh, hs: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32 {
+/// (`GENERAL`: the sums without the usual shifts' fast loop.)
+fn ssm_step<const GENERAL: bool>(sb: &PSrc, tanh: Tanh, hs: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32 {
     let e1 = ecomb(ehs, -30);
     let e2 = ecomb(sb.e, eh);
     // Both terms rounded onto a grid 30 bits below the larger's bound (the
@@ -447,10 +449,10 @@ fn ssm_step(sb: &PSrc, tanh: Tanh, hs: &mut [i32], ehs: i32, h: &[i16], eh: i32)
     let (s1, s2) = (ashift(a, e1).max(1) as u32, ashift(a, e2).max(1) as u32);
     let bits = |f: &f32| f.to_bits() as i32;
     let mx = match (tanh, sb.bits()) {
-        (Tanh::Bits(t), Some(bs)) => ssm_sums(t.iter().map(bits), bs.iter().map(bits), hs, h, s1, s2),
-        (Tanh::Ints(t), Some(bs)) => ssm_sums(t.iter().copied(), bs.iter().map(bits), hs, h, s1, s2),
-        (Tanh::Bits(t), None) => ssm_sums(t.iter().map(bits), (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2),
-        (Tanh::Ints(t), None) => ssm_sums(t.iter().copied(), (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2),
+        (Tanh::Bits(t), Some(bs)) => ssm_sums::<GENERAL>(t.iter().map(bits), bs.iter().map(bits), hs, h, s1, s2),
+        (Tanh::Ints(t), Some(bs)) => ssm_sums::<GENERAL>(t.iter().copied(), bs.iter().map(bits), hs, h, s1, s2),
+        (Tanh::Bits(t), None) => ssm_sums::<GENERAL>(t.iter().map(bits), (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2),
+        (Tanh::Ints(t), None) => ssm_sums::<GENERAL>(t.iter().copied(), (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2),
     };
     let sh = qshift(u64::from(mx), QH);
     const LIM30: i32 = (1 << QH) - 1;
@@ -475,9 +477,9 @@ const SSM_ROOM: i32 = 30;
 /// of |W|. (|T hs| < 2^60 with s1 >= 30, |b h| < 2^38 with s2 >= 8:
 /// rshr_to32's bound.)
 #[inline(always)]
-fn ssm_sums(ti: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> u32 {
+fn ssm_sums<const GENERAL: bool>(ti: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> u32 {
     let mut mx = 0u32;
-    if s1 <= 32 && s2 <= 32 {
+    if !GENERAL && s1 <= 32 && s2 <= 32 {
         // The usual shifts (s1 = 30 when the decay term is the larger):
         // rshr_hl's low-word case only, its branch out of the loop.
         let (n1, n2) = (s1 - 1, s2 - 1);
@@ -668,7 +670,8 @@ struct State<'b> {
 /// becomes scratch, as does `spare` (D).
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32 {
+/// (`GENERAL`: the rshr32 loop for every grid.)
+fn mix<const GENERAL: bool>(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32 {
     // The local and state pathways on their 15-bit grids (shifts sl, ss),
     // formed in the sum's loop (docs/Q15.md#mix).
     let (sl, el) = (qshift(u64::from(mxl), QA), qexp(u64::from(mxl), et, QA));
@@ -686,7 +689,7 @@ fn mix(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): 
     let k = |c: i64, e: i32| rshr(c, ashift(a, e)) as i32;
     let ks = [k(c0m, e0), k(c1m, e1), k(c2m, e2)];
     let sx = ashift(a, ex);
-    let mx = if (1..=31).contains(&sl) && (1..=31).contains(&ss) {
+    let mx = if !GENERAL && (1..=31).contains(&sl) && (1..=31).contains(&ss) {
         // The usual case: both grids shift right.
         let (rl, tl, rs, ts) = (1 << (sl - 1), sl as u32, 1 << (ss - 1), ss as u32);
         let loc = move |w: i32| (w + rl) >> tl;
@@ -891,7 +894,7 @@ pub fn final_row(model: &Model, n: usize, b: &mut Bufs) -> Option<i32> {
     let be = PSrc::new(PVec::new(model.final_norm.beta, d, QA), None);
     let xr = b.x.get((n - 1) * d..n * d)?;
     let ex = i32::from(*b.ex.get(n - 1)?);
-    layer_norm(xr, ex, &g, &be, b.mv.get_mut(..d)?, b.ring.get_mut(..d)?)
+    layer_norm::<false>(xr, ex, &g, &be, b.mv.get_mut(..d)?, b.ring.get_mut(..d)?)
         .into()
 }
 
@@ -930,4 +933,128 @@ pub fn head_logits(w: &Tensor, h: &[i16], eh: i32, mv: &mut [i32], mut out: Opti
         j0 += nb;
     }
     best
+}
+
+/// Fast paths against the general (int64) paths on the same inputs: the
+/// models of the numpy parity tests rarely reach the general ones.
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::Floats;
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        /// Uniform in [-2^bits + 1, 2^bits - 1].
+        fn int(&mut self, bits: u32) -> i32 {
+            let m = (1i64 << bits) - 1;
+            ((self.next() % (2 * m as u64 + 1)) as i64 - m) as i32
+        }
+        fn f32s(&mut self, n: usize, spread: i32) -> [u8; 4 * 64] {
+            let mut b = [0u8; 4 * 64];
+            for i in 0..n {
+                let v = self.int(20) as f32 * (2f32).powi(self.int(spread.max(0) as u32) - 20);
+                b[4 * i..4 * i + 4].copy_from_slice(&v.to_le_bytes());
+            }
+            b
+        }
+    }
+
+    #[test]
+    fn layer_norm_fast_equals_general() {
+        let mut r = Rng(0x9E37_79B9_7F4A_7C15);
+        for case in 0..20000 {
+            let d = [1, 2, 3, 16, 22, 64][case % 6];
+            // Magnitudes from a few units to the full 15 bits, constant
+            // rows, zero rows.
+            let bits = (r.next() % 16) as u32;
+            let mut xm = [0i16; 64];
+            let base = r.int(14);
+            for x in xm.iter_mut().take(d) {
+                *x = match case % 7 {
+                    0 => base as i16,
+                    1 => 0,
+                    _ => r.int(bits.max(1)).clamp(-32767, 32767) as i16,
+                };
+            }
+            let ex = if case % 11 == 0 { E_ZERO } else { r.int(6) };
+            let (gb, bb) = (r.f32s(d, (case % 5) as i32), r.f32s(d, (case % 3) as i32));
+            let g = PSrc::new(PVec::new(Floats::new(&gb[..4 * d]), d, QA), None);
+            let b = PSrc::new(PVec::new(Floats::new(&bb[..4 * d]), d, QA), None);
+            let (mut w1, mut w2, mut o1, mut o2) = ([0i32; 64], [0i32; 64], [0i16; 64], [0i16; 64]);
+            let e1 = layer_norm::<false>(&xm[..d], ex, &g, &b, &mut w1[..d], &mut o1[..d]);
+            let e2 = layer_norm::<true>(&xm[..d], ex, &g, &b, &mut w2[..d], &mut o2[..d]);
+            // The unquantized sums too (a one-unit error there rarely
+            // reaches the output).
+            assert_eq!((e1, &o1[..d], &w1[..d]), (e2, &o2[..d], &w2[..d]), "case {case}");
+        }
+    }
+
+    #[test]
+    fn ssm_step_fast_equals_general() {
+        let mut r = Rng(0x2545_F491_4F6C_DD1D);
+        for case in 0..20000 {
+            let d = [1, 5, 16, 64][case % 4];
+            let mut hs = [0i32; 64];
+            let mut h = [0i16; 64];
+            let mut t = [0i32; 64];
+            let hb = (r.next() % 31) as u32;
+            for c in 0..d {
+                hs[c] = r.int(hb.max(1)).clamp(-(1 << 30) + 1, (1 << 30) - 1);
+                h[c] = r.int(15) as i16;
+                t[c] = r.int(30);
+            }
+            let ehs = if case % 9 == 0 { E_ZERO } else { r.int(7) };
+            let eh = if case % 13 == 0 { E_ZERO } else { r.int(7) };
+            let bb = r.f32s(d, (case % 8) as i32 * 4);
+            let sb = PSrc::new(PVec::new(Floats::new(&bb[..4 * d]), d, QP), None);
+            let (mut h1, mut h2) = (hs, hs);
+            let e1 = ssm_step::<false>(&sb, Tanh::Ints(&t[..d]), &mut h1[..d], ehs, &h[..d], eh);
+            let e2 = ssm_step::<true>(&sb, Tanh::Ints(&t[..d]), &mut h2[..d], ehs, &h[..d], eh);
+            assert_eq!((e1, &h1[..d]), (e2, &h2[..d]), "case {case}");
+        }
+    }
+
+    #[test]
+    fn mix_fast_equals_general() {
+        let mut r = Rng(0xD1B5_4A32_D192_ED03);
+        let none = Floats::new(&[]);
+        let sc = |m: i32, e: i32| Scale { m: i64::from(m), e: if m == 0 { E_ZERO } else { e } };
+        for case in 0..20000 {
+            let d = [1, 7, 16, 64][case % 4];
+            let p = LayerQ {
+                g: PVec::new(none, 0, QA),
+                b: PVec::new(none, 0, QA),
+                sb: PVec::new(none, 0, QP),
+                conv: sc(r.int(15), r.int(8)),
+                wv: sc(r.int(15), r.int(8)),
+                router: sc(1, 0),
+                cq: sc(1, 0),
+            };
+            let (lb, hb, vb) = ((r.next() % 19) as u32, (r.next() % 31) as u32, (r.next() % 16) as u32);
+            let (mut lm, mut hs, mut sp, mut xr) = ([0i32; 64], [0i32; 64], [0i16; 64], [0i16; 64]);
+            for c in 0..d {
+                lm[c] = r.int(lb.max(1));
+                hs[c] = r.int(hb.max(1));
+                sp[c] = r.int(vb.max(1)) as i16;
+                xr[c] = r.int(15) as i16;
+            }
+            let mxl = lm[..d].iter().fold(0u32, |a, v| a | v.unsigned_abs());
+            let (et, esp, ex, ehs) = (r.int(6), r.int(6), if case % 17 == 0 { E_ZERO } else { r.int(6) }, r.int(6));
+            let r0 = (r.next() % (1 << 30)) as i32;
+            let r1 = (r.next() % ((1u64 << 30) - r0 as u64 + 1)) as i32;
+            let rr = [r0, r1, (1 << 30) - r0 - r1];
+            let (mut l1, mut l2, mut s1, mut s2, mut x1, mut x2) = (lm, lm, sp, sp, xr, xr);
+            let st = State { hs: &hs[..d], ehs };
+            let e1 = mix::<false>(&p, st, &mut l1[..d], (mxl, et), (&mut s1[..d], esp), rr, &mut x1[..d], ex);
+            let st = State { hs: &hs[..d], ehs };
+            let e2 = mix::<true>(&p, st, &mut l2[..d], (mxl, et), (&mut s2[..d], esp), rr, &mut x2[..d], ex);
+            assert_eq!((e1, &x1[..d], &l1[..d]), (e2, &x2[..d], &l2[..d]), "case {case}");
+        }
+    }
 }
