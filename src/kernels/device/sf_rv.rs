@@ -110,8 +110,11 @@ core::arch::global_asm!(
     // bit (or the carry at 2^24) adds 1 to a's exponent field. Exponent
     // 254: it may overflow, the builtin.
     ".Lsfu\\sfx:",
+    // (\\af: a product's exponent field is at most 253.)
+    ".if \\af == 0",
     "li t2, 254",
     "beq a5, t2, .Lsff\\fma",
+    ".endif",
     "slli t1, \\A2, 8",
     "srli t1, t1, 3",
     "or t1, t1, t0",
