@@ -129,9 +129,12 @@ pub unsafe extern "C" fn softcheck_run(which: u32, seed: u32, n: u32, out: *mut 
                 f.see(a, b, sf::add(a, b), a + b);
                 f.see(a, b, sf::sub(a, b), a - b);
                 f.see(a, b, sf::mul(a, b), a * b);
-                // c + a * b for c = a, b and c near -(a * b).
+                // c + a * b for c = a, b, c near -(a * b), the zeros,
+                // infinities and a NaN (with a normal product too), and b's
+                // bits rotated (an unrelated c of any class).
                 let near = f32::from_bits(((a * b).to_bits() ^ 0x8000_0000).wrapping_add(a.to_bits() & 3).wrapping_sub(b.to_bits() & 1));
-                for c in [a, b, near] {
+                let other = f32::from_bits(b.to_bits().rotate_left(13));
+                for c in [a, b, near, 0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, other] {
                     f.see(a, b, sf::mul_add(c, a, b), c + a * b);
                 }
             }

@@ -62,13 +62,18 @@ extern "C" {
 // 2^29, t1 = r or t, t2 scratch.
 #[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
 core::arch::global_asm!(
-    ".macro atome_rv_add A, B, A2, B2, sfx",
+    ".macro atome_rv_add A, B, A2, B2, sfx, fma, bn, af",
     "srli a4, \\B2, 24",
+    // (\\bn: \\B is known normal; \\af: \\A is known finite.)
+    ".if \\bn == 0",
     "beqz a4, .Lsfz\\sfx",
+    ".endif",
     "srli a5, \\A2, 24",
     // a infinite or NaN: the builtin.
+    ".if \\af == 0",
     "li a6, 255",
-    "beq a5, a6, .Lsff",
+    "beq a5, a6, .Lsff\\fma",
+    ".endif",
     "sub a4, a5, a4",
     // d >= 26: |b| is below a quarter of a's last bit, the sum is a.
     "li a6, 26",
@@ -105,8 +110,11 @@ core::arch::global_asm!(
     // bit (or the carry at 2^24) adds 1 to a's exponent field. Exponent
     // 254: it may overflow, the builtin.
     ".Lsfu\\sfx:",
+    // (\\af: a product's exponent field is at most 253.)
+    ".if \\af == 0",
     "li t2, 254",
-    "beq a5, t2, .Lsff",
+    "beq a5, t2, .Lsff\\fma",
+    ".endif",
     "slli t1, \\A2, 8",
     "srli t1, t1, 3",
     "or t1, t1, t0",
@@ -149,7 +157,7 @@ core::arch::global_asm!(
     // below the subnormals): the builtin.
     ".Lsfd\\sfx:",
     "li t2, 2",
-    "bgeu t2, a5, .Lsff",
+    "bgeu t2, a5, .Lsff\\fma",
     "slli t1, \\A2, 8",
     "srli t1, t1, 3",
     "or t1, t1, t0",
@@ -183,7 +191,7 @@ core::arch::global_asm!(
     // a time first, then one), its low seven bits zero, it is the result
     // at exponent field ea - k (>= 1, else the builtin).
     ".Lsfc\\sfx:",
-    "beqz t1, .Lsf0",
+    "beqz t1, .Lsf0\\fma",
     "lui t2, 0x200",
     ".Lsfc8\\sfx:",
     "bgeu t1, t2, .Lsfc1\\sfx",
@@ -196,7 +204,7 @@ core::arch::global_asm!(
     "addi a5, a5, -1",
     "j .Lsfc1\\sfx",
     ".Lsfce\\sfx:",
-    "blez a5, .Lsff",
+    "blez a5, .Lsff\\fma",
     "srli t1, t1, 6",
     "addi a5, a5, -1",
     "slli a5, a5, 23",
@@ -207,11 +215,11 @@ core::arch::global_asm!(
     "ret",
     // b is a zero or subnormal: a + (+-0) = a for finite nonzero a.
     ".Lsfz\\sfx:",
-    "bnez \\B2, .Lsff",
+    "bnez \\B2, .Lsff\\fma",
     "srli a5, \\A2, 24",
     "addi a5, a5, -1",
     "li a6, 254",
-    "bgeu a5, a6, .Lsff",
+    "bgeu a5, a6, .Lsff\\fma",
     ".Lsfa\\sfx:",
     "mv a0, \\A",
     "ret",
@@ -225,17 +233,16 @@ core::arch::global_asm!(
     "slli a2, a0, 1",
     "slli a3, a1, 1",
     "bltu a2, a3, .Lsfsw",
-    "atome_rv_add a0, a1, a2, a3, n",
+    "atome_rv_add a0, a1, a2, a3, n, 0, 0, 0",
     ".Lsfsw:",
-    "atome_rv_add a1, a0, a3, a2, s",
-    ".Lsf0:",
+    "atome_rv_add a1, a0, a3, a2, s, 0, 0, 0",
+    ".Lsf00:",
     "li a0, 0",
     "ret",
     // The builtin, with the caller's operands in the caller's order.
-    ".Lsff:",
+    ".Lsff0:",
     "tail __addsf3",
     ".size atome_sf_add_rv, . - atome_sf_add_rv",
-    ".purgem atome_rv_add",
     // The multiply of \A and \B into \R: `mul_int`'s cases and rounding,
     // with the low word of the 64-bit product (its sticky bits) computed
     // only at a half. a3 = ea, a4 = eb, a5 = e = ea + eb - 128, a6, a7 =
@@ -286,16 +293,6 @@ core::arch::global_asm!(
     "bnez t2, .Lsmr\\sfx",
     "andi t1, t1, -2",
     "j .Lsmr\\sfx",
-    // Product >= 2: nearest at bit 8, exponent + 1.
-    ".Lsm8\\sfx:",
-    "addi t1, t1, 128",
-    "andi t2, t1, 255",
-    "srli t1, t1, 8",
-    "lui t3, 0x800",
-    "add a3, a3, t3",
-    "beqz t2, .Lsmh\\sfx",
-    "add \\R, a3, t1",
-    "atome_rv_mul_end \\fma",
     // A zero, subnormal, infinite or NaN operand: a zero times a finite
     // value is the zero of the signs' product; the rest the builtin.
     ".Lsmz\\sfx:",
@@ -311,17 +308,34 @@ core::arch::global_asm!(
     "xor \\R, \\A, \\B",
     "srli \\R, \\R, 31",
     "slli \\R, \\R, 31",
-    "atome_rv_mul_end \\fma",
+    // (A zero product: the add's general entry.)
+    "atome_rv_mul_end \\fma, 1",
     ".Lsmf\\sfx:",
     ".if \\fma",
     "tail {slow}",
     ".else",
     "tail __mulsf3",
     ".endif",
+    // Product >= 2: nearest at bit 8, exponent + 1 (last: with fma 1 it falls
+    // through to the add).
+    ".Lsm8\\sfx:",
+    "addi t1, t1, 128",
+    "andi t2, t1, 255",
+    "srli t1, t1, 8",
+    "lui t3, 0x800",
+    "add a3, a3, t3",
+    "beqz t2, .Lsmh\\sfx",
+    "add \\R, a3, t1",
+    "atome_rv_mul_end \\fma, 2",
     ".endm",
-    ".macro atome_rv_mul_end fma",
-    ".if \\fma",
+    // kind 0: a product; 1: a zero product; 2: a product, the macro's
+    // last line.
+    ".macro atome_rv_mul_end fma, kind=0",
+    ".if \\fma && \\kind == 1",
     "j atome_sf_add_rv",
+    ".elseif \\fma && \\kind == 0",
+    "j .Lsfma",
+    ".elseif \\fma",
     ".else",
     "ret",
     ".endif",
@@ -347,9 +361,26 @@ core::arch::global_asm!(
     ".p2align 2",
     "atome_sf_mul_add_rv:",
     "atome_rv_mul a1, a2, a1, 1, f",
+    // The add with a normal product (exponent field 1 to 253) in a1: its
+    // checks for a zero or subnormal b (the product the smaller) or an
+    // infinite or NaN a (the product the larger) left out.
+    ".Lsfma:",
+    "slli a2, a0, 1",
+    "slli a3, a1, 1",
+    "bltu a2, a3, .Lsfmsw",
+    "atome_rv_add a0, a1, a2, a3, fn, 1, 1, 0",
+    ".Lsfmsw:",
+    "atome_rv_add a1, a0, a3, a2, fs, 1, 0, 1",
+    ".Lsf01:",
+    "li a0, 0",
+    "ret",
+    // The builtin with (acc, the product).
+    ".Lsff1:",
+    "tail __addsf3",
     ".size atome_sf_mul_add_rv, . - atome_sf_mul_add_rv",
     ".option pop",
     ".purgem atome_rv_mul",
     ".purgem atome_rv_mul_end",
+    ".purgem atome_rv_add",
     slow = sym mul_add_slow,
 );
