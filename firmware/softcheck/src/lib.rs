@@ -68,7 +68,7 @@ impl Rng {
             2 => [0.0, -0.0, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, f32::MIN_POSITIVE, f32::MAX][(self.next() % 7) as usize],
             _ => self.with_exp(ea - d),
         };
-        if self.next() % 2 == 0 {
+        if self.next().is_multiple_of(2) {
             (a, b)
         } else {
             (b, a)
@@ -152,7 +152,7 @@ pub unsafe extern "C" fn softcheck_run(which: u32, seed: u32, n: u32, out: *mut 
 /// the loop over a row block's vectors, their inputs then kept inside the
 /// word window so that every vector takes it).
 fn row(r: &mut Rng, f: &mut Found) {
-    let nv = if r.next() % 2 == 0 { 1 } else { 4 };
+    let nv = if r.next().is_multiple_of(2) { 1 } else { 4 };
     // Any width: a last block of whole Trit2 bytes or not (the RV32 loop
     // on the bytes, or on entries).
     let cols = 1 + (r.next() % 64) as usize;
@@ -165,7 +165,7 @@ fn row(r: &mut Rng, f: &mut Found) {
             // Mostly near one exponent (so sums cancel and carry), some far,
             // some the previous input negated.
             let far = if nv == 1 { 90 + (r.next() % 76) as i32 } else { 96 + (r.next() % 64) as i32 };
-            let e = if r.next() % 8 == 0 { far } else { e0 + (r.next() % 5) as i32 - 2 };
+            let e = if r.next().is_multiple_of(8) { far } else { e0 + (r.next() % 5) as i32 - 2 };
             // (And some zeros of either sign.)
             *v = match r.next() % 24 {
                 0..=3 => -prev,
