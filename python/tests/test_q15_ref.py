@@ -401,15 +401,21 @@ def py_layer_norm(m, e, gm, ge, bm, be):
     else:
         eps = min(B << -h, 1 << 62)
     N2 = N + eps
-    if N2 == 0:
-        z = [0] * D
-    else:
-        inv = np.float32(1.0) / np.sqrt(np.array([N2], np.int64).astype(np.float32))[0]
-        Mi, Ei = (int(v[0]) for v in q.f32_parts(np.array([inv], np.float32)))
-        z = [py_rshr((D * v - S) * Mi, -Ei - 20) for v in m]
-    gterm = [g * zz for g, zz in zip(gm, z)]
-    ge2 = q.E_ZERO if ge == q.E_ZERO else ge - 20
-    acc, A = py_align([(gterm, ge2, 51), (list(bm), be, 23)], 61)
+    # docs/Q15.md#layernorm (second edition), in plain integers
+    inv = np.float32(1.0) / np.sqrt(np.array([max(N2, 1)], np.int64).astype(np.float32))[0]
+    Mi, Ei = (int(v[0]) for v in q.f32_parts(np.array([inv], np.float32)))
+    c = [D * v - S for v in m]
+    sc = max(abs(v) for v in c).bit_length() - 15
+    cm = [py_rshr(v, sc) for v in c]
+    (im,), ie = py_quant([Mi], Ei)
+    z = [v * im for v in cm]
+    mz = max(abs(v) for v in z)
+    sz = mz.bit_length() - 15
+    zm = [py_rshr(v, sz) for v in z]
+    ze = q.E_ZERO if mz == 0 else sc + ie + sz
+    gterm = [g * zz for g, zz in zip(gm, zm)]
+    ge2 = q.E_ZERO if q.E_ZERO in (ge, ze) else ge + ze
+    acc, A = py_align([(gterm, ge2, 30), (list(bm), be, 15)], 29)
     return py_quant(acc, A)
 
 
@@ -421,8 +427,8 @@ def test_layer_norm_matches_plain_integers():
         bb = (rng.standard_normal(D) * 10.0 ** rng.uniform(-4, 2)).astype(np.float32)
         if trial % 7 == 0:
             bb[:] = 0
-        gm, ge = q.fquant(g, q.QP)
-        bm, be = q.fquant(bb, q.QP)
+        gm, ge = q.fquant(g, q.QA)
+        bm, be = q.fquant(bb, q.QA)
         x = rng.integers(-32767, 32768, D)
         if trial % 5 == 0:
             x[:] = x[0]  # constant row: N = 0
