@@ -35,7 +35,6 @@ F32 = np.float32
 QA = 15                 # activation mantissa bits: |m| <= 2^15 - 1
 QP = 23                 # parameter-vector mantissa bits (gamma, beta, b, c_out)
 QH = 30                 # SSM hidden-state mantissa bits
-ZF = 20                 # fractional bits of the normalized value z in LayerNorm
 E_ZERO = -32768         # exponent of an all-zero block
 ONE_Q30 = 1 << 30
 U_MAX = 1 << 30         # exp2 input saturation (Q24: 64.0)

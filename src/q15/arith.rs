@@ -11,8 +11,6 @@ pub const QA: u32 = 15;
 pub const QP: u32 = 23;
 /// SSM hidden-state mantissa bits.
 pub const QH: u32 = 30;
-/// Fractional bits of the LayerNorm's normalized value.
-pub const ZF: i32 = 20;
 const ONE_Q30: i64 = 1 << 30;
 const U_MAX: i64 = 1 << 30;
 /// round(log2(e) * 2^30).
@@ -99,73 +97,30 @@ pub fn rshr32(v: i32, s: i32) -> i32 {
 /// no 64-bit shift.
 #[inline(always)]
 pub fn rshr_hl(hi: i32, lo: u32, s: u32) -> i32 {
-    let n = s - 1;
-    // The low word of v >> n is the whole value (the bound above).
-    // (For n = 0 the high word's part, hi << 32, leaves the low word.)
-    let x = if n < 32 { ((lo >> n) | (((hi as u32) << 1) << (31 - n))) as i32 } else { hi >> (n - 32) };
+    if s <= 32 {
+        return rshr_hl_lo(hi, lo, s);
+    }
+    let x = hi >> (s - 33);
     // floor((x + 1) / 2) without the overflow of x + 1.
     (x >> 1) + (x & 1)
 }
 
-/// floor(v / 2^s) for 1 <= s <= 63 when the caller's bound makes it an
-/// int32: 32-bit shifts of v's two words.
+/// [`rshr_hl`] for 1 <= s <= 32, without its branch (for loops whose shift
+/// the caller checked once).
 #[inline(always)]
-pub fn sar_to32(v: i64, s: u32) -> i32 {
-    let (hi, lo) = ((v >> 32) as i32, v as u32);
-    if s < 32 {
-        ((lo >> s) | ((hi as u32) << (32 - s))) as i32
-    } else {
-        hi >> (s - 32)
-    }
+pub fn rshr_hl_lo(hi: i32, lo: u32, s: u32) -> i32 {
+    let n = s - 1;
+    // The low word of v >> n is the whole value (the bound above).
+    // (For n = 0 the high word's part, hi << 32, leaves the low word.)
+    let x = ((lo >> n) | (((hi as u32) << 1) << (31 - n))) as i32;
+    // floor((x + 1) / 2) without the overflow of x + 1.
+    (x >> 1) + (x & 1)
 }
 
 /// [`rshr_hl`] of an int64.
 #[inline(always)]
 pub fn rshr_to32(v: i64, s: u32) -> i32 {
     rshr_hl((v >> 32) as i32, v as u32, s)
-}
-
-/// x * 2^n as an int64 (n <= 62, the caller keeps the result in range):
-/// 32-bit shifts only.
-#[inline(always)]
-pub fn shl_to64(x: i32, n: u32) -> i64 {
-    if NO_SMULL {
-        let (hi, lo) = if n == 0 {
-            (x >> 31, x as u32)
-        } else if n < 32 {
-            (x >> (32 - n), (x as u32) << n)
-        } else {
-            (x << (n - 32), 0)
-        };
-        (i64::from(hi) << 32) | i64::from(lo)
-    } else {
-        i64::from(x) << n
-    }
-}
-
-/// x * 2^n as an int64 for n <= 31, without a branch: high word
-/// (x >> 1) >> (31 - n) (= x >> (32 - n), or the sign for n = 0), low word
-/// x << n.
-#[inline(always)]
-pub fn shl31_to64(x: i32, n: u32) -> i64 {
-    let hi = (x >> 1) >> (31 - n);
-    let lo = (x as u32) << n;
-    (i64::from(hi) << 32) | i64::from(lo)
-}
-
-/// v * 2^n for an int64 v and n <= 31 (the result in range), without a
-/// branch: the low word's top bits enter the high word in two shifts.
-#[inline(always)]
-pub fn shl64_31(v: i64, n: u32) -> i64 {
-    let (lo, hi) = (v as u32, (v >> 32) as u32);
-    let hi = (hi << n) | ((lo >> 1) >> (31 - n));
-    ((u64::from(hi) << 32) | u64::from(lo << n)) as i64
-}
-
-/// v * 2^n for an int64 v (n <= 62, the result in range).
-#[inline(always)]
-pub fn shl64_by(v: i64, n: u32) -> i64 {
-    shl64(v, n)
 }
 
 /// Where a 32 x 32 -> 64-bit product is a library call (Cortex-M0).

@@ -120,9 +120,9 @@ fn rows_of<'a>(w: &Tensor<'a>, j0: usize, n: usize) -> Option<Tensor<'a>> {
 }
 
 /// LayerNorm of the block (xm, ex) with (g, b) into `out`; its exponent
-/// (docs/Q15.md#layernorm). `w` (D values) is scratch.
+/// (docs/Q15.md#layernorm). `w` (D values) is scratch. (`GENERAL`: the
+/// int64 path for every row; the tests compare the two.)
 #[inline(never)]
-/// (`GENERAL`: the int64 path for every row; the tests compare the two.)
 fn layer_norm<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &mut [i32], out: &mut [i16]) -> i32 {
     let d = xm.len() as i64;
     if d == 0 {
@@ -437,8 +437,8 @@ enum Tanh<'a> {
 
 /// One SSM step (docs/Q15.md#ssm-state-pathway) on the hidden mantissas
 /// `hs` (exponent ehs) with the normalized row (h, eh); the new exponent.
-#[inline(never)]
 /// (`GENERAL`: the sums without the usual shifts' fast loop.)
+#[inline(never)]
 fn ssm_step<const GENERAL: bool>(sb: &PSrc, tanh: Tanh, hs: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32 {
     let e1 = ecomb(ehs, -30);
     let e2 = ecomb(sb.e, eh);
@@ -482,13 +482,9 @@ fn ssm_sums<const GENERAL: bool>(ti: impl Iterator<Item = i32>, bi: impl Iterato
     if !GENERAL && s1 <= 32 && s2 <= 32 {
         // The usual shifts (s1 = 30 when the decay term is the larger):
         // rshr_hl's low-word case only, its branch out of the loop.
-        let (n1, n2) = (s1 - 1, s2 - 1);
-        let r = |v: i64, n: u32| {
-            let x = (((v as u32) >> n) | ((((v >> 32) as u32) << 1) << (31 - n))) as i32;
-            (x >> 1) + (x & 1)
-        };
+        let r = |v: i64, s: u32| rshr_hl_lo((v >> 32) as i32, v as u32, s);
         for ((hc, &hv), (t, bm)) in hs.iter_mut().zip(h).zip(ti.zip(bi)) {
-            let v = r(mul64(t, *hc), n1) + r(mul64_16(bm, i32::from(hv)), n2);
+            let v = r(mul64(t, *hc), s1) + r(mul64_16(bm, i32::from(hv)), s2);
             mx |= v.unsigned_abs();
             *hc = v;
         }
@@ -659,7 +655,7 @@ fn conv_tap_trit2(data: &[u8], k: usize, kk: usize, x: &[i16], out: &mut [i32], 
     }
 }
 
-/// The SSM output gain and hidden state of a mix.
+/// The SSM hidden state (c_out * h) of a mix.
 struct State<'b> {
     hs: &'b [i32],
     ehs: i32,
@@ -667,10 +663,9 @@ struct State<'b> {
 
 /// The mix of position t (docs/Q15.md#mix) into its residual row `xr`
 /// (exponent ex); the new exponent. `lm` holds the exact conv sums and
-/// becomes scratch, as does `spare` (D).
+/// becomes scratch. (`GENERAL`: the rshr32 loop for every grid.)
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
-/// (`GENERAL`: the rshr32 loop for every grid.)
 fn mix<const GENERAL: bool>(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32 {
     // The local and state pathways on their 15-bit grids (shifts sl, ss),
     // formed in the sum's loop (docs/Q15.md#mix).
