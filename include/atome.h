@@ -80,7 +80,8 @@
 #define ATOME_Q15_I16 (2 * ATOME_MAX_SEQ * ATOME_D_MODEL + ATOME_MAX_SEQ * ATOME_D_HEAD + 3 * ATOME_MAX_SEQ \
     + ATOME_KERNEL_SIZE * ATOME_D_MODEL + ATOME_KERNEL_SIZE + ATOME_D_HEAD + ATOME_D_MODEL)
 #define ATOME_Q15_I32 (ATOME_D_MODEL + (ATOME_D_MODEL + 2 * ATOME_D_HEAD + 3) \
-    + 4 * ATOME_TOP_K + ATOME_N_LAYERS + (ATOME_VOCAB_SIZE >= ATOME_D_MODEL ? 0 : ATOME_D_MODEL))
+    + 4 * ATOME_TOP_K + ATOME_N_LAYERS + (ATOME_VOCAB_SIZE >= 4 * ATOME_D_MODEL ? 0 \
+    : (4 - ATOME_VOCAB_SIZE / ATOME_D_MODEL) * ATOME_D_MODEL))
 
 /* Floats in the state's private work area (the same formula as build.rs). */
 #define ATOME_WORK_MAX_(a, b) ((a) > (b) ? (a) : (b))

@@ -3,7 +3,7 @@
 //! time within a layer. Every row has its own exponent, so this order gives
 //! the same bits as any other (the numpy reference's cached and lean senses).
 use super::arith::*;
-use super::params::{LayerQ, PSrc, PVec, Scale};
+use super::params::{Area, LayerQ, PSrc, PVec, Scale, Vals};
 use crate::format::{Model, Packing, Tensor};
 use crate::forward::Tokens;
 use crate::kernels::isa::Accel;
@@ -38,11 +38,28 @@ pub struct Bufs<'w> {
     pub mv: &'w mut [i32],
     /// Attention slots: index, score (low, high), probability; 4 x TOP_K.
     pub slots: &'w mut [i32],
-    /// tanh(a) of the current layer (D), or empty when it lives in the
-    /// logits area (as bit patterns: the logits are written only at the end).
-    pub tanh: &'w mut [i32],
+    /// What the logits area cannot hold of one layer's tanh(a), gamma, beta
+    /// and SSM gain (D int32 each; see [`super::param_ints`]).
+    pub pa: &'w mut [i32],
     /// Router entropies of the last position, L binary32 bit patterns.
     pub ent: &'w mut [i32],
+}
+
+/// Runs `$body` with `$i` bound to an int32 iterator over a [`Vals`]: one
+/// copy of the loop per representation, each a plain slice loop.
+macro_rules! with_ints {
+    ($v:expr, |$i:ident| $body:expr) => {
+        match $v {
+            Vals::Bits(s) => {
+                let $i = s.iter().map(|f| f.to_bits() as i32);
+                $body
+            }
+            Vals::Ints(s) => {
+                let $i = s.iter().copied();
+                $body
+            }
+        }
+    };
 }
 
 /// quant15 of exact integers `src` at exponent e into `out`; the exponent.
@@ -188,9 +205,8 @@ fn layer_norm<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &
         let (m4, r4, t4) = rs(s2);
         let c1 = [(d as i32).wrapping_mul(m1), r1.wrapping_sub(s32.wrapping_mul(m1)), (im as i32) * m2, r2, r3, m4, r4];
         let t = [t1, t2, t3, t4];
-        let bits = |f: &f32| f.to_bits() as i32;
-        match (g.bits(), b.bits()) {
-            (Some(gs), Some(bs)) => ln_sums(xm, gs.iter().map(bits), bs.iter().map(bits), c1, t, w),
+        match (g.vals(), b.vals()) {
+            (Some(gv), Some(bv)) => with_ints!(gv, |gi| with_ints!(bv, |bi| ln_sums(xm, gi, bi, c1, t, w))),
             _ => ln_sums(xm, (0..xm.len()).map(|i| g.m(i)), (0..xm.len()).map(|i| b.m(i)), c1, t, w),
         }
     } else {
@@ -280,6 +296,9 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
         return None;
     }
     let accel = Accel::detect();
+    // (Out of `b` for the call, so that the layer's vectors can be read
+    // while `b` is lent whole.)
+    let pa = core::mem::take(&mut b.pa);
     // Embedding.
     for t in 0..n {
         embed(&model.embed, toks.id(t, dims.vocab), t, b)?;
@@ -288,22 +307,11 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
         let bl = model.block(l);
         let p = LayerQ::new(&bl, d, dh);
         let last = l + 1 == l_n;
-        // tanh(a): in its own buffer, or as bit patterns in the logits area.
-        let in_logits = b.tanh.len() < d;
-        let (tanh_area, free) = if in_logits { logits.split_at_mut_checked(d)? } else { (&mut [][..], &mut logits[..]) };
-        if in_logits {
-            for (c, o) in tanh_area.iter_mut().enumerate() {
-                *o = f32::from_bits(tanh_q30(bl.ssm.a.get(c)) as u32);
-            }
-        } else {
-            for (c, o) in b.tanh.get_mut(..d)?.iter_mut().enumerate() {
-                *o = tanh_q30(bl.ssm.a.get(c));
-            }
-        }
-        let tanh_area = &*tanh_area;
-        // The parameter vectors converted once per layer into the rest of
-        // the logits area, as far as it goes (the others at each use).
-        let mut areas = free.chunks_exact_mut(d);
+        // tanh(a), gamma, beta and the SSM gain of this layer as int32: in
+        // the logits area as far as it goes (bit patterns: the logits are
+        // written only after the last block), then in the int32 area.
+        let mut areas = logits.chunks_exact_mut(d).map(Area::Bits).chain(pa.chunks_exact_mut(d).map(Area::Ints));
+        let tanh = areas.next()?.fill(|c| tanh_q30(bl.ssm.a.get(c)));
         let pg = PSrc::new(p.g, areas.next());
         let pb = PSrc::new(p.b, areas.next());
         let psb = PSrc::new(p.sb, areas.next());
@@ -323,7 +331,6 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
             };
             *b.ering.get_mut(slot)? = eh as i16;
             let h = b.ring.get(slot * d..(slot + 1) * d)?;
-            let tanh = if in_logits { Tanh::Bits(tanh_area) } else { Tanh::Ints(b.tanh.get(..d)?) };
             ehs = ssm_step::<false>(&psb, tanh, b.hs.get_mut(..d)?, ehs, h, eh);
             // Keys and values of this position, and at a mixing position
             // the router and the query: one matvec call, so that the
@@ -388,6 +395,7 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
             *b.ex.get_mut(t)? = e as i16;
         }
     }
+    b.pa = pa;
     Some(())
 }
 
@@ -427,19 +435,11 @@ fn entropy(r: [i32; 3]) -> i32 {
     hsum.to_bits() as i32
 }
 
-/// Where a layer's tanh(a) constants are: their own int32 buffer, or bit
-/// patterns in the logits area.
-#[derive(Clone, Copy)]
-enum Tanh<'a> {
-    Ints(&'a [i32]),
-    Bits(&'a [f32]),
-}
-
 /// One SSM step (docs/Q15.md#ssm-state-pathway) on the hidden mantissas
 /// `hs` (exponent ehs) with the normalized row (h, eh); the new exponent.
 /// (`GENERAL`: the sums without the usual shifts' fast loop.)
 #[inline(never)]
-fn ssm_step<const GENERAL: bool>(sb: &PSrc, tanh: Tanh, hs: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32 {
+fn ssm_step<const GENERAL: bool>(sb: &PSrc, tanh: Vals, hs: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32 {
     let e1 = ecomb(ehs, -30);
     let e2 = ecomb(sb.e, eh);
     // Both terms rounded onto a grid 30 bits below the larger's bound (the
@@ -447,12 +447,9 @@ fn ssm_step<const GENERAL: bool>(sb: &PSrc, tanh: Tanh, hs: &mut [i32], ehs: i32
     // below 2^30, the sum an int32 (docs/Q15.md#ssm-state-pathway).
     let a = align_at(&[top(e1, 60), top(e2, QP as i32 + QA as i32)], SSM_ROOM);
     let (s1, s2) = (ashift(a, e1).max(1) as u32, ashift(a, e2).max(1) as u32);
-    let bits = |f: &f32| f.to_bits() as i32;
-    let mx = match (tanh, sb.bits()) {
-        (Tanh::Bits(t), Some(bs)) => ssm_sums::<GENERAL>(t.iter().map(bits), bs.iter().map(bits), hs, h, s1, s2),
-        (Tanh::Ints(t), Some(bs)) => ssm_sums::<GENERAL>(t.iter().copied(), bs.iter().map(bits), hs, h, s1, s2),
-        (Tanh::Bits(t), None) => ssm_sums::<GENERAL>(t.iter().map(bits), (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2),
-        (Tanh::Ints(t), None) => ssm_sums::<GENERAL>(t.iter().copied(), (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2),
+    let mx = match sb.vals() {
+        Some(bv) => with_ints!(tanh, |ti| with_ints!(bv, |bi| ssm_sums::<GENERAL>(ti, bi, hs, h, s1, s2))),
+        None => with_ints!(tanh, |ti| ssm_sums::<GENERAL>(ti, (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2)),
     };
     let sh = qshift(u64::from(mx), QH);
     const LIM30: i32 = (1 << QH) - 1;
@@ -1009,8 +1006,8 @@ mod tests {
             let bb = r.f32s(d, (case % 8) as i32 * 4);
             let sb = PSrc::new(PVec::new(Floats::new(&bb[..4 * d]), d, QP), None);
             let (mut h1, mut h2) = (hs, hs);
-            let e1 = ssm_step::<false>(&sb, Tanh::Ints(&t[..d]), &mut h1[..d], ehs, &h[..d], eh);
-            let e2 = ssm_step::<true>(&sb, Tanh::Ints(&t[..d]), &mut h2[..d], ehs, &h[..d], eh);
+            let e1 = ssm_step::<false>(&sb, Vals::Ints(&t[..d]), &mut h1[..d], ehs, &h[..d], eh);
+            let e2 = ssm_step::<true>(&sb, Vals::Ints(&t[..d]), &mut h2[..d], ehs, &h[..d], eh);
             assert_eq!((e1, &h1[..d]), (e2, &h2[..d]), "case {case}");
         }
     }

@@ -24,8 +24,9 @@ pub struct Q15Layout {
     /// rows, the query, the sparse output, and the exponents of each row.
     pub i16s: usize,
     /// int32 elements: SSM state, matvec outputs (DH + D + 3 + DH), attention slots, router
-    /// entropies and, when V < D, tanh(a) (otherwise it lives in the logits
-    /// area, unused until the head).
+    /// entropies and the part of one layer's four D-vectors (tanh(a),
+    /// gamma, beta, the SSM gain) that the logits area (unused until the
+    /// head) cannot hold: [`param_ints`].
     pub i32s: usize,
 }
 
@@ -38,7 +39,7 @@ impl Q15Layout {
         let mvn = d + 2 * dh + 3;
         Q15Layout {
             i16s: s * d + s + s * dh + s + s * d + s + k * d + k + dh + d,
-            i32s: d + mvn + 4 * dims.top_k + dims.n_layers + if dims.vocab >= d { 0 } else { d },
+            i32s: d + mvn + 4 * dims.top_k + dims.n_layers + param_ints(dims),
         }
     }
 
@@ -46,6 +47,18 @@ impl Q15Layout {
     pub const fn bytes(&self, dims: &Dims) -> usize {
         2 * self.i16s + 4 * self.i32s + 4 * dims.vocab
     }
+}
+
+/// int32 elements for the four per-layer D-vectors beyond the whole
+/// D-chunks of the V logits (0 when V >= 4 D, as in the default
+/// configuration).
+pub const fn param_ints(dims: &Dims) -> usize {
+    let (d, v) = (dims.d_model, dims.vocab);
+    if d == 0 {
+        return 0;
+    }
+    let inl = if v / d < 4 { v / d } else { 4 };
+    (4 - inl) * d
 }
 
 /// Splits `n` off the front of a slice.
@@ -84,13 +97,13 @@ impl<'w> Q15Runner<'w> {
         let (ering, r) = take(r, k)?;
         let (q, r) = take(r, dh)?;
         let (sparse, _) = take(r, d)?;
-        let mvn = lay.i32s - d - 4 * dims.top_k - dims.n_layers - if dims.vocab >= d { 0 } else { d };
+        let mvn = lay.i32s - d - 4 * dims.top_k - dims.n_layers - param_ints(dims);
         let (hs, r) = take(i32s, d)?;
         let (mv, r) = take(r, mvn)?;
         let (slots, r) = take(r, 4 * dims.top_k)?;
         let (ent, r) = take(r, dims.n_layers)?;
-        let (tanh, _) = take(r, if dims.vocab >= d { 0 } else { d })?;
-        let b = Bufs { x, ex, k: kc, ek, v, ev, ring, ering, q, sparse, hs, mv, slots, tanh, ent };
+        let (pa, _) = take(r, param_ints(dims))?;
+        let b = Bufs { x, ex, k: kc, ek, v, ev, ring, ering, q, sparse, hs, mv, slots, pa, ent };
         Some(Q15Runner { b, logits, dims: *dims, s })
     }
 
@@ -174,7 +187,7 @@ impl Q15Runner<'_> {
     pub fn stored_entropy(i32s: &[i32], dims: &Dims, s: usize, out: &mut [f32]) -> bool {
         let lay = Q15Layout::new(dims, s);
         let d = dims.d_model;
-        let mvn = lay.i32s - d - 4 * dims.top_k - dims.n_layers - if dims.vocab >= d { 0 } else { d };
+        let mvn = lay.i32s - d - 4 * dims.top_k - dims.n_layers - param_ints(dims);
         let at = d + mvn + 4 * dims.top_k;
         let Some(src) = i32s.get(at..at + dims.n_layers) else { return false };
         for (o, &e) in out.iter_mut().zip(src) {

@@ -57,8 +57,46 @@ impl<'a> PVec<'a> {
     }
 }
 
+/// A D-vector of int32 values held in caller memory: bit patterns in the
+/// logits area (unused until the head), or in the int32 area.
+#[derive(Clone, Copy)]
+pub enum Vals<'a> {
+    /// Bit patterns in binary32 slots.
+    Bits(&'a [f32]),
+    /// Plain int32.
+    Ints(&'a [i32]),
+}
+
+/// Where a [`Vals`] is written.
+pub enum Area<'a> {
+    /// Binary32 slots (the logits area).
+    Bits(&'a mut [f32]),
+    /// The int32 area.
+    Ints(&'a mut [i32]),
+}
+
+impl<'a> Area<'a> {
+    /// Fills the area with `f(i)` and makes it read-only.
+    pub fn fill(self, f: impl Fn(usize) -> i32) -> Vals<'a> {
+        match self {
+            Area::Bits(a) => {
+                for (i, o) in a.iter_mut().enumerate() {
+                    *o = f32::from_bits(f(i) as u32);
+                }
+                Vals::Bits(a)
+            }
+            Area::Ints(a) => {
+                for (i, o) in a.iter_mut().enumerate() {
+                    *o = f(i);
+                }
+                Vals::Ints(a)
+            }
+        }
+    }
+}
+
 /// A parameter vector's mantissas: converted from the blob at each use, or
-/// read from a per-layer copy (int32 bit patterns in the logits area).
+/// read from a per-layer copy in caller memory.
 #[derive(Clone, Copy)]
 pub struct PSrc<'a> {
     /// Block exponent.
@@ -69,30 +107,25 @@ pub struct PSrc<'a> {
 #[derive(Clone, Copy)]
 enum Src<'a> {
     Blob(PVec<'a>),
-    Bits(&'a [f32]),
+    Copy(Vals<'a>),
 }
 
 impl<'a> PSrc<'a> {
     /// The vector, copied into `area` when it is given.
-    pub fn new(p: PVec<'a>, area: Option<&'a mut [f32]>) -> PSrc<'a> {
+    pub fn new(p: PVec<'a>, area: Option<Area<'a>>) -> PSrc<'a> {
         let at = match area {
-            Some(a) => {
-                for (i, o) in a.iter_mut().enumerate() {
-                    // |m| < 2^23: an int32.
-                    *o = f32::from_bits(p.m(i) as i32 as u32);
-                }
-                Src::Bits(a)
-            }
+            // |m| < 2^23: an int32.
+            Some(a) => Src::Copy(a.fill(|i| p.m(i) as i32)),
             None => Src::Blob(p),
         };
         PSrc { e: p.e, at }
     }
-    /// The per-layer copy (int32 bit patterns), when there is one.
+    /// The per-layer copy, when there is one.
     #[inline(always)]
-    pub fn bits(&self) -> Option<&'a [f32]> {
+    pub fn vals(&self) -> Option<Vals<'a>> {
         match self.at {
             Src::Blob(_) => None,
-            Src::Bits(b) => Some(b),
+            Src::Copy(v) => Some(v),
         }
     }
     /// Mantissa i (|m| < 2^23).
@@ -100,7 +133,8 @@ impl<'a> PSrc<'a> {
     pub fn m(&self, i: usize) -> i32 {
         match self.at {
             Src::Blob(p) => p.m(i) as i32,
-            Src::Bits(b) => b.get(i).map_or(0, |f| f.to_bits() as i32),
+            Src::Copy(Vals::Bits(b)) => b.get(i).map_or(0, |f| f.to_bits() as i32),
+            Src::Copy(Vals::Ints(b)) => b.get(i).copied().unwrap_or(0),
         }
     }
 }
