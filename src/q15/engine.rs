@@ -205,8 +205,10 @@ fn layer_norm<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &
         let (m4, r4, t4) = rs(s2);
         let c1 = [(d as i32).wrapping_mul(m1), r1.wrapping_sub(s32.wrapping_mul(m1)), (im as i32) * m2, r2, r3, m4, r4];
         let t = [t1, t2, t3, t4];
+        let bits = |f: &f32| f.to_bits() as i32;
         match (g.vals(), b.vals()) {
-            (Some(gv), Some(bv)) => with_ints!(gv, |gi| with_ints!(bv, |bi| ln_sums(xm, gi, bi, c1, t, w))),
+            (Some(Vals::Bits(gs)), Some(Vals::Bits(bs))) => ln_sums(xm, gs.iter().map(bits), bs.iter().map(bits), c1, t, w),
+            (Some(gv), Some(bv)) => ln_sums_ints(xm, gv, bv, c1, t, w),
             _ => ln_sums(xm, (0..xm.len()).map(|i| g.m(i)), (0..xm.len()).map(|i| b.m(i)), c1, t, w),
         }
     } else {
@@ -224,6 +226,13 @@ fn layer_norm<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &
     };
     quant_at(w, qshift(u64::from(mx), QA), out);
     qexp(u64::from(mx), a, QA)
+}
+
+/// [`ln_sums`] with the vectors in the int32 area (out of line: the
+/// logits-area case stays alone in `layer_norm`, as compact as before).
+#[inline(never)]
+fn ln_sums_ints(xm: &[i16], gv: Vals, bv: Vals, c1: [i32; 7], t: [u32; 4], w: &mut [i32]) -> u32 {
+    with_ints!(gv, |gi| with_ints!(bv, |bi| ln_sums(xm, gi, bi, c1, t, w)))
 }
 
 /// LayerNorm's grid: 29 bits below its largest term's bound.
@@ -252,6 +261,14 @@ fn ln_sums(xm: &[i16], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i
         let cm = i32::from(m).wrapping_mul(dm).wrapping_add(c) >> t0;
         *o = (cm.wrapping_mul(im) + r2) >> t1;
     }
+    ln_affine(w, gi, bi, [r3, m4, r4], [t2, t3])
+}
+
+/// LayerNorm's second pass on Armv7-M: W = ((g zm + R3) >> t2) + ((b B +
+/// R4) >> t3) in place; OR of |W|. (Out of line: alone, its constants stay
+/// in registers whatever the caller's code around it.)
+#[inline(never)]
+fn ln_affine(w: &mut [i32], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, [r3, m4, r4]: [i32; 3], [t2, t3]: [u32; 2]) -> u32 {
     let mut mx = 0u32;
     for (o, (gm, bm)) in w.iter_mut().zip(gi.zip(bi)) {
         let v = ((gm * *o + r3) >> t2) + ((bm * m4 + r4) >> t3);
@@ -447,8 +464,13 @@ fn ssm_step<const GENERAL: bool>(sb: &PSrc, tanh: Vals, hs: &mut [i32], ehs: i32
     // below 2^30, the sum an int32 (docs/Q15.md#ssm-state-pathway).
     let a = align_at(&[top(e1, 60), top(e2, QP as i32 + QA as i32)], SSM_ROOM);
     let (s1, s2) = (ashift(a, e1).max(1) as u32, ashift(a, e2).max(1) as u32);
+    let bits = |f: &f32| f.to_bits() as i32;
     let mx = match sb.vals() {
-        Some(bv) => with_ints!(tanh, |ti| with_ints!(bv, |bi| ssm_sums::<GENERAL>(ti, bi, hs, h, s1, s2))),
+        Some(Vals::Bits(bs)) => match tanh {
+            Vals::Bits(ts) => ssm_sums::<GENERAL>(ts.iter().map(bits), bs.iter().map(bits), hs, h, s1, s2),
+            Vals::Ints(ts) => ssm_sums::<GENERAL>(ts.iter().copied(), bs.iter().map(bits), hs, h, s1, s2),
+        },
+        Some(Vals::Ints(bs)) => ssm_sums_ints::<GENERAL>(tanh, bs, hs, h, s1, s2),
         None => with_ints!(tanh, |ti| ssm_sums::<GENERAL>(ti, (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2)),
     };
     let sh = qshift(u64::from(mx), QH);
@@ -465,6 +487,13 @@ fn ssm_step<const GENERAL: bool>(sb: &PSrc, tanh: Vals, hs: &mut [i32], ehs: i32
         }
     }
     qexp(u64::from(mx), a, QH)
+}
+
+/// [`ssm_sums`] with the gain in the int32 area (out of line, as
+/// [`ln_sums_ints`]).
+#[inline(never)]
+fn ssm_sums_ints<const GENERAL: bool>(tanh: Vals, bs: &[i32], hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> u32 {
+    with_ints!(tanh, |ti| ssm_sums::<GENERAL>(ti, bs.iter().copied(), hs, h, s1, s2))
 }
 
 /// The SSM's grid: 30 bits below its larger term's bound.

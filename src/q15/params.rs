@@ -77,6 +77,7 @@ pub enum Area<'a> {
 
 impl<'a> Area<'a> {
     /// Fills the area with `f(i)` and makes it read-only.
+    #[inline(always)]
     pub fn fill(self, f: impl Fn(usize) -> i32) -> Vals<'a> {
         match self {
             Area::Bits(a) => {
@@ -114,8 +115,20 @@ impl<'a> PSrc<'a> {
     /// The vector, copied into `area` when it is given.
     pub fn new(p: PVec<'a>, area: Option<Area<'a>>) -> PSrc<'a> {
         let at = match area {
-            // |m| < 2^23: an int32.
-            Some(a) => Src::Copy(a.fill(|i| p.m(i) as i32)),
+            // |m| < 2^23: an int32. (The loops written out: through
+            // `Area::fill` the conversion stays a call per element.)
+            Some(Area::Bits(a)) => {
+                for (i, o) in a.iter_mut().enumerate() {
+                    *o = f32::from_bits(p.m(i) as i32 as u32);
+                }
+                Src::Copy(Vals::Bits(a))
+            }
+            Some(Area::Ints(a)) => {
+                for (i, o) in a.iter_mut().enumerate() {
+                    *o = p.m(i) as i32;
+                }
+                Src::Copy(Vals::Ints(a))
+            }
             None => Src::Blob(p),
         };
         PSrc { e: p.e, at }
