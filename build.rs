@@ -142,7 +142,7 @@ fn main() {
     // checks it, the header has the same formulas).
     let v = get("ATOME_VOCAB_SIZE");
     let q16 = 2 * s * d + s * dh + 3 * s + kk * d + kk + dh + d;
-    let q32 = d + (d + 2 * dh + 3) + 4 * topk + l + if d == 0 { 0 } else { (4 - (v / d).min(4)) * d };
+    let q32 = d + (d + 2 * dh + 3) + 4 * topk + l + (4 - v.checked_div(d).unwrap_or(4).min(4)) * d;
     out.push_str(&format!("/// int16 elements of the q15 state.\npub const ATOME_Q15_I16: usize = {q16};\n"));
     out.push_str(&format!("/// int32 elements of the q15 state.\npub const ATOME_Q15_I32: usize = {q32};\n"));
     out.push_str("/// Link-time configuration markers (see include/atome.h).\n#[allow(missing_docs, non_upper_case_globals)]\npub mod cfg_markers {\n");

@@ -62,6 +62,52 @@ macro_rules! with_ints {
     };
 }
 
+/// The block's kernels as out-of-line functions, each compiled twice on
+/// x86-64: once for the baseline and once with AVX2, where LLVM turns their
+/// integer loops into 8-lane ones (integer results: the same bits by
+/// construction). `name::call(accel, ..)` picks the copy; elsewhere there
+/// is one copy, as before.
+macro_rules! kernel {
+    ($name:ident = $body:ident $(::<$g:literal>)? ($($a:ident : $t:ty),* $(,)?) -> $r:ty) => {
+        #[allow(clippy::too_many_arguments)]
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[inline(never)]
+            pub(super) fn port($($a: $t),*) -> $r {
+                $body$(::<$g>)?($($a),*)
+            }
+            /// # Safety
+            /// The CPU must have AVX2.
+            #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+            #[target_feature(enable = "avx2")]
+            #[inline(never)]
+            pub(super) unsafe fn avx2($($a: $t),*) -> $r {
+                $body$(::<$g>)?($($a),*)
+            }
+            #[inline(always)]
+            pub(super) fn call(acc: Accel, $($a: $t),*) -> $r {
+                #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+                if acc.avx2() {
+                    // SAFETY: `Accel::avx2` is true only when cpuid and
+                    // xgetbv showed AVX2 and the OS saving the YMM state.
+                    return unsafe { avx2($($a),*) };
+                }
+                let _ = acc;
+                port($($a),*)
+            }
+        }
+    };
+}
+
+kernel!(k_layer_norm = layer_norm::<false>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &mut [i32], out: &mut [i16]) -> i32);
+kernel!(k_ssm_step = ssm_step::<false>(sb: &PSrc, tanh: Vals, hs: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32);
+kernel!(k_conv_sums = conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out: &mut [i32]) -> (u32, i32));
+kernel!(k_mix = mix::<false>(p: &LayerQ, st: State, lm: &mut [i32], l: (u32, i32), sp: (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32);
+kernel!(k_attention_top = attention_top(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<usize>);
+kernel!(k_attention_sum = attention_sum(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32>);
+kernel!(k_quant_into = quant_into(src: &[i32], e: i32, out: &mut [i16]) -> i32);
+
 /// quant15 of exact integers `src` at exponent e into `out`; the exponent.
 ///
 /// (Here and below a quantization needs only bitlen(max |v|), which the
@@ -139,7 +185,7 @@ fn rows_of<'a>(w: &Tensor<'a>, j0: usize, n: usize) -> Option<Tensor<'a>> {
 /// LayerNorm of the block (xm, ex) with (g, b) into `out`; its exponent
 /// (docs/Q15.md#layernorm). `w` (D values) is scratch. (`GENERAL`: the
 /// int64 path for every row; the tests compare the two.)
-#[inline(never)]
+#[inline(always)]
 fn layer_norm<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &mut [i32], out: &mut [i16]) -> i32 {
     let d = xm.len() as i64;
     if d == 0 {
@@ -228,9 +274,8 @@ fn layer_norm<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &
     qexp(u64::from(mx), a, QA)
 }
 
-/// [`ln_sums`] with the vectors in the int32 area (out of line: the
-/// logits-area case stays alone in `layer_norm`, as compact as before).
-#[inline(never)]
+/// [`ln_sums`] with the vectors in the int32 area.
+#[inline(always)]
 fn ln_sums_ints(xm: &[i16], gv: Vals, bv: Vals, c1: [i32; 7], t: [u32; 4], w: &mut [i32]) -> u32 {
     with_ints!(gv, |gi| with_ints!(bv, |bi| ln_sums(xm, gi, bi, c1, t, w)))
 }
@@ -344,11 +389,11 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
                 let xr = b.x.get(t * d..(t + 1) * d)?;
                 let ex = i32::from(*b.ex.get(t)?);
                 let out = b.ring.get_mut(slot * d..(slot + 1) * d)?;
-                layer_norm::<false>(xr, ex, &pg, &pb, b.mv.get_mut(..d)?, out)
+                k_layer_norm::call(accel, xr, ex, &pg, &pb, b.mv.get_mut(..d)?, out)
             };
             *b.ering.get_mut(slot)? = eh as i16;
             let h = b.ring.get(slot * d..(slot + 1) * d)?;
-            ehs = ssm_step::<false>(&psb, tanh, b.hs.get_mut(..d)?, ehs, h, eh);
+            ehs = k_ssm_step::call(accel, &psb, tanh, b.hs.get_mut(..d)?, ehs, h, eh);
             // Keys and values of this position, and at a mixing position
             // the router and the query: one matvec call, so that the
             // table kernels build their tables once for all these rows.
@@ -374,13 +419,13 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
                     (true, false) => matvec_q_multi(accel, &mut [wk], h, d, 1),
                 }
             }
-            let e = quant_into(b.mv.get(..dh)?, eh, b.k.get_mut(t * dh..(t + 1) * dh)?);
+            let e = k_quant_into::call(accel, b.mv.get(..dh)?, eh, b.k.get_mut(t * dh..(t + 1) * dh)?);
             *b.ek.get_mut(t)? = e as i16;
             if last {
                 b.v.get_mut(t * d..(t + 1) * d)?.copy_from_slice(b.ring.get(slot * d..(slot + 1) * d)?);
                 *b.ev.get_mut(t)? = eh as i16;
             } else {
-                let e = quant_into(b.mv.get(dh..dh + d)?, eh, b.v.get_mut(t * d..(t + 1) * d)?);
+                let e = k_quant_into::call(accel, b.mv.get(dh..dh + d)?, eh, b.v.get_mut(t * d..(t + 1) * d)?);
                 *b.ev.get_mut(t)? = e as i16;
             }
             if !mixes {
@@ -390,8 +435,8 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
             if t + 1 == n {
                 *b.ent.get_mut(l)? = entropy(r);
             }
-            let eq = quant_into(b.mv.get(dh + d + 3..2 * dh + d + 3)?, eh, b.q.get_mut(..dh)?);
-            let keff = attention_top(dh, &p, t, eq, dims.top_k, b)?;
+            let eq = k_quant_into::call(accel, b.mv.get(dh + d + 3..2 * dh + d + 3)?, eh, b.q.get_mut(..dh)?);
+            let keff = k_attention_top::call(accel, dh, &p, t, eq, dims.top_k, b)?;
             if last {
                 // The chosen keys' values from their normalized rows, in
                 // place (the same v_j = quant15(Wv h_j) as the other layers').
@@ -400,15 +445,15 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
                     let row = b.v.get_mut(j * d..(j + 1) * d)?;
                     let out = b.mv.get_mut(..d)?;
                     matvec_q_multi(accel, &mut [MvJobQ { w: &bl.wv, out, ostride: d }], row, d, 1);
-                    let e = quant_into(b.mv.get(..d)?, i32::from(*b.ev.get(j)?), row);
+                    let e = k_quant_into::call(accel, b.mv.get(..d)?, i32::from(*b.ev.get(j)?), row);
                     *b.ev.get_mut(j)? = e as i16;
                 }
             }
-            let esp = attention_sum(dims.top_k, keff, b)?;
-            let (mxl, et) = conv_sums(&bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
+            let esp = k_attention_sum::call(accel, dims.top_k, keff, b)?;
+            let (mxl, et) = k_conv_sums::call(accel, &bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
             let ex = i32::from(*b.ex.get(t)?);
             let st = State { hs: b.hs.get(..d)?, ehs };
-            let e = mix::<false>(&p, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(t * d..(t + 1) * d)?, ex);
+            let e = k_mix::call(accel, &p, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(t * d..(t + 1) * d)?, ex);
             *b.ex.get_mut(t)? = e as i16;
         }
     }
@@ -455,7 +500,7 @@ fn entropy(r: [i32; 3]) -> i32 {
 /// One SSM step (docs/Q15.md#ssm-state-pathway) on the hidden mantissas
 /// `hs` (exponent ehs) with the normalized row (h, eh); the new exponent.
 /// (`GENERAL`: the sums without the usual shifts' fast loop.)
-#[inline(never)]
+#[inline(always)]
 fn ssm_step<const GENERAL: bool>(sb: &PSrc, tanh: Vals, hs: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32 {
     let e1 = ecomb(ehs, -30);
     let e2 = ecomb(sb.e, eh);
@@ -489,9 +534,8 @@ fn ssm_step<const GENERAL: bool>(sb: &PSrc, tanh: Vals, hs: &mut [i32], ehs: i32
     qexp(u64::from(mx), a, QH)
 }
 
-/// [`ssm_sums`] with the gain in the int32 area (out of line, as
-/// [`ln_sums_ints`]).
-#[inline(never)]
+/// [`ssm_sums`] with the gain in the int32 area.
+#[inline(always)]
 fn ssm_sums_ints<const GENERAL: bool>(tanh: Vals, bs: &[i32], hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> u32 {
     with_ints!(tanh, |ti| ssm_sums::<GENERAL>(ti, bs.iter().copied(), hs, h, s1, s2))
 }
@@ -526,7 +570,7 @@ fn ssm_sums<const GENERAL: bool>(ti: impl Iterator<Item = i32>, bi: impl Iterato
 
 /// The exact conv sums of position t into `out` (D values; |L| <= 9 K 32767
 /// fits an int32 for K <= 7281, which `run` checks): (max |L|, E_t).
-#[inline(never)]
+#[inline(always)]
 fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out: &mut [i32]) -> (u32, i32) {
     let kk = ering.len();
     if kk == 0 {
@@ -691,7 +735,7 @@ struct State<'b> {
 /// (exponent ex); the new exponent. `lm` holds the exact conv sums and
 /// becomes scratch. (`GENERAL`: the rshr32 loop for every grid.)
 #[allow(clippy::too_many_arguments)]
-#[inline(never)]
+#[inline(always)]
 fn mix<const GENERAL: bool>(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32 {
     // The local and state pathways on their 15-bit grids (shifts sl, ss),
     // formed in the sum's loop (docs/Q15.md#mix).
@@ -753,7 +797,7 @@ fn mix_sums(lm: &mut [i32], hs: &[i32], sp: &[i16], xr: &[i16], [k0, k1, k2]: [i
 /// already there): the top-k keys and their probabilities into `b.slots`;
 /// the number of slots. Calls no matvec: its frame is not under the
 /// kernels' on the stack.
-#[inline(never)]
+#[inline(always)]
 fn attention_top(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<usize> {
     let mut kt = E_ZERO;
     for &e in b.ek.get(..=t)? {
@@ -819,7 +863,7 @@ fn attention_top(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut
 
 /// The sparse pathway's weighted sum over the `keff` slots that
 /// [`attention_top`] chose, into `b.sparse`; its exponent.
-#[inline(never)]
+#[inline(always)]
 fn attention_sum(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32> {
     let d = b.sparse.len();
     let idx = b.slots.get(..keff)?;
@@ -915,7 +959,7 @@ pub fn final_row(model: &Model, n: usize, b: &mut Bufs) -> Option<i32> {
     let be = PSrc::new(PVec::new(model.final_norm.beta, d, QA), None);
     let xr = b.x.get((n - 1) * d..n * d)?;
     let ex = i32::from(*b.ex.get(n - 1)?);
-    layer_norm::<false>(xr, ex, &g, &be, b.mv.get_mut(..d)?, b.ring.get_mut(..d)?)
+    k_layer_norm::call(Accel::detect(), xr, ex, &g, &be, b.mv.get_mut(..d)?, b.ring.get_mut(..d)?)
         .into()
 }
 

@@ -54,10 +54,10 @@ impl Q15Layout {
 /// configuration).
 pub const fn param_ints(dims: &Dims) -> usize {
     let (d, v) = (dims.d_model, dims.vocab);
-    if d == 0 {
-        return 0;
-    }
-    let inl = if v / d < 4 { v / d } else { 4 };
+    let inl = match v.checked_div(d) {
+        Some(q) if q < 4 => q,
+        _ => 4,
+    };
     (4 - inl) * d
 }
 
