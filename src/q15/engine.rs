@@ -7,6 +7,8 @@ use super::params::{Area, LayerQ, PSrc, PVec, Scale, Vals};
 use crate::format::{Model, Packing, Tensor};
 use crate::forward::Tokens;
 use crate::kernels::isa::Accel;
+#[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+use crate::kernels::q15::conv::{conv5_avx2, Taps};
 use crate::kernels::q15::{dot_q, matvec_q, matvec_q_multi, MvJobQ};
 use crate::math::lnf;
 
@@ -102,7 +104,7 @@ macro_rules! kernel {
 
 kernel!(k_layer_norm = layer_norm::<false>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &mut [i32], out: &mut [i16]) -> i32);
 kernel!(k_ssm_step = ssm_step::<false>(sb: &PSrc, tanh: Vals, hs: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32);
-kernel!(k_conv_sums = conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out: &mut [i32]) -> (u32, i32));
+kernel!(k_conv_sums = conv_sums(avx2: bool, conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out: &mut [i32]) -> (u32, i32));
 kernel!(k_mix = mix::<false>(p: &LayerQ, st: State, lm: &mut [i32], l: (u32, i32), sp: (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32);
 kernel!(k_attention_top = attention_top(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<usize>);
 kernel!(k_attention_sum = attention_sum(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32>);
@@ -450,7 +452,7 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
                 }
             }
             let esp = k_attention_sum::call(accel, dims.top_k, keff, b)?;
-            let (mxl, et) = k_conv_sums::call(accel, &bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
+            let (mxl, et) = k_conv_sums::call(accel, accel.avx2(), &bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
             let ex = i32::from(*b.ex.get(t)?);
             let st = State { hs: b.hs.get(..d)?, ehs };
             let e = k_mix::call(accel, &p, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(t * d..(t + 1) * d)?, ex);
@@ -571,7 +573,7 @@ fn ssm_sums<const GENERAL: bool>(ti: impl Iterator<Item = i32>, bi: impl Iterato
 /// The exact conv sums of position t into `out` (D values; |L| <= 9 K 32767
 /// fits an int32 for K <= 7281, which `run` checks): (max |L|, E_t).
 #[inline(always)]
-fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out: &mut [i32]) -> (u32, i32) {
+fn conv_sums(avx2: bool, conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out: &mut [i32]) -> (u32, i32) {
     let kk = ering.len();
     if kk == 0 {
         // (run checks K >= 1.)
@@ -600,10 +602,10 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
             }
         }
         if conv.packing == Packing::Trit2 && kk == 5 {
-            // K = 5 (the models' width) with every tap on the same grid
-            // (the usual case; a zero or missing row's weights masked to
-            // 0): one pass over the channels, each channel's ten code bits
-            // read at once, its five taps summed in a register.
+            // K = 5 (the models' width; a zero or missing row's weights
+            // masked to 0): one pass over the channels, each channel's ten
+            // code bits read at once, its five taps summed in a register
+            // (with AVX2: kernels::q15::conv, eight channels a step).
             let mut mask = 0u32;
             // A tap's rounding shift as (x + a) >> s (rshr; s = 0 keeps x;
             // s >= 16 rounds every int16 to 0, so 16 stands for more).
@@ -616,6 +618,17 @@ fn conv_sums(conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out
                     a[k] = (1 << s) >> 1;
                 }
             }
+            #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+            if avx2 {
+                let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
+                let taps = Taps { rows: [row(0), row(1), row(2), row(3), row(4)], a, s: sv, mask };
+                // SAFETY: `avx2` comes from `Accel::avx2` (cpuid and xgetbv
+                // showed AVX2).
+                if let Some(mx) = unsafe { conv5_avx2(conv.data, &taps, out) } {
+                    return (mx, et);
+                }
+            }
+            let _ = avx2;
             let shifted = sv.iter().any(|&s| s > 0);
             let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
             let xs = out.iter_mut().zip(row(0)).zip(row(1)).zip(row(2)).zip(row(3)).zip(row(4));
@@ -1120,6 +1133,41 @@ mod tests {
             let st = State { hs: &hs[..d], ehs };
             let e2 = mix::<true>(&p, st, &mut l2[..d], (mxl, et), (&mut s2[..d], esp), rr, &mut x2[..d], ex);
             assert_eq!((e1, &x1[..d], &l1[..d]), (e2, &x2[..d], &l2[..d]), "case {case}");
+        }
+    }
+
+    /// The AVX2 conv (kernels::q15::conv) against the engine's own loop:
+    /// widths with and without a partial last step, zero and missing rows,
+    /// taps on different grids, payloads with code 10, and a payload one
+    /// byte short (its missing codes read as 0).
+    #[test]
+    fn conv_avx2_equals_loop() {
+        if !Accel::detect().avx2() {
+            return;
+        }
+        let mut r = Rng(0x6A09_E667_F3BC_C908);
+        for case in 0..4000 {
+            let d = [1, 3, 7, 8, 9, 16, 21, 64][case % 8];
+            let t = (r.next() % 9) as usize;
+            let mut ring = [0i16; 5 * 64];
+            for x in ring.iter_mut().take(5 * d) {
+                let bits = (r.next() % 16) as u32 + 1;
+                *x = r.int(bits).clamp(-32768, 32767) as i16;
+            }
+            let mut ering = [0i16; 5];
+            for e in ering.iter_mut() {
+                *e = if r.next() % 6 == 0 { E_ZERO as i16 } else { (r.int(5) % 20) as i16 };
+            }
+            let mut data = [0u8; 5 * 64 * 2 / 8 + 1];
+            for b in data.iter_mut() {
+                *b = r.next() as u8;
+            }
+            let len = (10 * d).div_ceil(8) - usize::from(case % 5 == 0);
+            let conv = Tensor { data: &data[..len], scale: 1.0, rows: d, cols: 5, packing: Packing::Trit2 };
+            let (mut o1, mut o2) = ([0i32; 64], [0i32; 64]);
+            let a = conv_sums(false, &conv, &ring[..5 * d], &ering, t, d, &mut o1[..d]);
+            let b = conv_sums(true, &conv, &ring[..5 * d], &ering, t, d, &mut o2[..d]);
+            assert_eq!((a, &o1[..d]), (b, &o2[..d]), "case {case}");
         }
     }
 }

@@ -2,6 +2,8 @@
 //! associative, so these kernels may add in any order and at any width: the
 //! result is the same on every target by construction.
 
+#[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+pub mod conv;
 pub mod dot;
 pub mod matvec;
 
