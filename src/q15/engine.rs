@@ -1156,7 +1156,7 @@ mod tests {
             }
             let mut ering = [0i16; 5];
             for e in ering.iter_mut() {
-                *e = if r.next() % 6 == 0 { E_ZERO as i16 } else { (r.int(5) % 20) as i16 };
+                *e = if r.next().is_multiple_of(6) { E_ZERO as i16 } else { (r.int(5) % 20) as i16 };
             }
             let mut data = [0u8; 5 * 64 * 2 / 8 + 1];
             for b in data.iter_mut() {
