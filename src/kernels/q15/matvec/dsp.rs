@@ -163,6 +163,82 @@ fn row_dot_a4w(row: *const u8, x: *const i16, n4: usize) -> i32 {
     acc
 }
 
+/// [`row_dot_a4w`] for two rows at once (`row0`, `row1`: 4 * n4 readable
+/// bytes each): each activation load serves both rows, and one code byte
+/// is loaded at a time (`LDRB` with post-increment; the word and its three
+/// extractions would need two more registers): 23 instructions per row and
+/// four code bytes against 27, and half the per-row overhead.
+#[inline(always)]
+fn rows2_dot_a4w(row0: *const u8, row1: *const u8, x: *const i16, n4: usize) -> (i32, i32) {
+    let (mut acc0, mut acc1) = (0i32, 0i32);
+    // SAFETY: as row_dot_a4w's, for each row. Only the named registers
+    // and the flags change.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "ldrd {x0}, {x1}, [{xp}], #8",
+            "ldrb {t0}, [{w0}], #1",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "smlad {a0}, {t0}, {x0}, {a0}",
+            "smlad {a0}, {t1}, {x1}, {a0}",
+            "ldrb {t0}, [{w1}], #1",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "smlad {a1}, {t0}, {x0}, {a1}",
+            "smlad {a1}, {t1}, {x1}, {a1}",
+            "ldrd {x0}, {x1}, [{xp}], #8",
+            "ldrb {t0}, [{w0}], #1",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "smlad {a0}, {t0}, {x0}, {a0}",
+            "smlad {a0}, {t1}, {x1}, {a0}",
+            "ldrb {t0}, [{w1}], #1",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "smlad {a1}, {t0}, {x0}, {a1}",
+            "smlad {a1}, {t1}, {x1}, {a1}",
+            "ldrd {x0}, {x1}, [{xp}], #8",
+            "ldrb {t0}, [{w0}], #1",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "smlad {a0}, {t0}, {x0}, {a0}",
+            "smlad {a0}, {t1}, {x1}, {a0}",
+            "ldrb {t0}, [{w1}], #1",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "smlad {a1}, {t0}, {x0}, {a1}",
+            "smlad {a1}, {t1}, {x1}, {a1}",
+            "ldrd {x0}, {x1}, [{xp}], #8",
+            "ldrb {t0}, [{w0}], #1",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "smlad {a0}, {t0}, {x0}, {a0}",
+            "smlad {a0}, {t1}, {x1}, {a0}",
+            "ldrb {t0}, [{w1}], #1",
+            "add {t0}, {tab}, {t0}, lsl #3",
+            "ldrd {t0}, {t1}, [{t0}]",
+            "smlad {a1}, {t0}, {x0}, {a1}",
+            "smlad {a1}, {t1}, {x1}, {a1}",
+            "subs {n4}, {n4}, #1",
+            "bne 2b",
+            w0 = inout(reg) row0 => _,
+            w1 = inout(reg) row1 => _,
+            xp = inout(reg) x => _,
+            n4 = inout(reg) n4 => _,
+            tab = in(reg) PAIRS16.as_ptr(),
+            a0 = inout(reg) acc0,
+            a1 = inout(reg) acc1,
+            t0 = out(reg) _,
+            t1 = out(reg) _,
+            x0 = out(reg) _,
+            x1 = out(reg) _,
+            options(readonly, nostack),
+        );
+    }
+    (acc0, acc1)
+}
+
 /// Trit2 with `cols % 4 == 0`, outputs not overlapping (the caller
 /// checks). False (nothing written) when `xs` or the payload is short:
 /// the other kernels handle that.
@@ -182,7 +258,17 @@ pub(super) fn trit2(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut 
         let aligned = (x.as_ptr() as usize).is_multiple_of(4);
         if aligned && bpr.is_multiple_of(4) && x.len() >= 4 * bpr {
             // (x has the 4 * bpr activations; each chunk is bpr bytes.)
-            for (o, row) in ob.iter_mut().zip(w.data.chunks_exact(bpr)) {
+            // (The payload may run past this tensor's rows: cut to them, so
+            // that the odd last row is the remainder's.)
+            let data = w.data.get(..ob.len() * bpr).unwrap_or(&[]);
+            let mut pairs = ob.chunks_exact_mut(2);
+            let mut rows = data.chunks_exact(2 * bpr);
+            for (o, r) in (&mut pairs).zip(&mut rows) {
+                let (a, b) = rows2_dot_a4w(r.as_ptr(), r[bpr..].as_ptr(), x.as_ptr(), bpr / 4);
+                o[0] = a;
+                o[1] = b;
+            }
+            if let ([o], Some(row)) = (pairs.into_remainder(), rows.remainder().get(..bpr)) {
                 *o = row_dot_a4w(row.as_ptr(), x.as_ptr(), bpr / 4);
             }
         } else {
