@@ -419,10 +419,84 @@ pub fn softmax_q(sig: impl Fn(usize) -> i64, cm: i64, ce: i32, out: &mut [i32]) 
     }
     // The largest term is exp2q(0) = 2^30, so z >= 2^30 for a non-empty
     // out: max(1) is a no-op that lets the division be seen as safe.
-    let rz = (1i64 << 61) / z.max(1);
+    let rz = div_q32(1 << 61, z.max(1) as u64) as i64;
     for o in out.iter_mut() {
         *o = rshr(i64::from(*o) * rz, 31) as i32;
     }
+}
+
+/// floor(n / d) for a quotient below 2^32 (the softmax's 2^61 / Z and
+/// tanh_q30's division): two 32 / 32-bit divisions with a normalized
+/// divisor (Hacker's Delight's `divlu`) and at most a few exact
+/// corrections, where the core divides 32 bits in one instruction
+/// (Armv7-M, RV32M) and the library's 64-bit routine loops over the bits.
+/// Any other operands (d = 0 as 1, d >= 2^40, a quotient >= 2^32) by `/`.
+pub fn div_q32(n: u64, d: u64) -> u64 {
+    // (64-bit cores divide 64 bits in one instruction; the tests run the
+    // long form there too.)
+    if (cfg!(target_pointer_width = "64") && !cfg!(test)) || d >= 1 << 40 || d == 0 || n >> 63 != 0 {
+        return n / d.max(1);
+    }
+    if d >> 32 == 0 {
+        return match divlu(n, d as u32) {
+            Some(q) => u64::from(q),
+            None => n / d,
+        };
+    }
+    // A divisor of 33 to 40 bits: the quotient of both cut by k bits
+    // (the divisor then has 32) is within 2 of the true one.
+    let k = 32 - d.leading_zeros();
+    let Some(q) = divlu(n >> k, (d >> k) as u32) else { return n / d };
+    let mut q = u64::from(q);
+    // (q <= n / d + 2, n < 2^63 and d < 2^40: every product below is
+    // under n + 3 d < 2^64.)
+    while q > 0 && q * d > n {
+        q -= 1;
+    }
+    while (q + 1) * d <= n {
+        q += 1;
+    }
+    q
+}
+
+/// floor(n / d) when it is below 2^32 (n / 2^32 < d), else None.
+#[inline]
+fn divlu(n: u64, d: u32) -> Option<u32> {
+    if d == 0 || (n >> 32) >= u64::from(d) {
+        return None;
+    }
+    if n >> 32 == 0 {
+        return Some(n as u32 / d);
+    }
+    // Normalized: d's top bit set; n << s cannot overflow (n < d 2^32).
+    let s = d.leading_zeros();
+    let (d, n) = (d << s, n << s);
+    let (dh, dl) = (d >> 16, d & 0xFFFF);
+    let (u1, u0) = ((n >> 32) as u32, n as u32);
+    let (un1, un0) = (u0 >> 16, u0 & 0xFFFF);
+    // First digit. (The product is evaluated only once q1 < 2^16, and
+    // rhat < 2^16 there: both sides below 2^32.)
+    let mut q1 = u1 / dh;
+    let mut rhat = u1 - q1 * dh;
+    while q1 >> 16 != 0 || q1 * dl > ((rhat << 16) | un1) {
+        q1 -= 1;
+        rhat += dh;
+        if rhat >> 16 != 0 {
+            break;
+        }
+    }
+    // The partial remainder (below d, so its wrapping form is exact).
+    let un21 = ((u1 << 16) | un1).wrapping_sub(q1.wrapping_mul(d));
+    let mut q0 = un21 / dh;
+    rhat = un21 - q0 * dh;
+    while q0 >> 16 != 0 || q0 * dl > ((rhat << 16) | un0) {
+        q0 -= 1;
+        rhat += dh;
+        if rhat >> 16 != 0 {
+            break;
+        }
+    }
+    Some((q1 << 16) | q0)
 }
 
 /// tanh(a) in Q30 (|T| <= 2^30) from exp2q.
@@ -433,7 +507,7 @@ pub fn tanh_q30(a: f32) -> i32 {
     let num = 2 * (ONE_Q30 - en) * ONE_Q30 + (ONE_Q30 + en);
     // en >= 0 (exp2q), so the divisor is >= 2^31: max(1) is a no-op that
     // lets the division be seen as safe.
-    let t = num / (2 * (ONE_Q30 + en)).max(1);
+    let t = div_q32(num as u64, (2 * (ONE_Q30 + en)).max(1) as u64) as i64;
     (if m < 0 { -t } else { t }) as i32
 }
 
@@ -449,4 +523,45 @@ pub fn to_f32(v: i64, e: i32) -> f32 {
     let e = e.clamp(-2000, 2000);
     let half = e.div_euclid(2);
     ((v as f64) * pow2(half) * pow2(e - half)) as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::div_q32;
+
+    /// div_q32 against the plain 64-bit division: the softmax's and
+    /// tanh_q30's operand ranges, every divisor width, and edges (quotients
+    /// near 2^32, divisors with one bit or all bits set, n = 0).
+    #[test]
+    fn div_q32_is_the_division() {
+        let mut s = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        let check = |n: u64, d: u64| assert_eq!(div_q32(n, d), n / d.max(1), "{n} / {d}");
+        for _ in 0..400_000 {
+            let r = next();
+            let d = match r % 4 {
+                // Softmax: Z in [2^30, 2^34).
+                0 => (1 << 30) + (next() >> (30 + (r >> 8) % 34).min(63)),
+                // tanh: [2^31, 2^32].
+                1 => (1 << 31) + (next() >> 32) % ((1 << 31) + 1),
+                _ => next() >> ((r >> 8) % 64),
+            };
+            let n = match (r >> 16) % 3 {
+                0 => 1 << 61,
+                1 => next() >> 1,
+                _ => d.saturating_mul(next() >> 32).saturating_add(next() % d.max(1)) >> ((r >> 24) % 2),
+            };
+            check(n, d);
+        }
+        for d in [1u64, 2, 3, 0xFFFF, 0x1_0000, (1 << 31) - 1, 1 << 31, (1 << 32) - 1, 1 << 32, (1 << 33) + 1, (1 << 40) - 1, 1 << 40, 0] {
+            for n in [0u64, 1, d, d.wrapping_mul(0xFFFF_FFFF), d.wrapping_mul(0xFFFF_FFFF).wrapping_add(d.saturating_sub(1)), u64::MAX >> 1, u64::MAX, 1 << 61] {
+                check(n, d);
+            }
+        }
+    }
 }
