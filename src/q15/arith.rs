@@ -520,6 +520,44 @@ fn pow2(k: i32) -> f64 {
 /// The binary32 nearest to v * 2^e (|v| < 2^53): two exact binary64 steps,
 /// then one rounding.
 pub fn to_f32(v: i64, e: i32) -> f32 {
+    let m = v.unsigned_abs();
+    if m >> 53 != 0 {
+        return to_f32_f64(v, e);
+    }
+    if m == 0 {
+        return 0.0;
+    }
+    // The same value by integer steps (the binary64 steps are exact here,
+    // so both are the one round-to-nearest-even of v 2^e): no software
+    // binary64 on the cores without a double FPU.
+    let sign = u32::from(v < 0) << 31;
+    let bl = bitlen(m);
+    // Exponent of the leading bit.
+    let x = i64::from(bl - 1) + i64::from(e);
+    if x >= 128 {
+        return f32::from_bits(sign | 0x7F80_0000);
+    }
+    if x < -150 {
+        return f32::from_bits(sign);
+    }
+    // Bits below the binary32 unit in the last place: 24 significant bits
+    // for a normal result, the 2^-149 grid for a subnormal one.
+    let s = if x >= -126 { bl - 24 } else { (-149 - x + i64::from(bl) - 1) as i32 };
+    let q = if s <= 0 {
+        m << -s
+    } else {
+        let (q, rem, half) = (m >> s, m & ((1u64 << s) - 1), 1u64 << (s - 1));
+        q + u64::from(rem > half || (rem == half && q & 1 == 1))
+    } as u32;
+    // A rounding up to 2^24 carries into the exponent (at most to the
+    // infinity's pattern).
+    let bits = if x >= -126 { (((x + 126) as u32) << 23) + q } else { q };
+    f32::from_bits(sign | bits)
+}
+
+/// [`to_f32`] by binary64: v as f64 (exact below 2^53) times two powers
+/// of two (exact inside binary64's range), then one rounding to binary32.
+fn to_f32_f64(v: i64, e: i32) -> f32 {
     let e = e.clamp(-2000, 2000);
     let half = e.div_euclid(2);
     ((v as f64) * pow2(half) * pow2(e - half)) as f32
@@ -527,7 +565,35 @@ pub fn to_f32(v: i64, e: i32) -> f32 {
 
 #[cfg(test)]
 mod tests {
-    use super::div_q32;
+    use super::{div_q32, to_f32, to_f32_f64};
+
+    /// to_f32's integer steps against its binary64 form: every magnitude
+    /// up to 2^53 and beyond, exponents from underflow to overflow, ties.
+    #[test]
+    fn to_f32_is_the_binary64_rounding() {
+        let mut s = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        for i in 0..400_000 {
+            let r = next();
+            let v = (next() >> (r % 64)) as i64;
+            let v = if r & (1 << 7) != 0 { v.wrapping_neg() } else { v };
+            // Exponents around binary32's range, and far outside it.
+            let e = if i % 10 == 0 { (r >> 8) as i32 % 2100 } else { ((r >> 8) % 360) as i32 - 240 };
+            let (a, b) = (to_f32(v, e), to_f32_f64(v, e));
+            assert_eq!(a.to_bits(), b.to_bits(), "{v} * 2^{e}");
+        }
+        // Ties at every binary32 grid: odd multiples of half a unit.
+        for e in -180..140 {
+            for v in [1i64, 3, (1 << 24) + 1, (1 << 25) - 1, (1 << 25) + 3, -((1 << 24) + 1), (1 << 53) - 1, i64::MIN, i64::MAX, 0] {
+                assert_eq!(to_f32(v, e).to_bits(), to_f32_f64(v, e).to_bits(), "{v} * 2^{e}");
+            }
+        }
+    }
 
     /// div_q32 against the plain 64-bit division: the softmax's and
     /// tanh_q30's operand ranges, every divisor width, and edges (quotients
