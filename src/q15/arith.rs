@@ -431,10 +431,18 @@ pub fn softmax_q(sig: impl Fn(usize) -> i64, cm: i64, ce: i32, out: &mut [i32]) 
 /// corrections, where the core divides 32 bits in one instruction
 /// (Armv7-M, RV32M) and the library's 64-bit routine loops over the bits.
 /// Any other operands (d = 0 as 1, d >= 2^40, a quotient >= 2^32) by `/`.
+#[inline]
 pub fn div_q32(n: u64, d: u64) -> u64 {
-    // (64-bit cores divide 64 bits in one instruction; the tests run the
-    // long form there too.)
-    if (cfg!(target_pointer_width = "64") && !cfg!(test)) || d >= 1 << 40 || d == 0 || n >> 63 != 0 {
+    // (64-bit cores divide 64 bits in one instruction.)
+    if cfg!(target_pointer_width = "64") {
+        return n / d.max(1);
+    }
+    div_q32_long(n, d)
+}
+
+/// [`div_q32`]'s long form (the tests run it on every host).
+fn div_q32_long(n: u64, d: u64) -> u64 {
+    if d >= 1 << 40 || d == 0 || n >> 63 != 0 {
         return n / d.max(1);
     }
     if d >> 32 == 0 {
@@ -517,9 +525,20 @@ fn pow2(k: i32) -> f64 {
     f64::from_bits(((k + 1023) as u64) << 52)
 }
 
-/// The binary32 nearest to v * 2^e (|v| < 2^53): two exact binary64 steps,
-/// then one rounding.
+/// The binary32 nearest to v * 2^e (for |v| < 2^53; beyond, v rounds to
+/// binary64 first): by binary64 on 64-bit hosts, by integer steps on the
+/// 32-bit cores (the same bits).
+#[inline]
 pub fn to_f32(v: i64, e: i32) -> f32 {
+    // (64-bit hosts have binary64 in hardware.)
+    if cfg!(target_pointer_width = "64") {
+        return to_f32_f64(v, e);
+    }
+    to_f32_int(v, e)
+}
+
+/// [`to_f32`] by integer steps (the tests run it on every host).
+fn to_f32_int(v: i64, e: i32) -> f32 {
     let m = v.unsigned_abs();
     if m >> 53 != 0 {
         return to_f32_f64(v, e);
@@ -565,7 +584,7 @@ fn to_f32_f64(v: i64, e: i32) -> f32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{div_q32, to_f32, to_f32_f64};
+    use super::{div_q32_long as div_q32, to_f32_f64, to_f32_int as to_f32};
 
     /// to_f32's integer steps against its binary64 form: every magnitude
     /// up to 2^53 and beyond, exponents from underflow to overflow, ties.
