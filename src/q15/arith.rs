@@ -586,17 +586,20 @@ fn to_f32_f64(v: i64, e: i32) -> f32 {
 mod tests {
     use super::{div_q32_long as div_q32, to_f32_f64, to_f32_int as to_f32};
 
+    /// The tests' random numbers (xorshift64).
+    fn xorshift(s: &mut u64) -> u64 {
+        *s ^= *s << 13;
+        *s ^= *s >> 7;
+        *s ^= *s << 17;
+        *s
+    }
+
     /// to_f32's integer steps against its binary64 form: every magnitude
     /// up to 2^53 and beyond, exponents from underflow to overflow, ties.
     #[test]
     fn to_f32_is_the_binary64_rounding() {
         let mut s = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut next = || xorshift(&mut s);
         for i in 0..400_000 {
             let r = next();
             let v = (next() >> (r % 64)) as i64;
@@ -620,12 +623,7 @@ mod tests {
     #[test]
     fn div_q32_is_the_division() {
         let mut s = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            s
-        };
+        let mut next = || xorshift(&mut s);
         let check = |n: u64, d: u64| assert_eq!(div_q32(n, d), n / d.max(1), "{n} / {d}");
         for _ in 0..400_000 {
             let r = next();
