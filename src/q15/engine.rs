@@ -350,7 +350,7 @@ fn ecomb_plain(a: i32, b: i32) -> i32 {
 /// the int32 matvec's bound).
 pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f32]) -> Option<()> {
     let dims = model.dims;
-    let (d, dh, kk, l_n) = (dims.d_model, dims.d_head, dims.kernel_size, dims.n_layers);
+    let (d, kk) = (dims.d_model, dims.kernel_size);
     // (Never so for a loaded model; checked here so that no division or
     // chunking below can panic.)
     if d == 0 || kk == 0 {
@@ -359,10 +359,21 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
     if model.packing == Packing::P3 && (d > 7281 || kk > 7281) {
         return None;
     }
-    let accel = Accel::detect();
-    // (Out of `b` for the call, so that the layer's vectors can be read
-    // while `b` is lent whole.)
+    // The parameter area out of `b` for the blocks (so that the layer's
+    // vectors can be read while `b` is lent whole), and back on every exit.
     let pa = core::mem::take(&mut b.pa);
+    let r = blocks(model, toks, n, b, &mut *pa, logits);
+    b.pa = pa;
+    r
+}
+
+/// The embedding and the blocks of [`run`], with the parameter area `pa`.
+/// (Inlined: a frame of its own would add to the peak stack.)
+#[inline(always)]
+fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], logits: &mut [f32]) -> Option<()> {
+    let dims = model.dims;
+    let (d, dh, kk, l_n) = (dims.d_model, dims.d_head, dims.kernel_size, dims.n_layers);
+    let accel = Accel::detect();
     // Embedding.
     for t in 0..n {
         embed(&model.embed, toks.id(t, dims.vocab), t, b)?;
@@ -459,7 +470,6 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
             *b.ex.get_mut(t)? = e as i16;
         }
     }
-    b.pa = pa;
     Some(())
 }
 

@@ -1,7 +1,7 @@
 //! A blob's parameters in the contract's integer forms
 //! (docs/Q15.md#parameters): scales as 15-bit blocks of one, parameter
-//! vectors as 23-bit blocks whose elements are converted when used (only
-//! their exponents are kept, so nothing D-sized is stored).
+//! vectors as 15- or 23-bit blocks, converted once per layer into caller
+//! memory when the engine has room for them ([`PSrc`]), else at each use.
 use super::arith::{f32_prod_parts, fq, fquant_exp, fquant_scalar, pq, pquant_exp, quant_scalar, QA, QP};
 use crate::format::{Block, Floats, Tensor};
 
