@@ -448,13 +448,13 @@ fn div_q32_long(n: u64, d: u64) -> u64 {
     if d >> 32 == 0 {
         return match divlu(n, d as u32) {
             Some(q) => u64::from(q),
-            None => n / d,
+            None => n / d.max(1),
         };
     }
     // A divisor of 33 to 40 bits: the quotient of both cut by k bits
     // (the divisor then has 32) is within 2 of the true one.
     let k = 32 - d.leading_zeros();
-    let Some(q) = divlu(n >> k, (d >> k) as u32) else { return n / d };
+    let Some(q) = divlu(n >> k, (d >> k) as u32) else { return n / d.max(1) };
     let mut q = u64::from(q);
     // (q <= n / d + 2, n < 2^63 and d < 2^40: every product below is
     // under n + 3 d < 2^64.)
@@ -474,7 +474,7 @@ fn divlu(n: u64, d: u32) -> Option<u32> {
         return None;
     }
     if n >> 32 == 0 {
-        return Some(n as u32 / d);
+        return Some(n as u32 / d.max(1));
     }
     // Normalized: d's top bit set; n << s cannot overflow (n < d 2^32).
     let s = d.leading_zeros();
@@ -484,6 +484,9 @@ fn divlu(n: u64, d: u32) -> Option<u32> {
     let (un1, un0) = (u0 >> 16, u0 & 0xFFFF);
     // First digit. (The product is evaluated only once q1 < 2^16, and
     // rhat < 2^16 there: both sides below 2^32.)
+    // (dh >= 2^15: max(1) is a no-op that lets every division below be
+    // seen as safe; the firmware audit allows no panic path.)
+    let dh = dh.max(1);
     let mut q1 = u1 / dh;
     let mut rhat = u1 - q1 * dh;
     while q1 >> 16 != 0 || q1 * dl > ((rhat << 16) | un1) {
