@@ -521,6 +521,16 @@ fn ssm_step<const GENERAL: bool>(sb: &PSrc, tanh: Vals, hs: &mut [i32], ehs: i32
     // below 2^30, the sum an int32 (docs/Q15.md#ssm-state-pathway).
     let a = align_at(&[top(e1, 60), top(e2, QP as i32 + QA as i32)], SSM_ROOM);
     let (s1, s2) = (ashift(a, e1).max(1) as u32, ashift(a, e2).max(1) as u32);
+    #[cfg(all(target_arch = "arm", target_has_atomic = "32"))]
+    if let (false, 30, 1..=32, Some(bv)) = (GENERAL, s1, s2, sb.vals()) {
+        let ((tp, tn), (bp, bn)) = (tanh.words(), bv.words());
+        if tn >= hs.len() && bn >= hs.len() {
+            // SAFETY: tp and bp address tn, bn >= hs.len() int32 (the
+            // caller's vectors), s2 in 1..=32.
+            let mx = unsafe { crate::kernels::q15::ssm::ssm_sums_s30(tp, bp, hs, h, s2) };
+            return ssm_norm(hs, mx, a);
+        }
+    }
     let bits = |f: &f32| f.to_bits() as i32;
     let mx = match sb.vals() {
         Some(Vals::Bits(bs)) => match tanh {
@@ -530,6 +540,13 @@ fn ssm_step<const GENERAL: bool>(sb: &PSrc, tanh: Vals, hs: &mut [i32], ehs: i32
         Some(Vals::Ints(bs)) => ssm_sums_ints::<GENERAL>(tanh, bs, hs, h, s1, s2),
         None => with_ints!(tanh, |ti| ssm_sums::<GENERAL>(ti, (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2)),
     };
+    ssm_norm(hs, mx, a)
+}
+
+/// The SSM state renormalized to 30 bits after its sums (OR of |W| `mx`,
+/// grid a); its exponent.
+#[inline(always)]
+fn ssm_norm(hs: &mut [i32], mx: u32, a: i32) -> i32 {
     let sh = qshift(u64::from(mx), QH);
     const LIM30: i32 = (1 << QH) - 1;
     if sh >= 1 {

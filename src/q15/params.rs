@@ -67,6 +67,16 @@ pub enum Vals<'a> {
     Ints(&'a [i32]),
 }
 
+impl Vals<'_> {
+    /// Its first element's address and its length (int32 words).
+    pub fn words(&self) -> (*const i32, usize) {
+        match self {
+            Vals::Bits(b) => (b.as_ptr().cast(), b.len()),
+            Vals::Ints(b) => (b.as_ptr(), b.len()),
+        }
+    }
+}
+
 /// Where a [`Vals`] is written.
 pub enum Area<'a> {
     /// Binary32 slots (the logits area).

@@ -5,6 +5,7 @@
 #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
 pub mod conv;
 pub mod dot;
+pub mod ssm;
 pub mod matvec;
 
 pub use dot::dot_q;
