@@ -256,7 +256,7 @@ fn layer_norm<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &
         let bits = |f: &f32| f.to_bits() as i32;
         match (g.vals(), b.vals()) {
             (Some(Vals::Bits(gs)), Some(Vals::Bits(bs))) => ln_sums(xm, gs.iter().map(bits), bs.iter().map(bits), c1, t, w),
-            (Some(gv), Some(bv)) => ln_sums_ints(xm, gv, bv, c1, t, w),
+            (Some(gv), Some(bv)) => with_ints!(gv, |gi| with_ints!(bv, |bi| ln_sums(xm, gi, bi, c1, t, w))),
             _ => ln_sums(xm, (0..xm.len()).map(|i| g.m(i)), (0..xm.len()).map(|i| b.m(i)), c1, t, w),
         }
     } else {
@@ -274,12 +274,6 @@ fn layer_norm<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &
     };
     quant_at(w, qshift(u64::from(mx), QA), out);
     qexp(u64::from(mx), a, QA)
-}
-
-/// [`ln_sums`] with the vectors in the int32 area.
-#[inline(always)]
-fn ln_sums_ints(xm: &[i16], gv: Vals, bv: Vals, c1: [i32; 7], t: [u32; 4], w: &mut [i32]) -> u32 {
-    with_ints!(gv, |gi| with_ints!(bv, |bi| ln_sums(xm, gi, bi, c1, t, w)))
 }
 
 /// LayerNorm's grid: 29 bits below its largest term's bound.
@@ -537,7 +531,7 @@ fn ssm_step<const GENERAL: bool>(sb: &PSrc, tanh: Vals, hs: &mut [i32], ehs: i32
             Vals::Bits(ts) => ssm_sums::<GENERAL>(ts.iter().map(bits), bs.iter().map(bits), hs, h, s1, s2),
             Vals::Ints(ts) => ssm_sums::<GENERAL>(ts.iter().copied(), bs.iter().map(bits), hs, h, s1, s2),
         },
-        Some(Vals::Ints(bs)) => ssm_sums_ints::<GENERAL>(tanh, bs, hs, h, s1, s2),
+        Some(Vals::Ints(bs)) => with_ints!(tanh, |ti| ssm_sums::<GENERAL>(ti, bs.iter().copied(), hs, h, s1, s2)),
         None => with_ints!(tanh, |ti| ssm_sums::<GENERAL>(ti, (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2)),
     };
     ssm_norm(hs, mx, a)
@@ -561,12 +555,6 @@ fn ssm_norm(hs: &mut [i32], mx: u32, a: i32) -> i32 {
         }
     }
     qexp(u64::from(mx), a, QH)
-}
-
-/// [`ssm_sums`] with the gain in the int32 area.
-#[inline(always)]
-fn ssm_sums_ints<const GENERAL: bool>(tanh: Vals, bs: &[i32], hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> u32 {
-    with_ints!(tanh, |ti| ssm_sums::<GENERAL>(ti, bs.iter().copied(), hs, h, s1, s2))
 }
 
 /// The SSM's grid: 30 bits below its larger term's bound.
