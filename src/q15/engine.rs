@@ -9,6 +9,8 @@ use crate::forward::Tokens;
 use crate::kernels::isa::Accel;
 #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
 use crate::kernels::q15::conv::{conv5_avx2, Taps};
+#[cfg(atome_thumb2)]
+use crate::kernels::q15::conv_t2::{conv5_t2, Taps5};
 use crate::kernels::q15::{dot_q, matvec_q, matvec_q_multi, MvJobQ};
 use crate::math::lnf;
 
@@ -644,6 +646,15 @@ fn conv_sums(avx2: bool, conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d
                 }
             }
             let _ = avx2;
+            #[cfg(atome_thumb2)]
+            if nt == 5 && mask == 0x3FF && sv.iter().all(|&s| s <= 1) {
+                let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
+                let shifted = sv.iter().enumerate().fold(0, |m, (k, &s)| m | s << k);
+                let taps = Taps5 { rows: [row(0), row(1), row(2), row(3), row(4)], shifted };
+                if conv5_t2(conv.data, &taps, out).is_some() {
+                    return (out.iter().fold(0, |m, v| m | v.unsigned_abs()), et);
+                }
+            }
             let shifted = sv.iter().any(|&s| s > 0);
             let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
             let xs = out.iter_mut().zip(row(0)).zip(row(1)).zip(row(2)).zip(row(3)).zip(row(4));

@@ -4,6 +4,8 @@
 
 #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
 pub mod conv;
+#[cfg(atome_thumb2)]
+pub mod conv_t2;
 pub mod dot;
 pub mod ssm;
 pub mod matvec;
