@@ -793,9 +793,21 @@ fn mix<const GENERAL: bool>(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u
     let k = |c: i64, e: i32| rshr(c, ashift(a, e)) as i32;
     let ks = [k(c0m, e0), k(c1m, e1), k(c2m, e2)];
     let sx = ashift(a, ex);
-    let mx = if !GENERAL && (1..=31).contains(&sl) && (1..=31).contains(&ss) {
-        // The usual case: both grids shift right.
-        let (rl, tl, rs, ts) = (1 << (sl - 1), sl as u32, 1 << (ss - 1), ss as u32);
+    let mx = if !GENERAL {
+        // Each pathway's grid as (v + r) >> t: a right shift s in 1..=31
+        // rounds (r = 2^(s-1)); a left shift (s <= 0, exact) moves into
+        // its coefficient instead (k (v << n) = (k << n) v, wrapping: the
+        // product fits an int32, so the wrapped factor gives it exactly),
+        // and s >= 32 (every rshr32 0) makes the coefficient 0.
+        let grid = |s: i32, k: i32| -> (i32, u32, i32) {
+            match s {
+                1..=31 => (1 << (s - 1), s as u32, k),
+                ..=0 => (0, 0, k.wrapping_shl((-s).min(31) as u32)),
+                _ => (0, 0, 0),
+            }
+        };
+        let ((rl, tl, k0), (rs, ts, k1)) = (grid(sl, ks[0]), grid(ss, ks[1]));
+        let ks = [k0, k1, ks[2]];
         let loc = move |w: i32| (w + rl) >> tl;
         let sta = move |h: i32| (h + rs) >> ts;
         if sx <= 0 {
@@ -825,7 +837,9 @@ const MIX_ROOM: i32 = 29;
 fn mix_sums(lm: &mut [i32], hs: &[i32], sp: &[i16], xr: &[i16], [k0, k1, k2]: [i32; 3], loc: impl Fn(i32) -> i32, sta: impl Fn(i32) -> i32, xf: impl Fn(i32) -> i32) -> u32 {
     let mut mx = 0u32;
     for (((w, &h), &spc), &xc) in lm.iter_mut().zip(hs).zip(sp).zip(xr) {
-        let v = xf(i32::from(xc)) + k0 * loc(*w) + k1 * sta(h) + k2 * i32::from(spc);
+        // (Wrapping: a coefficient may carry a left shift, see `mix`; the
+        // sum itself is an int32.)
+        let v = xf(i32::from(xc)).wrapping_add(k0.wrapping_mul(loc(*w))).wrapping_add(k1.wrapping_mul(sta(h))).wrapping_add(k2 * i32::from(spc));
         mx |= v.unsigned_abs();
         *w = v;
     }
