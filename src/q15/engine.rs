@@ -866,7 +866,12 @@ fn attention_top(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut
             return 0;
         }
         let dot = dot_q(q, keys.get(j * dh..(j + 1) * dh).unwrap_or(&[]));
-        rshr(dot, (kt - e).min(63))
+        // (Most keys are on the largest grid: no shift.)
+        if e == kt {
+            dot
+        } else {
+            rshr(dot, (kt - e).min(63))
+        }
     };
     // Top-k: descending g * sigma, earlier keys first on ties.
     let g = p.cq.m.signum();
@@ -884,10 +889,13 @@ fn attention_top(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut
         _ => 0,
     };
     let mut cnt = 0usize;
+    // The k-th best signed score once k are held (the bar a later key
+    // must pass), kept here rather than rebuilt from its two words.
+    let mut bar = 0i64;
     for j in 0..=t {
         let sg = sigma(j);
         let s = sgn_mul(g, sg);
-        if cnt == keff && s <= sgn_mul(g, score(lo, hi, cnt - 1)) {
+        if cnt == keff && s <= bar {
             continue;
         }
         let mut pos = cnt.min(keff - 1);
@@ -908,6 +916,9 @@ fn attention_top(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut
             *h = (sg >> 32) as i32;
         }
         cnt = (cnt + 1).min(keff);
+        if cnt == keff {
+            bar = sgn_mul(g, score(lo, hi, keff - 1));
+        }
     }
     let pr = pr.get_mut(..keff)?;
     softmax_q(|i| score(lo, hi, i), p.cq.m, p.cq.e + eq + kt, pr);
