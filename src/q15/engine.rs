@@ -11,6 +11,7 @@ use crate::kernels::isa::Accel;
 use crate::kernels::q15::conv::{conv5_avx2, Taps};
 #[cfg(atome_thumb2)]
 use crate::kernels::q15::conv_t2::{conv5_t2, Taps5};
+use crate::kernels::q15::quant::{or_abs, rshr_sat};
 use crate::kernels::q15::{dot_q, matvec_q, matvec_q_multi, MvJobQ};
 use crate::math::lnf;
 
@@ -118,7 +119,7 @@ kernel!(k_quant_into = quant_into(src: &[i32], e: i32, out: &mut [i16]) -> i32);
 /// bitwise OR of the magnitudes has too: the first passes OR them, two
 /// instructions where a 64-bit max takes five.)
 fn quant_into(src: &[i32], e: i32, out: &mut [i16]) -> i32 {
-    let mx = src.iter().fold(0, |a, v| a | v.unsigned_abs());
+    let mx = or_abs(src);
     quant_into_mx(src, mx, e, out)
 }
 
@@ -137,10 +138,7 @@ fn quant_at(src: &[i32], s: i32, out: &mut [i16]) {
     // case, the shift's branches out of the loop.
     if s >= 1 {
         // (s <= 17: |v| < 2^32.)
-        let n = (s - 1) as u32;
-        for (o, &v) in out.iter_mut().zip(src) {
-            *o = (((v >> n) + 1) >> 1).clamp(-LIM15, LIM15) as i16;
-        }
+        rshr_sat(src, (s - 1) as u32, out);
     } else {
         // mx < 2^(15 + s): the left shift is exact and within +-32767.
         let n = (-s).min(31) as u32;
@@ -150,8 +148,6 @@ fn quant_at(src: &[i32], s: i32, out: &mut [i16]) {
     }
 }
 
-/// 2^15 - 1, the activation saturation.
-const LIM15: i32 = (1 << QA) - 1;
 
 /// Exact dot product of row j of W with h (the head's fallback when its
 /// rows cannot be cut at a byte boundary).
@@ -652,7 +648,7 @@ fn conv_sums(avx2: bool, conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d
                 let shifted = sv.iter().enumerate().fold(0, |m, (k, &s)| m | s << k);
                 let taps = Taps5 { rows: [row(0), row(1), row(2), row(3), row(4)], shifted };
                 if conv5_t2(conv.data, &taps, out).is_some() {
-                    return (out.iter().fold(0, |m, v| m | v.unsigned_abs()), et);
+                    return (or_abs(out), et);
                 }
             }
             let shifted = sv.iter().any(|&s| s > 0);
@@ -780,7 +776,7 @@ fn mix<const GENERAL: bool>(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u
     // formed in the sum's loop (docs/Q15.md#mix).
     let (sl, el) = (qshift(u64::from(mxl), QA), qexp(u64::from(mxl), et, QA));
     let hs = st.hs;
-    let mxs = hs.iter().fold(0u32, |a, v| a | v.unsigned_abs());
+    let mxs = or_abs(hs);
     let (ss, es) = (qshift(u64::from(mxs), QA), qexp(u64::from(mxs), st.ehs, QA));
     let (c0m, c0e) = quant_scalar(i64::from(r[0]) * p.conv.m, p.conv.e - 30, QA);
     let (c1m, c1e) = quant_scalar(i64::from(r[1]), -30, QA);
