@@ -514,12 +514,12 @@ fn ssm_step<const GENERAL: bool>(sb: &PSrc, tanh: Vals, hs: &mut [i32], ehs: i32
     let a = align_at(&[top(e1, 60), top(e2, QP as i32 + QA as i32)], SSM_ROOM);
     let (s1, s2) = (ashift(a, e1).max(1) as u32, ashift(a, e2).max(1) as u32);
     #[cfg(all(target_arch = "arm", target_has_atomic = "32"))]
-    if let (false, 30, 1..=32, Some(bv)) = (GENERAL, s1, s2, sb.vals()) {
+    if let (false, 30..=32, 1..=32, Some(bv)) = (GENERAL, s1, s2, sb.vals()) {
         let ((tp, tn), (bp, bn)) = (tanh.words(), bv.words());
         if tn >= hs.len() && bn >= hs.len() {
             // SAFETY: tp and bp address tn, bn >= hs.len() int32 (the
-            // caller's vectors), s2 in 1..=32.
-            let mx = unsafe { crate::kernels::q15::ssm::ssm_sums_s30(tp, bp, hs, h, s2) };
+            // caller's vectors), s1 in 30..=32, s2 in 1..=32.
+            let mx = unsafe { crate::kernels::q15::ssm::ssm_sums_s(tp, bp, hs, h, s1, s2) };
             return ssm_norm(hs, mx, a);
         }
     }

@@ -1,36 +1,25 @@
-//! The SSM step's sums on Armv7-M and later (`SMULL`), in the usual case of
-//! a decay shift of 30: W_c = rshr(T_c hs_c, 30) + rshr(b_c h_c, s2) into
-//! hs, each rounding as (v + 2^(s-1)) >> s on the 64-bit product (the
-//! result fits 32 bits: docs/Q15.md#ssm-state-pathway), 23 instructions an
-//! element where LLVM's loop spills to 32.
+//! The SSM step's sums on Armv7-M and later (`SMULL`), in the usual cases
+//! of a decay shift of 30, 31 or 32 (s1 = 30 when the decay term is the
+//! larger, up to 32 when the input term is):
+//! W_c = rshr(T_c hs_c, s1) + rshr(b_c h_c, s2) into hs, each rounding
+//! as (v + 2^(s-1)) >> s on the 64-bit product (the result fits 32 bits:
+//! docs/Q15.md#ssm-state-pathway), 23 instructions an element where
+//! LLVM's loop spills to 32 (33 for shifts other than 30).
 
-/// The sums for every channel of `hs`; OR of |W|.
-///
-/// # Safety
-/// `t` and `b` must be readable for `hs.len()` int32 each (any alignment
-/// of 4); `h` at least as long as `hs`; 1 <= s2 <= 32.
-#[cfg(all(target_arch = "arm", target_has_atomic = "32"))]
-#[inline(always)]
-pub unsafe fn ssm_sums_s30(t: *const i32, b: *const i32, hs: &mut [i32], h: &[i16], s2: u32) -> u32 {
-    let n = hs.len().min(h.len());
-    if n == 0 {
-        return 0;
-    }
-    let hp = hs.as_mut_ptr();
-    let mut mx = 0u32;
-    // SAFETY: the caller's contract; the loop reads t, b, hs and h at
-    // element c < n and writes hs[c], and stops when the hs pointer reaches
-    // hp + n. Only the named registers and the flags change.
-    unsafe {
+/// The loop of [`ssm_sums_s`] for a decay shift of `s1` (its rounding
+/// addend `rnd` = 2^(s1-1) and the high word's shift `ls` = 32 - s1 as
+/// literals: immediates keep two registers free).
+macro_rules! ssm_loop {
+    ($s1:literal, $rnd:literal, $ls:literal, $t:ident, $b:ident, $hp:ident, $h:ident, $n:ident, $s2:ident, $mx:ident) => {
         core::arch::asm!(
             "2:",
             "ldr {a}, [{tp}], #4",
             "ldr {x}, [{hp}]",
             "smull {lo}, {hi}, {a}, {x}",
-            "adds {lo}, {lo}, #0x20000000",
+            concat!("adds {lo}, {lo}, #", $rnd),
             "adc {hi}, {hi}, #0",
-            "lsr {lo}, {lo}, #30",
-            "orr {lo}, {lo}, {hi}, lsl #2",
+            concat!("lsr {lo}, {lo}, #", $s1),
+            concat!("orr {lo}, {lo}, {hi}, lsl #", $ls),
             "ldr {a}, [{bp}], #4",
             "ldrsh {x}, [{xp}], #2",
             "smull {a}, {x}, {a}, {x}",
@@ -47,20 +36,47 @@ pub unsafe fn ssm_sums_s30(t: *const i32, b: *const i32, hs: &mut [i32], h: &[i1
             "orr {mx}, {mx}, {a}",
             "cmp {hp}, {end}",
             "bne 2b",
-            tp = inout(reg) t => _,
-            bp = inout(reg) b => _,
-            hp = inout(reg) hp => _,
-            xp = inout(reg) h.as_ptr() => _,
-            end = in(reg) hp.wrapping_add(n),
-            rnd = in(reg) 1u32 << (s2 - 1),
-            s2 = in(reg) s2,
-            mx = inout(reg) mx,
+            tp = inout(reg) $t => _,
+            bp = inout(reg) $b => _,
+            hp = inout(reg) $hp => _,
+            xp = inout(reg) $h.as_ptr() => _,
+            end = in(reg) $hp.wrapping_add($n),
+            rnd = in(reg) 1u32 << ($s2 - 1),
+            s2 = in(reg) $s2,
+            mx = inout(reg) $mx,
             a = out(reg) _,
             x = out(reg) _,
             lo = out(reg) _,
             hi = out(reg) _,
             options(nostack),
-        );
+        )
+    };
+}
+
+/// The sums for every channel of `hs` (decay shift s1: 30, 31 or 32); OR
+/// of |W|.
+///
+/// # Safety
+/// `t` and `b` must be readable for `hs.len()` int32 each (any alignment
+/// of 4); `h` at least as long as `hs`; 30 <= s1 <= 32, 1 <= s2 <= 32.
+#[cfg(all(target_arch = "arm", target_has_atomic = "32"))]
+#[inline(always)]
+pub unsafe fn ssm_sums_s(t: *const i32, b: *const i32, hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> u32 {
+    let n = hs.len().min(h.len());
+    if n == 0 {
+        return 0;
+    }
+    let hp = hs.as_mut_ptr();
+    let mut mx = 0u32;
+    // SAFETY: the caller's contract; the loop reads t, b, hs and h at
+    // element c < n and writes hs[c], and stops when the hs pointer reaches
+    // hp + n. Only the named registers and the flags change.
+    unsafe {
+        match s1 {
+            30 => ssm_loop!("30", "0x20000000", "2", t, b, hp, h, n, s2, mx),
+            31 => ssm_loop!("31", "0x40000000", "1", t, b, hp, h, n, s2, mx),
+            _ => ssm_loop!("32", "0x80000000", "0", t, b, hp, h, n, s2, mx),
+        }
     }
     mx
 }
