@@ -11,6 +11,7 @@ use crate::kernels::isa::Accel;
 use crate::kernels::q15::conv::{conv5_avx2, Taps};
 #[cfg(atome_thumb2)]
 use crate::kernels::q15::conv_t2::{conv5_t2, Taps5};
+use crate::kernels::q15::norm::row_stats;
 use crate::kernels::q15::quant::{or_abs, rshr_sat};
 use crate::kernels::q15::{dot_q, matvec_q, matvec_q_multi, MvJobQ};
 use crate::math::lnf;
@@ -192,14 +193,7 @@ fn layer_norm<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &
         return E_ZERO;
     }
     // |S| <= D * 32767 < 2^31 and m^2 < 2^30 (docs/Q15.md#integer-widths).
-    let (mut s32, mut q, mut lo, mut hi) = (0i32, 0i64, i32::MAX, i32::MIN);
-    for &m in xm {
-        let m = i32::from(m);
-        s32 += m;
-        q += i64::from(m * m);
-        lo = lo.min(m);
-        hi = hi.max(m);
-    }
+    let (s32, q, lo, hi) = row_stats(xm);
     let s = i64::from(s32);
     let n = d * q - s * s;
     const LIM: i64 = 1 << 62;

@@ -9,6 +9,7 @@ pub mod conv_t2;
 pub mod dot;
 pub mod ssm;
 pub mod matvec;
+pub mod norm;
 pub mod quant;
 
 pub use dot::dot_q;
