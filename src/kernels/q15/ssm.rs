@@ -9,6 +9,7 @@
 /// The loop of [`ssm_sums_s`] for a decay shift of `s1` (its rounding
 /// addend `rnd` = 2^(s1-1) and the high word's shift `ls` = 32 - s1 as
 /// literals: immediates keep two registers free).
+#[cfg(all(target_arch = "arm", target_has_atomic = "32"))]
 macro_rules! ssm_loop {
     ($s1:literal, $rnd:literal, $ls:literal, $t:ident, $b:ident, $hp:ident, $h:ident, $n:ident, $s2:ident, $mx:ident) => {
         core::arch::asm!(
