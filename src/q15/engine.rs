@@ -587,10 +587,25 @@ fn conv_sums(avx2: bool, conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d
         return (0, E_ZERO);
     }
     let nt = kk.min(t + 1);
+    // Ring row of tap k: (t - k) mod K; on Armv6-M, whose divisions are
+    // library calls, stepped down from t mod K instead (S3 M0 -60K; the
+    // cores that divide in hardware gain nothing from the branch).
+    let slot0 = t % kk;
+    let ring_row = |k: usize| {
+        if cfg!(all(target_arch = "arm", not(target_has_atomic = "32"))) {
+            if k <= slot0 {
+                slot0 - k
+            } else {
+                slot0 + kk - k
+            }
+        } else {
+            (t - k) % kk
+        }
+    };
     // Taps aligned to the largest exponent among them.
     let mut et = E_ZERO;
     for k in 0..nt {
-        let ek = i32::from(ering.get((t - k) % kk).copied().unwrap_or(E_ZERO as i16));
+        let ek = i32::from(ering.get(ring_row(k)).copied().unwrap_or(E_ZERO as i16));
         if ek != E_ZERO {
             et = if et == E_ZERO { ek } else { et.max(ek) };
         }
@@ -601,7 +616,7 @@ fn conv_sums(avx2: bool, conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d
         // Each tap's row and shift once per position (-1: a zero row).
         let (mut rows, mut shs) = ([0usize; TAPS], [-1i32; TAPS]);
         for k in 0..nt {
-            let row = (t - k) % kk;
+            let row = ring_row(k);
             let ek = i32::from(ering.get(row).copied().unwrap_or(E_ZERO as i16));
             rows[k] = row * d;
             if ek != E_ZERO {
@@ -727,7 +742,7 @@ fn conv_sums(avx2: bool, conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d
         for (c, o) in out.iter_mut().enumerate() {
             let mut acc = 0i32;
             for k in 0..nt {
-                let row = (t - k) % kk;
+                let row = ring_row(k);
                 let ek = i32::from(ering.get(row).copied().unwrap_or(E_ZERO as i16));
                 if ek == E_ZERO {
                     continue;
