@@ -652,10 +652,12 @@ fn conv_sums(avx2: bool, conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d
             }
             let _ = avx2;
             #[cfg(atome_thumb2)]
-            if nt == 5 && mask == 0x3FF && sv.iter().all(|&s| s <= 1) {
+            if sv.iter().all(|&s| s <= 1) {
+                // (A missing tap's row is row 0, read and masked out.)
                 let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
                 let shifted = sv.iter().enumerate().fold(0, |m, (k, &s)| m | s << k);
-                let taps = Taps5 { rows: [row(0), row(1), row(2), row(3), row(4)], shifted };
+                let valid = (0..5).fold(0, |v, k| v | ((mask >> (2 * k)) & 1) << k);
+                let taps = Taps5 { rows: [row(0), row(1), row(2), row(3), row(4)], shifted, valid };
                 if conv5_t2(conv.data, &taps, out).is_some() {
                     return (or_abs(out), et);
                 }

@@ -1,9 +1,10 @@
 //! The q15 engine's depthwise conv for K = 5 Trit2 on the Thumb-2 cores
 //! (Cortex-M3, M4, M7, M33), four channels a step in asm: the same exact
 //! sums L_c = sum_k w(c, k) rshr(x_k[c], s_k) as the engine's own loop
-//! (`conv_sums`), for the usual position: five taps present, each shift 0
-//! or 1 (the only shifts the models' runs show: adjacent LayerNorm rows
-//! differ by at most one exponent). LLVM's loop kept the five taps'
+//! (`conv_sums`) when each tap's shift is 0 or 1 (the only shifts the
+//! models' runs show: adjacent LayerNorm rows differ by at most one
+//! exponent); missing taps (the first K - 1 positions, zero rows) have
+//! their codes masked to 0. LLVM's loop kept the five taps'
 //! pointers, addends and shifts live and spilled: 51 to 75 instructions a
 //! channel; this one takes about 36.
 //!
@@ -62,13 +63,16 @@ macro_rules! chan {
 
 /// The whole loop, each tap by the macro `tap` (see [`conv5_t2`]).
 macro_rules! conv_loop {
-    ($tap:ident, $t:ident, $o:ident, $n:ident, $data:ident, $m3:ident) => {
+    ($tap:ident, $t:ident, $o:ident, $n:ident, $data:ident, $m3:ident, $v3:ident) => {
         core::arch::asm!(
-            "str r12, [sp, #-8]!",
+            "str r12, [sp, #-16]!",
             "str lr, [sp, #4]",
+            "str r11, [sp, #8]",
             "2:",
             "ldr r9, [r8]",
             fix_codes!(),
+            "ldr lr, [sp, #8]",
+            "and r9, r9, lr",
             "ldr lr, [sp, #4]",
             "and r10, r9, lr",
             chan!($tap, "0", "2", "4", "6", "8"),
@@ -79,6 +83,8 @@ macro_rules! conv_loop {
             "lsr r9, r9, #30",
             "orr r9, r9, lr, lsl #2",
             fix_codes!(),
+            "ldr lr, [sp, #8]",
+            "and r9, r9, lr",
             "ldr lr, [sp, #4]",
             "and r10, r9, lr",
             chan!($tap, "0", "2", "4", "6", "8"),
@@ -86,7 +92,7 @@ macro_rules! conv_loop {
             "ldr lr, [sp]",
             "cmp r5, lr",
             "bne 2b",
-            "add sp, sp, #8",
+            "add sp, sp, #16",
             inout("r0") $t.rows[0].as_ptr() => _,
             inout("r1") $t.rows[1].as_ptr() => _,
             inout("r2") $t.rows[2].as_ptr() => _,
@@ -96,7 +102,7 @@ macro_rules! conv_loop {
             inout("r8") $data.as_ptr() => _,
             out("r9") _,
             out("r10") _,
-            out("r11") _,
+            inout("r11") $v3 => _,
             inout("r12") $o.wrapping_add($n) => _,
             inout("lr") $m3 => _,
         )
@@ -109,6 +115,9 @@ pub struct Taps5<'a> {
     pub rows: [&'a [i16]; 5],
     /// Bit k set: tap k is rounded by one bit (rshr(x, 1)), else taken as is.
     pub shifted: u32,
+    /// Bit k set: tap k counts (else its weight is 0 and its row, which
+    /// must still be readable, is not used).
+    pub valid: u32,
 }
 
 /// The sums of every channel into `out`; None (nothing written) unless
@@ -119,28 +128,34 @@ pub fn conv5_t2(data: &[u8], t: &Taps5, out: &mut [i32]) -> Option<()> {
     if n == 0 || !n.is_multiple_of(4) || t.rows.iter().any(|r| r.len() < n) || data.len() < n / 4 * 5 {
         return None;
     }
-    // Code bits of the shifted taps, for the three channels of a word.
-    let mut m = 0u32;
+    // Code bits of the shifted taps and of the taps that count, for the
+    // three channels of a word.
+    let (mut m, mut v) = (0u32, 0u32);
     for k in 0..5 {
-        if t.shifted >> k & 1 == 1 {
-            m |= 3 << (2 * k);
+        if t.valid >> k & 1 == 1 {
+            v |= 3 << (2 * k);
+            if t.shifted >> k & 1 == 1 {
+                m |= 3 << (2 * k);
+            }
         }
     }
-    let m3 = m | m << 10 | m << 20;
+    // (Bits 30 and 31 are the fourth channel's first code: kept by the
+    // first mask, masked after the shift that brings them down.)
+    let (m3, v3) = (m | m << 10 | m << 20, v | v << 10 | v << 20 | 0xC000_0000);
     let o = out.as_mut_ptr();
     // SAFETY: four channels a step, n / 4 steps: each step reads bytes
     // 5g..5g+5 of data (an unaligned word and a byte; Armv7-M and later
     // allow unaligned LDR from normal memory), which the check above keeps
     // inside; four int16 from each row (post-incremented pointers, rows at
     // least n long) and writes four int32 to out (n long), stopping when
-    // the out pointer reaches o + n. The end and the mask live in eight
+    // the out pointer reaches o + n. The end and the two masks live in 16
     // bytes pushed below sp and released before the asm ends; only the
     // named registers and the flags change.
     unsafe {
         if m == 0 {
-            conv_loop!(tap_plain, t, o, n, data, m3);
+            conv_loop!(tap_plain, t, o, n, data, m3, v3);
         } else {
-            conv_loop!(tap, t, o, n, data, m3);
+            conv_loop!(tap, t, o, n, data, m3, v3);
         }
     }
     Some(())
