@@ -143,6 +143,32 @@ pub fn mul64(a: i32, b: i32) -> i64 {
     }
 }
 
+/// rshr(a b, 16 + k) for |a|, |b| <= 2^30 and 1 <= k <= 16, by 16-bit
+/// halves and int32 operations only (the SSM's decay term where a 64-bit
+/// product is a library call or four multiplies and 64-bit adds): with
+/// a = ah 2^16 + al, b = bh 2^16 + bl (al, bl in [0, 2^16)),
+/// a b = ah bh 2^32 + M 2^16 + al bl, M = ah bl + al bh (|M| < 2^31 by
+/// the bounds), and the quotient is
+/// ah bh 2^(16-k) + (M >> k) + (((M mod 2^k) + (al bl >> 16) + 2^(k-1)) >> k).
+/// Wrapping: the true result is an int32 whenever the caller's is.
+#[inline(always)]
+pub fn rshr_mul_split(a: i32, b: i32, k: u32) -> i32 {
+    let (ah, al, bh, bl) = (a >> 16, a & 0xFFFF, b >> 16, b & 0xFFFF);
+    let m = ah.wrapping_mul(bl).wrapping_add(al.wrapping_mul(bh));
+    let ll = (al as u32).wrapping_mul(bl as u32);
+    let w = (m & ((1 << k) - 1)) + (ll >> 16) as i32 + (1 << (k - 1));
+    ah.wrapping_mul(bh).wrapping_shl(16 - k).wrapping_add(m >> k).wrapping_add(w >> k)
+}
+
+/// rshr(a h, s) for |h| <= 32767 and 1 <= s <= 15, by 16-bit halves of a
+/// (any int32): a h = (ah h) 2^16 + al h, the first part a multiple of
+/// 2^s; |al h| + 2^(s-1) < 2^31. Wrapping, as [`rshr_mul_split`].
+#[inline(always)]
+pub fn rshr_mul16_split(a: i32, h: i32, s: u32) -> i32 {
+    let (ah, al) = (a >> 16, a & 0xFFFF);
+    (ah * h).wrapping_shl(16 - s).wrapping_add((al * h + (1 << (s - 1))) >> s)
+}
+
 /// a * b exactly for |b| <= 32767 (an activation mantissa): two 16 x 16
 /// multiplies where the core has no 32 x 32 -> 64 one.
 #[inline(always)]
@@ -587,7 +613,8 @@ fn to_f32_f64(v: i64, e: i32) -> f32 {
 
 #[cfg(test)]
 mod tests {
-    use super::{div_q32_long as div_q32, to_f32_f64, to_f32_int as to_f32};
+
+    use super::{div_q32_long as div_q32, rshr, rshr_mul16_split, rshr_mul_split, to_f32_f64, to_f32_int as to_f32};
 
     /// The tests' random numbers (xorshift64).
     fn xorshift(s: &mut u64) -> u64 {
@@ -648,6 +675,30 @@ mod tests {
             for n in [0u64, 1, d, d.wrapping_mul(0xFFFF_FFFF), d.wrapping_mul(0xFFFF_FFFF).wrapping_add(d.saturating_sub(1)), u64::MAX >> 1, u64::MAX, 1 << 61] {
                 check(n, d);
             }
+        }
+    }
+
+    #[test]
+    /// The SSM's split products against rshr of the int64 product, at
+    /// the bounds and edges of their halves.
+    fn split_products_are_rshr() {
+        let mut x = 0x853C_49E6_748F_EA9Bu64;
+        let mut next = || xorshift(&mut x);
+        let edge = [0, 1, -1, 65535, 65536, -65536, (1 << 30) - 1, -(1 << 30) + 1, 1 << 30, -(1 << 30), 0x3FFF_FFFF, -0x3FFF_0001];
+        for i in 0..400_000 {
+            let pick = |r: u64, bits: u32| -> i32 {
+                match r % 4 {
+                    0 => edge[(r >> 8) as usize % edge.len()],
+                    _ => ((r >> 8) as i64 % (1i64 << bits)) as i32,
+                }
+            };
+            let (a, b) = (pick(next(), 30).clamp(-(1 << 30), 1 << 30), pick(next(), 30).clamp(-(1 << 30), 1 << 30));
+            let k = 1 + (i % 16) as u32;
+            assert_eq!(rshr_mul_split(a, b, k), rshr(i64::from(a) * i64::from(b), 16 + k as i32) as i32, "{a} {b} {k}");
+            let a32 = next() as i32;
+            let h = (pick(next(), 15)).clamp(-32767, 32767);
+            let s = 1 + (i % 15) as u32;
+            assert_eq!(rshr_mul16_split(a32, h, s), rshr(i64::from(a32) * i64::from(h), s as i32) as i32, "{a32} {h} {s}");
         }
     }
 }

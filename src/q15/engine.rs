@@ -558,6 +558,17 @@ const SSM_ROOM: i32 = 30;
 #[inline(always)]
 fn ssm_sums<const GENERAL: bool>(ti: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> u32 {
     let mut mx = 0u32;
+    if !GENERAL && NO_SMULL && (17..=32).contains(&s1) && (1..=15).contains(&s2) {
+        // Cortex-M0 (no 32 x 32 -> 64 multiply): the usual shifts by
+        // 16-bit halves and int32 operations (|T|, |hs| <= 2^30: the
+        // split's bound; |h| <= 32767).
+        for ((hc, &hv), (t, bm)) in hs.iter_mut().zip(h).zip(ti.zip(bi)) {
+            let v = rshr_mul_split(t, *hc, s1 - 16).wrapping_add(rshr_mul16_split(bm, i32::from(hv), s2));
+            mx |= v.unsigned_abs();
+            *hc = v;
+        }
+        return mx;
+    }
     if !GENERAL && s1 <= 32 && s2 <= 32 {
         // The usual shifts (s1 = 30 when the decay term is the larger):
         // rshr_hl's low-word case only, its branch out of the loop.
