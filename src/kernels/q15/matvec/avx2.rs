@@ -8,6 +8,7 @@
 //! row and 16 columns. Outputs must not overlap (the caller checks); short
 //! inputs or outputs go to the portable kernels.
 use core::arch::x86_64::*;
+use core::mem::MaybeUninit;
 
 use crate::format::{Packing, Tensor};
 
@@ -281,11 +282,15 @@ unsafe fn trit2_fast(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut
     // (The caller checked xs and out for n positions.)
     if n <= 2 {
         let sh = _mm256_setr_epi32(14, 12, 10, 8, 6, 4, 2, 0);
-        let mut xp = [[_mm256_setzero_si256(); MAXV]; 2];
+        // Uninitialized: zeroing 2 KiB took more than a small matvec's
+        // work (S3 q15: 126 of about 800 instructions a call); the first
+        // nv vectors of each position's array are written here, and only
+        // they are read.
+        let mut xp = [[MaybeUninit::<__m256i>::uninit(); MAXV]; 2];
         for (b, xb) in xp.iter_mut().enumerate().take(n) {
             let x = &xs[b * xstride..b * xstride + cols];
             for (d, c) in xb.iter_mut().zip(x.chunks_exact(16)) {
-                *d = perm16(c.try_into().unwrap_or(&[0; 16]));
+                d.write(perm16(c.try_into().unwrap_or(&[0; 16])));
             }
         }
         let mut j0 = 0;
@@ -300,13 +305,16 @@ unsafe fn trit2_fast(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut
             for (b, xb) in xp.iter().enumerate().take(n) {
                 #[cfg(not(miri))]
                 // SAFETY: base + off[q] is row j0 + q (< rows) of data,
-                // which holds bpr = 4 * nv bytes per row; xb holds MAXV >=
-                // nv vectors; nv > 0 (checked above).
-                let acc = unsafe { fused8(base, &off, xb, nv, sh) };
+                // which holds bpr = 4 * nv bytes per row; xb's first nv
+                // vectors were written above (x holds cols = 16 nv int16:
+                // nv chunks); nv > 0 (checked above).
+                let acc = unsafe { fused8(base, &off, xb.as_ptr().cast(), nv, sh) };
                 #[cfg(miri)]
                 let mut acc = [_mm256_setzero_si256(); R];
                 #[cfg(miri)]
-                for (v, &xv) in xb.iter().enumerate().take(nv) {
+                for (v, xv) in xb.iter().enumerate().take(nv) {
+                    // SAFETY: the first nv vectors were written above.
+                    let xv = unsafe { xv.assume_init() };
                     for (a, &o) in acc.iter_mut().zip(&off) {
                         // SAFETY: base + o is row j0 + q (< rows) of data,
                         // which holds bpr = 4 * nv bytes per row: bytes
@@ -447,11 +455,12 @@ fn store4(a: &[__m256i; 4], o: &mut [i32]) {
 ///
 /// # Safety
 /// The CPU must have AVX2; nv > 0; for each q, `base + off[q]` must be
-/// readable for 4 * nv bytes; `xp` holds at least nv vectors.
+/// readable for 4 * nv bytes; `xp` points to at least nv initialized
+/// vectors.
 #[cfg(not(miri))]
 #[target_feature(enable = "avx2")]
 #[inline]
-unsafe fn fused8(base: *const u8, off: &[usize; R], xp: &[__m256i; MAXV], nv: usize, sh: __m256i) -> [__m256i; R] {
+unsafe fn fused8(base: *const u8, off: &[usize; R], xp: *const __m256i, nv: usize, sh: __m256i) -> [__m256i; R] {
     let mut acc = [_mm256_setzero_si256(); R];
     // SAFETY: the loop reads the words at base + off[q] + 4v and the
     // vectors xp[v] for v < nv (i = 4v; the vector at xp + 8i), inside by
@@ -512,7 +521,7 @@ unsafe fn fused8(base: *const u8, off: &[usize; R], xp: &[__m256i; MAXV], nv: us
             p5 = in(reg) base.add(off[5]),
             p6 = in(reg) base.add(off[6]),
             p7 = in(reg) base.add(off[7]),
-            xp = in(reg) xp.as_ptr(),
+            xp = in(reg) xp,
             i = inout(reg) 0usize => _,
             end = in(reg) 4 * nv,
             sh = in(ymm_reg) sh,
