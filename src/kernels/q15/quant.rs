@@ -50,11 +50,13 @@ pub fn rshr_sat(src: &[i32], n: u32, out: &mut [i16]) {
     #[cfg(atome_thumb2)]
     if let len @ 1.. = src.len().min(out.len()) {
         // SAFETY: reads len int32 from src and writes len int16 to out
-        // (both at least len long), one a step, len >= 1 steps. Only the
-        // named registers and the flags change.
+        // (both at least len long): len % 2 elements, then len / 2 steps
+        // of two. Only the named registers and the flags change.
         unsafe {
             core::arch::asm!(
-                "2:",
+                // An odd element first, then two a step.
+                "lsrs {c}, {c}, #1",
+                "bcc 3f",
                 "ldr {v}, [{p}], #4",
                 "asr {v}, {v}, {n}",
                 "add {v}, {v}, #1",
@@ -64,8 +66,29 @@ pub fn rshr_sat(src: &[i32], n: u32, out: &mut [i16]) {
                 "it eq",
                 "addeq {v}, {v}, #1",
                 "strh {v}, [{o}], #2",
+                "3:",
+                "cmp {c}, #0",
+                "beq 4f",
+                "2:",
+                "ldr {v}, [{p}], #4",
+                "asr {v}, {v}, {n}",
+                "add {v}, {v}, #1",
+                "ssat {v}, #16, {v}, asr #1",
+                "cmn {v}, #32768",
+                "it eq",
+                "addeq {v}, {v}, #1",
+                "strh {v}, [{o}], #2",
+                "ldr {v}, [{p}], #4",
+                "asr {v}, {v}, {n}",
+                "add {v}, {v}, #1",
+                "ssat {v}, #16, {v}, asr #1",
+                "cmn {v}, #32768",
+                "it eq",
+                "addeq {v}, {v}, #1",
+                "strh {v}, [{o}], #2",
                 "subs {c}, {c}, #1",
                 "bne 2b",
+                "4:",
                 p = inout(reg) src.as_ptr() => _,
                 o = inout(reg) out.as_mut_ptr() => _,
                 c = inout(reg) len => _,
