@@ -854,6 +854,19 @@ const MIX_ROOM: i32 = 29;
 #[inline(always)]
 fn mix_sums(lm: &mut [i32], hs: &[i32], sp: &[i16], xr: &[i16], [k0, k1, k2]: [i32; 3], loc: impl Fn(i32) -> i32, sta: impl Fn(i32) -> i32, xf: impl Fn(i32) -> i32) -> u32 {
     let mut mx = 0u32;
+    if cfg!(atome_thumb2) {
+        // Two passes on Thumb-2, each with few enough constants to stay
+        // in registers (one pass reloads some every element).
+        for (w, &spc) in lm.iter_mut().zip(sp) {
+            *w = k0.wrapping_mul(loc(*w)).wrapping_add(k2 * i32::from(spc));
+        }
+        for ((w, &h), &xc) in lm.iter_mut().zip(hs).zip(xr) {
+            let v = w.wrapping_add(xf(i32::from(xc))).wrapping_add(k1.wrapping_mul(sta(h)));
+            mx |= v.unsigned_abs();
+            *w = v;
+        }
+        return mx;
+    }
     for (((w, &h), &spc), &xc) in lm.iter_mut().zip(hs).zip(sp).zip(xr) {
         // (Wrapping: a coefficient may carry a left shift, see `mix`; the
         // sum itself is an int32.)
