@@ -60,7 +60,7 @@ stage "cross builds and symbol audit" scripts/cross.sh
 stage "QEMU Cortex-M parity" scripts/qemu_parity.sh
 # The soft-float assembly and integer routines against the platform's float
 # operations on the cores that run them (M0, M3, M4 soft, RV32).
-stage "soft-float routines on the cores (QEMU differential)" scripts/soft_device_check.sh
+stage "soft-float routines and q15 kernels on the cores (QEMU differential)" scripts/soft_device_check.sh
 # Engine .text (24 KiB default build, 8 KiB size-first on M4F), peak stack
 # <= 2 KiB and identical bits fail the stage; issue 11's instruction targets
 # are printed (TARGET lines) but not yet met, so they do not.

@@ -2,7 +2,8 @@
  * Device differential test of the software float routines
  * (scripts/soft_device_check.sh): softcheck_run (firmware/softcheck)
  * compares, on the core itself, the library's soft-float routines with the
- * platform's float operations. Prints one line per check:
+ * platform's float operations, and the q15 device kernels with plain
+ * integer loops. Prints one line per check:
  *
  *   SOFTCHECK <check> pairs <n> mismatches <m> [first a <hex> b <hex> got <hex> want <hex>]
  */
@@ -21,10 +22,10 @@ void softcheck_run(uint32_t which, uint32_t seed, uint32_t n, found_t *out);
 
 int main(void)
 {
-    static const char *const names[3] = {"matvec-step", "sf-add-sub-mul", "matvec-rows"};
-    static const uint32_t counts[3] = {SOFTCHECK_N, SOFTCHECK_N, SOFTCHECK_N / 20u};
+    static const char *const names[4] = {"matvec-step", "sf-add-sub-mul", "matvec-rows", "q15-kernels"};
+    static const uint32_t counts[4] = {SOFTCHECK_N, SOFTCHECK_N, SOFTCHECK_N / 20u, SOFTCHECK_N / 50u};
     uint32_t bad = 0;
-    for (uint32_t k = 0; k < 3; k++) {
+    for (uint32_t k = 0; k < 4; k++) {
         found_t f;
         softcheck_run(k, 0x9E3779B9u + k, counts[k], &f);
         fw_puts("SOFTCHECK ");

@@ -107,7 +107,10 @@ impl Found {
 ///     on these cores), a + b and a - b;
 /// 1 = sf::add, sf::sub, sf::mul and sf::mul_add (c + a * b);
 /// 2 = whole matvec rows (up to 64 terms, +-1 weights: the loop's state
-///     carried from step to step) against the plain float loop; n rows.
+///     carried from step to step) against the plain float loop; n rows;
+/// 3 = the q15 engine's device kernels (src/kernels/q15: the conv, the
+///     quantization passes, LayerNorm's statistics, q.k; the split SSM
+///     products) against plain integer loops; n cases ([`q15_case`]).
 ///
 /// # Safety
 /// `out` must be valid for writing one [`Found`].
@@ -138,7 +141,8 @@ pub unsafe extern "C" fn softcheck_run(which: u32, seed: u32, n: u32, out: *mut 
                     f.see(a, b, sf::mul_add(c, a, b), c + a * b);
                 }
             }
-            _ => row(&mut r, &mut f),
+            2 => row(&mut r, &mut f),
+            _ => q15_case(&mut r, &mut f),
         }
     }
     // SAFETY: the caller's contract.
@@ -198,3 +202,143 @@ fn row(r: &mut Rng, f: &mut Found) {
         f.see(x[b * cols], cols as f32, got[b], want * w.scale);
     }
 }
+
+impl Found {
+    /// An integer result against its plain loop's (`what` names the
+    /// kernel, `case` the draw).
+    fn see_int(&mut self, what: u32, case: u32, got: i64, want: i64) {
+        if got != want {
+            if self.mismatches == 0 {
+                (self.a, self.b, self.got, self.want) = (what, case, got as u32, want as u32);
+            }
+            self.mismatches += 1;
+        }
+    }
+}
+
+/// A q15 activation: any int16 but -32768 (the engine's range), often at
+/// its edges.
+fn act(r: &mut Rng) -> i16 {
+    match r.next() % 8 {
+        0 => [32767, -32767, 0, 1, -1][(r.next() % 5) as usize],
+        1 => (r.next() % 256) as i16 - 128,
+        _ => (r.next() as i16).max(-32767),
+    }
+}
+
+/// rshr(v, s) in int64, the contract's rounding (half up).
+fn rshr64(v: i64, s: u32) -> i64 {
+    if s == 0 {
+        v
+    } else {
+        (v + (1i64 << (s - 1))) >> s
+    }
+}
+
+/// One draw of every q15 device kernel against its plain loop.
+fn q15_case(r: &mut Rng, f: &mut Found) {
+    use atome::kernels::q15::{dot, norm, quant};
+    use atome::q15::arith;
+    let case = r.next();
+    let n = (r.next() % 70) as usize;
+    let mut a = [0i16; 70];
+    let mut b = [0i16; 70];
+    for (x, y) in a.iter_mut().zip(b.iter_mut()) {
+        (*x, *y) = (act(r), act(r));
+    }
+    // q.k (SMLALD / SMLAL / the plain loop), the shorter length counting.
+    let nb = if r.next().is_multiple_of(4) { (r.next() % 70) as usize } else { n };
+    let want: i64 = a[..n].iter().zip(&b[..nb]).map(|(&x, &y)| i64::from(x) * i64::from(y)).sum();
+    f.see_int(0, case, dot::dot_q(&a[..n], &b[..nb]), want);
+    // LayerNorm's statistics.
+    let (s, q, lo, hi) = norm::row_stats(&a[..n]);
+    let w = |v: &[i16]| -> (i64, i64, i64, i64) {
+        let it = || v.iter().map(|&x| i64::from(x));
+        (it().sum(), it().map(|x| x * x).sum(), it().min().unwrap_or(i64::from(i32::MAX)), it().max().unwrap_or(i64::from(i32::MIN)))
+    };
+    let (ws, wq, wlo, whi) = w(&a[..n]);
+    f.see_int(1, case, i64::from(s), ws);
+    f.see_int(2, case, q, wq);
+    f.see_int(3, case, i64::from(lo), wlo);
+    f.see_int(4, case, i64::from(hi), whi);
+    // The quantization passes on int32 sums of any size.
+    let mut v = [0i32; 70];
+    let bits = r.next() % 32;
+    for x in v.iter_mut() {
+        *x = (r.next() as i32) >> bits;
+        if r.next().is_multiple_of(16) {
+            *x = [i32::MIN + 1, i32::MAX, -(1 << 30), 1 << 30, 0][(r.next() % 5) as usize];
+        }
+    }
+    let mx = v[..n].iter().fold(0u32, |m, x| m | x.unsigned_abs());
+    f.see_int(5, case, i64::from(quant::or_abs(&v[..n])), i64::from(mx));
+    // The rounding shift's precondition (quant_at's): |v| < 2^(16 + sh).
+    let sh = r.next() % 32;
+    if sh < 15 {
+        for x in v.iter_mut() {
+            *x %= 1 << (16 + sh);
+        }
+    }
+    let mut o = [0i16; 70];
+    quant::rshr_sat(&v[..n], sh, &mut o[..n]);
+    for (k, (&x, &g)) in v[..n].iter().zip(&o[..n]).enumerate() {
+        let want = rshr64(i64::from(x), sh + 1).clamp(-32767, 32767);
+        f.see_int(6 + ((k as u32) << 8), case, i64::from(g), want);
+    }
+    // The SSM's split products (Cortex-M0's path), at their bounds.
+    let t = ((r.next() as i32) >> (r.next() % 31)).clamp(-(1 << 30), 1 << 30);
+    let hs = ((r.next() as i32) >> (r.next() % 31)).clamp(-(1 << 30), 1 << 30);
+    // (The result fits an int32, the engine's case: for k < 14, hs is
+    // scaled down to keep |t hs| >> (16 + k) below 2^30.)
+    let k = 1 + r.next() % 16;
+    let hs = if k < 14 { hs >> (14 - k) } else { hs };
+    f.see_int(7, case, i64::from(arith::rshr_mul_split(t, hs, k)), rshr64(i64::from(t) * i64::from(hs), 16 + k));
+    // (Its precondition, the engine's: the result fits an int32; here
+    // |g| < 2^(15 + s2), so |g h| >> s2 < 2^30.)
+    let s2 = 1 + r.next() % 15;
+    let (g, h) = ((r.next() as i32) >> (16 - s2), i32::from(act(r)));
+    f.see_int(8, case, i64::from(arith::rshr_mul16_split(g, h, s2)), rshr64(i64::from(g) * i64::from(h), s2));
+    conv_case(r, f, case);
+}
+
+/// The Thumb-2 conv (kernels/q15/conv_t2.rs) against the contract's sum,
+/// any payload bits (code 10 included), taps missing or shifted by one.
+#[cfg(all(target_arch = "arm", target_has_atomic = "32"))]
+fn conv_case(r: &mut Rng, f: &mut Found, case: u32) {
+    use atome::kernels::q15::conv_t2::{conv5_t2, Taps5};
+    let d = 4 * (1 + (r.next() % 16) as usize);
+    let mut rows = [[0i16; 64]; 5];
+    for row in rows.iter_mut() {
+        for x in row.iter_mut() {
+            *x = act(r);
+        }
+    }
+    let mut data = [0u8; 80];
+    for x in data.iter_mut() {
+        *x = r.next() as u8;
+    }
+    let valid = if r.next().is_multiple_of(2) { 31 } else { r.next() % 32 };
+    let shifted = r.next() % 32;
+    let taps = Taps5 { rows: [&rows[0][..d], &rows[1][..d], &rows[2][..d], &rows[3][..d], &rows[4][..d]], shifted, valid };
+    let mut out = [0i32; 64];
+    if conv5_t2(&data[..d / 4 * 5], &taps, &mut out[..d]).is_none() {
+        f.see_int(9, case, 1, 0);
+        return;
+    }
+    for c in 0..d {
+        let mut want = 0i64;
+        for k in 0..5 {
+            let bit = 10 * c + 2 * k;
+            let code = (data[bit / 8] >> (bit % 8)) & 3;
+            let wk = [0, 1, 0, -1][code as usize];
+            if valid >> k & 1 == 1 {
+                want += wk * rshr64(i64::from(rows[k][c]), shifted >> k & 1);
+            }
+        }
+        f.see_int(10 + ((c as u32) << 8), case, i64::from(out[c]), want);
+    }
+}
+
+/// (Cores without Thumb-2 have no such conv.)
+#[cfg(not(all(target_arch = "arm", target_has_atomic = "32")))]
+fn conv_case(_: &mut Rng, _: &mut Found, _: u32) {}
