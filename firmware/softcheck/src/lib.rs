@@ -327,12 +327,12 @@ fn conv_case(r: &mut Rng, f: &mut Found, case: u32) {
     }
     for c in 0..d {
         let mut want = 0i64;
-        for k in 0..5 {
+        for (k, row) in rows.iter().enumerate() {
             let bit = 10 * c + 2 * k;
             let code = (data[bit / 8] >> (bit % 8)) & 3;
             let wk = [0, 1, 0, -1][code as usize];
             if valid >> k & 1 == 1 {
-                want += wk * rshr64(i64::from(rows[k][c]), shifted >> k & 1);
+                want += wk * rshr64(i64::from(row[c]), shifted >> k & 1);
             }
         }
         f.see_int(10 + ((c as u32) << 8), case, i64::from(out[c]), want);
