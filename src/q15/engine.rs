@@ -1010,6 +1010,20 @@ fn attention_sum(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32> {
             }
             let [r0, r1, r2, r3] = rows;
             let [k0, k1, k2, k3] = ks;
+            if cfg!(all(target_arch = "arm", not(target_has_atomic = "32"))) {
+                // Armv6-M: two rows a pass (four rows, their weights and
+                // the sums do not fit its eight low registers; S3 M0 -20K;
+                // RV32 and Thumb-2 gain nothing).
+                for (o, (&v0, &v1)) in out.iter_mut().zip(r0.iter().zip(r1)) {
+                    *o = k0 * i32::from(v0) + k1 * i32::from(v1);
+                }
+                for (o, (&v2, &v3)) in out.iter_mut().zip(r2.iter().zip(r3)) {
+                    let a = *o + k2 * i32::from(v2) + k3 * i32::from(v3);
+                    mx |= a.unsigned_abs();
+                    *o = a;
+                }
+                return Some(quant_into_mx(out, mx, f - 15, b.sparse));
+            }
             for ((o, (&v0, &v1)), (&v2, &v3)) in out.iter_mut().zip(r0.iter().zip(r1)).zip(r2.iter().zip(r3)) {
                 let a = k0 * i32::from(v0) + k1 * i32::from(v1) + k2 * i32::from(v2) + k3 * i32::from(v3);
                 mx |= a.unsigned_abs();
