@@ -42,6 +42,22 @@ pub fn dot_q(a: &[i16], b: &[i16]) -> i64 {
     }
 }
 
+/// One step of [`dot_pairs`]: a word (two int16) from each side, SMLALD.
+#[cfg(atome_dsp)]
+macro_rules! smlald_step {
+    () => {
+        concat!("ldr {t0}, [{ap}], #4\n", "ldr {t1}, [{bp}], #4\n", "smlald {lo}, {hi}, {t0}, {t1}\n")
+    };
+}
+
+/// One step of [`dot_smlal`]: an int16 from each side, SMLAL.
+#[cfg(all(atome_thumb2, not(atome_dsp)))]
+macro_rules! smlal_step {
+    () => {
+        concat!("ldrsh {t0}, [{ap}], #2\n", "ldrsh {t1}, [{bp}], #2\n", "smlal {lo}, {hi}, {t0}, {t1}\n")
+    };
+}
+
 /// sum over `pairs` >= 1 int16 pairs at a and b (2 * pairs readable int16
 /// each) of a_i b_i, by `SMLALD`.
 #[cfg(atome_dsp)]
@@ -58,18 +74,12 @@ fn dot_pairs(a: *const i16, b: *const i16, pairs: usize) -> i64 {
             // leave the flags of the lsrs: C the odd pair, Z no steps).
             "lsrs {n}, {n}, #1",
             "bcc 2f",
-            "ldr {t0}, [{ap}], #4",
-            "ldr {t1}, [{bp}], #4",
-            "smlald {lo}, {hi}, {t0}, {t1}",
+            smlald_step!(),
             "2:",
             "beq 3f",
             "4:",
-            "ldr {t0}, [{ap}], #4",
-            "ldr {t1}, [{bp}], #4",
-            "smlald {lo}, {hi}, {t0}, {t1}",
-            "ldr {t0}, [{ap}], #4",
-            "ldr {t1}, [{bp}], #4",
-            "smlald {lo}, {hi}, {t0}, {t1}",
+            smlald_step!(),
+            smlald_step!(),
             "subs {n}, {n}, #1",
             "bne 4b",
             "3:",
@@ -102,27 +112,17 @@ fn dot_smlal(a: *const i16, b: *const i16, n: usize) -> i64 {
             "lsrs {n}, {n}, #2",
             "beq 3f",
             "2:",
-            "ldrsh {t0}, [{ap}], #2",
-            "ldrsh {t1}, [{bp}], #2",
-            "smlal {lo}, {hi}, {t0}, {t1}",
-            "ldrsh {t0}, [{ap}], #2",
-            "ldrsh {t1}, [{bp}], #2",
-            "smlal {lo}, {hi}, {t0}, {t1}",
-            "ldrsh {t0}, [{ap}], #2",
-            "ldrsh {t1}, [{bp}], #2",
-            "smlal {lo}, {hi}, {t0}, {t1}",
-            "ldrsh {t0}, [{ap}], #2",
-            "ldrsh {t1}, [{bp}], #2",
-            "smlal {lo}, {hi}, {t0}, {t1}",
+            smlal_step!(),
+            smlal_step!(),
+            smlal_step!(),
+            smlal_step!(),
             "subs {n}, {n}, #1",
             "bne 2b",
             "3:",
             "cmp {r}, #0",
             "beq 5f",
             "4:",
-            "ldrsh {t0}, [{ap}], #2",
-            "ldrsh {t1}, [{bp}], #2",
-            "smlal {lo}, {hi}, {t0}, {t1}",
+            smlal_step!(),
             "subs {r}, {r}, #1",
             "bne 4b",
             "5:",

@@ -18,30 +18,30 @@ pub fn row_stats(xm: &[i16]) -> (i32, i64, i32, i32) {
     let rest = if xm.len() >= 2 {
         let pairs = xm.len() / 2;
         let (mut ql, mut qh) = (0u32, 0u32);
+        // One element: sum, square, extremes.
+        macro_rules! stat_step {
+            () => {
+                concat!(
+                    "ldrsh {x}, [{p}], #2\n",
+                    "add {s}, {s}, {x}\n",
+                    "smlal {ql}, {qh}, {x}, {x}\n",
+                    "cmp {x}, {lo}\n",
+                    "it lt\n",
+                    "movlt {lo}, {x}\n",
+                    "cmp {x}, {hi}\n",
+                    "it gt\n",
+                    "movgt {hi}, {x}\n",
+                )
+            };
+        }
         // SAFETY: reads 2 * pairs <= xm.len() int16 from xm (halfword
         // loads), pairs >= 1 steps; the adds cannot overflow for the
         // caller's lengths. Only the named registers and the flags change.
         unsafe {
             core::arch::asm!(
                 "2:",
-                "ldrsh {x}, [{p}], #2",
-                "add {s}, {s}, {x}",
-                "smlal {ql}, {qh}, {x}, {x}",
-                "cmp {x}, {lo}",
-                "it lt",
-                "movlt {lo}, {x}",
-                "cmp {x}, {hi}",
-                "it gt",
-                "movgt {hi}, {x}",
-                "ldrsh {x}, [{p}], #2",
-                "add {s}, {s}, {x}",
-                "smlal {ql}, {qh}, {x}, {x}",
-                "cmp {x}, {lo}",
-                "it lt",
-                "movlt {lo}, {x}",
-                "cmp {x}, {hi}",
-                "it gt",
-                "movgt {hi}, {x}",
+                stat_step!(),
+                stat_step!(),
                 "subs {n}, {n}, #1",
                 "bne 2b",
                 p = inout(reg) xm.as_ptr() => _,

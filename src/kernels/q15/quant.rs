@@ -49,6 +49,22 @@ pub fn or_abs(src: &[i32]) -> u32 {
 pub fn rshr_sat(src: &[i32], n: u32, out: &mut [i16]) {
     #[cfg(atome_thumb2)]
     if let len @ 1.. = src.len().min(out.len()) {
+        // One element: the rounding shift, saturated to [-32768, 32767] by
+        // SSAT, then -32768 up to -32767.
+        macro_rules! sat_step {
+            () => {
+                concat!(
+                    "ldr {v}, [{p}], #4\n",
+                    "asr {v}, {v}, {n}\n",
+                    "add {v}, {v}, #1\n",
+                    "ssat {v}, #16, {v}, asr #1\n",
+                    "cmn {v}, #32768\n",
+                    "it eq\n",
+                    "addeq {v}, {v}, #1\n",
+                    "strh {v}, [{o}], #2\n",
+                )
+            };
+        }
         // SAFETY: reads len int32 from src and writes len int16 to out
         // (both at least len long): len % 2 elements, then len / 2 steps
         // of two. Only the named registers and the flags change.
@@ -57,35 +73,13 @@ pub fn rshr_sat(src: &[i32], n: u32, out: &mut [i16]) {
                 // An odd element first, then two a step.
                 "lsrs {c}, {c}, #1",
                 "bcc 3f",
-                "ldr {v}, [{p}], #4",
-                "asr {v}, {v}, {n}",
-                "add {v}, {v}, #1",
-                // Saturated to [-32768, 32767], then -32768 up to -32767.
-                "ssat {v}, #16, {v}, asr #1",
-                "cmn {v}, #32768",
-                "it eq",
-                "addeq {v}, {v}, #1",
-                "strh {v}, [{o}], #2",
+                sat_step!(),
                 "3:",
                 "cmp {c}, #0",
                 "beq 4f",
                 "2:",
-                "ldr {v}, [{p}], #4",
-                "asr {v}, {v}, {n}",
-                "add {v}, {v}, #1",
-                "ssat {v}, #16, {v}, asr #1",
-                "cmn {v}, #32768",
-                "it eq",
-                "addeq {v}, {v}, #1",
-                "strh {v}, [{o}], #2",
-                "ldr {v}, [{p}], #4",
-                "asr {v}, {v}, {n}",
-                "add {v}, {v}, #1",
-                "ssat {v}, #16, {v}, asr #1",
-                "cmn {v}, #32768",
-                "it eq",
-                "addeq {v}, {v}, #1",
-                "strh {v}, [{o}], #2",
+                sat_step!(),
+                sat_step!(),
                 "subs {c}, {c}, #1",
                 "bne 2b",
                 "4:",
