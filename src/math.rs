@@ -15,6 +15,63 @@ mod fixed;
 /// wide products from 16-bit multiplies there.
 pub(crate) const NO_MULL: bool = cfg!(all(target_arch = "arm", not(target_has_atomic = "32")));
 
+/// Where count-leading-zeros is a library routine (`__clzsi2`, about 30
+/// instructions and a call): the same cores as [`NO_MULL`] (ARMv6-M has
+/// no `CLZ`).
+const NO_CLZ: bool = NO_MULL;
+
+/// Bit length of a byte value (0 for 0).
+static BITLEN8: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 1;
+    while i < 256 {
+        t[i] = t[i / 2] + 1;
+        i += 1;
+    }
+    t
+};
+
+/// `x.leading_zeros()`, inline on every core: without `CLZ`, two halvings
+/// and a byte table (about 12 instructions, no call).
+#[inline(always)]
+pub(crate) fn lz32(x: u32) -> u32 {
+    if NO_CLZ {
+        lz32_table(x)
+    } else {
+        x.leading_zeros()
+    }
+}
+
+/// [`lz32`] without `CLZ` (a function of its own so that the host tests
+/// check it).
+#[inline(always)]
+fn lz32_table(x: u32) -> u32 {
+    let (mut v, mut n) = (x, 32);
+    if v >> 16 != 0 {
+        v >>= 16;
+        n -= 16;
+    }
+    if v >> 8 != 0 {
+        v >>= 8;
+        n -= 8;
+    }
+    n - u32::from(BITLEN8[(v & 0xFF) as usize])
+}
+
+/// `x.leading_zeros()` for 64 bits, as [`lz32`].
+#[inline(always)]
+pub(crate) fn lz64(x: u64) -> u32 {
+    if !NO_CLZ {
+        return x.leading_zeros();
+    }
+    let hi = (x >> 32) as u32;
+    if hi != 0 {
+        lz32(hi)
+    } else {
+        32 + lz32(x as u32)
+    }
+}
+
 const LN2_HI: f64 = 0.693_147_180_369_123_8; // low bits zero: k*LN2_HI exact
 const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
 const INV_LN2: f64 = core::f64::consts::LOG2_E;
@@ -247,7 +304,7 @@ pub fn sqrtf_soft(x: f32) -> f32 {
     let mut e = (bits >> 23) as i32;
     let mut m = bits & 0x7f_ffff;
     if e == 0 {
-        let sh = m.leading_zeros() - 8;
+        let sh = lz32(m) - 8;
         m <<= sh;
         e = 1 - sh as i32;
     } else {
@@ -264,7 +321,7 @@ pub fn sqrtf_soft(x: f32) -> f32 {
     ex -= 26;
     let r = isqrt(big);
     let rem = big - r * r;
-    let nb = 64 - r.leading_zeros();
+    let nb = 64 - lz64(r);
     let drop = nb - 24;
     let mut q = r >> drop;
     let lost = r & ((1u64 << drop) - 1);
@@ -319,6 +376,20 @@ pub fn lnf(x: f32) -> f32 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn leading_zeros_by_table() {
+        let mut x = 0x9E37_79B9u32;
+        for k in 0..=32 {
+            // Every bit length, with random bits below the top one.
+            let v = if k == 0 { 0 } else { (x | 1 << 31) >> (32 - k) };
+            assert_eq!(super::lz32_table(v), v.leading_zeros(), "{v:#x}");
+            x = x.wrapping_mul(0x0019_660D).wrapping_add(0x3C6E_F35F);
+        }
+        for v in [0u64, 1, u64::from(u32::MAX), 1 << 32, u64::MAX, 0x0000_0010_0000_0000] {
+            assert_eq!(super::lz64(v), v.leading_zeros());
+        }
+    }
+
     extern crate std;
     use super::*;
 

@@ -10,7 +10,9 @@ guest instructions of each executed block and sums them per function
 symbol (from arm-none-eabi-nm). The whole run is counted (for the bench
 firmwares: the timed call and what follows it), so read shares, not totals.
 QPROF_BLOCKS=NAME also lists the hottest blocks of the functions whose
-symbol contains NAME. The log is large (about 2.5 GB for 75M instructions) and is removed after.
+symbol contains NAME; QPROF_CALLERS=NAME counts the entries into those
+functions by the function that ran just before (their callers, for a
+library routine called from many places). The log is large (about 2.5 GB for 75M instructions) and is removed after.
 """
 import bisect
 import collections
@@ -43,6 +45,10 @@ def main(elf, board, top):
         size = {}
         cur = None
         counts = collections.Counter()
+        # (previous block, block) pairs, for QPROF_CALLERS.
+        edges = collections.Counter()
+        prev = None
+        want_callers = os.environ.get("QPROF_CALLERS")
         with open(log, errors="replace") as f:
             for line in f:
                 if line.startswith("IN:"):
@@ -50,7 +56,11 @@ def main(elf, board, top):
                     continue
                 m = re.search(r"Trace \d+: 0x[0-9a-f]+ \[[0-9a-f]+/([0-9a-f]+)/", line)
                 if m:
-                    counts[int(m.group(1), 16)] += 1
+                    pc = int(m.group(1), 16)
+                    counts[pc] += 1
+                    if want_callers:
+                        edges[(prev, pc)] += 1
+                    prev = pc
                     cur = None
                     continue
                 m = re.match(r"0x([0-9a-f]+):\s", line)
@@ -81,6 +91,17 @@ def main(elf, board, top):
                 blocks.append((c * size.get(a, 0), a, c, size.get(a, 0), syms[i][1]))
         for w, a, c, n, name in sorted(blocks, reverse=True)[:top]:
             print("%12d  0x%08x  x%-8d %3d insns  %s" % (w, a, c, n, name[-40:]))
+    if want_callers:
+        entries = {a for a, name in syms if want_callers in name}
+        calls = collections.Counter()
+        for (p, a), c in edges.items():
+            # (Thumb: the symbol's address may have its low bit set.)
+            if a in entries or a | 1 in entries:
+                i = bisect.bisect_right(addrs, p) - 1 if p is not None else -1
+                calls[syms[i][1] if i >= 0 else "?"] += c
+        print("entries into %s by caller:" % want_callers)
+        for name, c in calls.most_common(top):
+            print("%12d  %s" % (c, name))
 
 
 if __name__ == "__main__":

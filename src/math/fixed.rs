@@ -99,7 +99,7 @@ fn mul64x32(a: u64, b: u32) -> u64 {
 // One copy for its three callers on microcontrollers (code size).
 #[cfg_attr(atome_portable, inline(never))]
 fn round_guarded(v: u64, e: i32) -> Option<f32> {
-    let lz = v.leading_zeros();
+    let lz = super::lz64(v);
     let v = v << lz;
     let rem = v & ((1 << 40) - 1);
     let half = 1u64 << 39;

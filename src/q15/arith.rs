@@ -185,7 +185,7 @@ pub fn mul64_16(a: i32, b: i32) -> i64 {
 /// Bits of m >= 0 (0 for 0).
 #[inline(always)]
 pub fn bitlen(m: u64) -> i32 {
-    64 - m.leading_zeros() as i32
+    64 - crate::math::lz64(m) as i32
 }
 
 /// The shift of quant_b for a largest magnitude `mx` (bitlen(mx) - b).
@@ -479,7 +479,7 @@ fn div_q32_long(n: u64, d: u64) -> u64 {
     }
     // A divisor of 33 to 40 bits: the quotient of both cut by k bits
     // (the divisor then has 32) is within 2 of the true one.
-    let k = 32 - d.leading_zeros();
+    let k = 32 - crate::math::lz64(d);
     let Some(q) = divlu(n >> k, (d >> k) as u32) else { return n / d.max(1) };
     let mut q = u64::from(q);
     // (q <= n / d + 2, n < 2^63 and d < 2^40: every product below is
@@ -503,7 +503,7 @@ fn divlu(n: u64, d: u32) -> Option<u32> {
         return Some(n as u32 / d.max(1));
     }
     // Normalized: d's top bit set; n << s cannot overflow (n < d 2^32).
-    let s = d.leading_zeros();
+    let s = crate::math::lz32(d);
     let (d, n) = (d << s, n << s);
     let (dh, dl) = (d >> 16, d & 0xFFFF);
     let (u1, u0) = ((n >> 32) as u32, n as u32);

@@ -182,9 +182,25 @@ fn inside(n: usize, stride: usize, len: usize) -> usize {
     if len == 0 {
         return 0;
     }
+    // One position (the usual call) starts at 0: no division (a library
+    // call on ARMv6-M, several per matvec call).
+    if n <= 1 {
+        return n;
+    }
     match (len - 1).checked_div(stride) {
         Some(q) => n.min(q + 1),
         None => n, // stride 0: every position starts at 0
+    }
+}
+
+/// `a.checked_mul(b)`, with a plain multiply when both are below 2^16 (a
+/// checked multiply is a 64-bit library product on ARMv6-M).
+#[inline]
+fn mul_small(a: usize, b: usize) -> Option<usize> {
+    if (a | b) >> 16 == 0 {
+        Some(a * b)
+    } else {
+        a.checked_mul(b)
     }
 }
 
@@ -612,7 +628,7 @@ fn trit2_tables_group(jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize)
     let (bpr, last_at) = (cols / 4, cols.saturating_sub(1) / CHUNK * (CHUNK / 4));
     let mut whole = [false; MAX_JOBS];
     for (f, j) in whole.iter_mut().zip(jobs.iter()) {
-        let need = j.w.rows.checked_sub(1).and_then(|r| r.checked_mul(bpr)).and_then(|v| v.checked_add(last_at + 2));
+        let need = j.w.rows.checked_sub(1).and_then(|r| mul_small(r, bpr)).and_then(|v| v.checked_add(last_at + 2));
         *f = need.is_some_and(|e| e <= j.w.data.len());
     }
     // Positions past every job's outputs write nothing.
