@@ -382,7 +382,10 @@ pub fn exp2q(v: i64) -> i64 {
         let (ip, f) = ((v >> 24) as i32, (v & ((1 << 24) - 1)) as i32);
         let mut acc = EXP2_C[5] as i32;
         for &c in EXP2_C[..5].iter().rev() {
-            acc = c as i32 + rshr_to32(mul64(acc, f), 24);
+            // (|acc| < 2^30 and f < 2^24: within rshr_mul_split's bounds;
+            // on Cortex-M0 it saves the 64-bit adds and shifts.)
+            let p = if NO_SMULL { rshr_mul_split(acc, f, 8) } else { rshr_to32(mul64(acc, f), 24) };
+            acc = c as i32 + p;
         }
         return i64::from(rshr32(acc.clamp(0, ONE_Q30 as i32), ip));
     }
