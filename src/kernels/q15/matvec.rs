@@ -7,11 +7,12 @@
 //! - **Tables** (Trit2 with whole bytes per row, at least [`TABLE_MIN_ROWS`]
 //!   rows; Cortex-M0/M3, M33, RISC-V, and x86-64 without AVX2; the row
 //!   loop in asm on ARMv6-M and on Armv7-M/v8-M Mainline): for each
-//!   position and each chunk of 8 columns, four 16-entry tables hold
-//!   `w0*x0 + w1*x1` for every 4-bit pair of 2-bit codes (code `10` reads
-//!   as 0, as in the decoder). Every row then reads two bytes of codes and
-//!   adds four table entries: two weights per load and add, no decode, no
-//!   multiply. The tables (256 bytes of stack) are built once per position
+//!   position and each chunk of 8 columns (16 on ARMv6-M), four (eight)
+//!   16-entry tables hold `w0*x0 + w1*x1` for every 4-bit pair of 2-bit
+//!   codes (code `10` reads as 0, as in the decoder). Every row then reads
+//!   its bytes of codes and adds a table entry per nibble: two weights per
+//!   load and add, no decode, no multiply. The tables (256 bytes of stack,
+//!   512 on ARMv6-M) are built once per position
 //!   and chunk and read by every row, of every matrix of a
 //!   [`matvec_q_multi`] call.
 //! - **SMLAD** (Trit2, Armv7E-M: Cortex-M4/M7, cfg `atome_dsp`): a byte of
@@ -46,11 +47,16 @@ mod dsp;
 /// Columns decoded per step (the decode buffer lives on the stack).
 const BLOCK: usize = 32;
 
-/// Columns per table chunk: two bytes of Trit2 codes per row. Eight, not
-/// sixteen: the tables take 256 bytes of stack instead of 512 (the q15
-/// build's peak stack must stay within 2 KiB on Cortex-M0), and the row
-/// loop's fixed cost per chunk is small beside its four table reads.
-const CHUNK: usize = 8;
+/// Columns per table chunk: two bytes of Trit2 codes per row (four on
+/// ARMv6-M). Eight, not sixteen, where the row loop keeps its table bases
+/// in registers (Thumb-2's paged layout) and on the hosts: the tables take
+/// 256 bytes of stack instead of 512. On Cortex-M0 the row loop's fixed
+/// cost (sum load and store, pointer step, loop test: 5 of 26 instructions
+/// per chunk of 8) is spread over sixteen weights (48 instructions); the
+/// q15 build's peak stack there stays within 2 KiB (cortex_bench checks).
+const CHUNK: usize = if cfg!(all(target_arch = "arm", not(target_has_atomic = "32"))) { 16 } else { 8 };
+/// Bytes of codes per row and chunk.
+const CBYTES: usize = CHUNK / 4;
 /// 2-column tables per chunk.
 const PAIRS: usize = CHUNK / 2;
 
@@ -266,7 +272,7 @@ fn decode_once(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32]
 /// base register for all four tables (ARMv6-M has eight low registers).
 type Tables = [[i32; PAIRS]; 16];
 
-/// The tables of columns c0..c0+16 of one position (x past its end: 0, so
+/// The tables of columns c0..c0+CHUNK of one position (x past its end: 0, so
 /// codes read past a row's last column add nothing). `t` must start all
 /// zero (entries 0, 2, 8, 10 are never written).
 #[inline]
@@ -300,8 +306,8 @@ fn build_tables(t: &mut Tables, x: &[i16], c0: usize) {
     }
 }
 
-/// Four Trit2 codes (one payload byte, byte K of an 8-column chunk)
-/// against pair tables 2K and 2K+1.
+/// Four Trit2 codes (one payload byte, byte K of a chunk) against pair
+/// tables 2K and 2K+1.
 #[inline(always)]
 fn byte_sum<const K: usize>(t: &Tables, b: u8) -> i32 {
     let (r0, c0) = slot((b & 15) as usize, 2 * K);
@@ -329,13 +335,23 @@ const fn slot(nib: usize, p: usize) -> (usize, usize) {
     }
 }
 
-/// Eight codes from two bytes.
+/// The CHUNK codes of a row from its CBYTES bytes (the bounds-checked
+/// path; the row loops below spell the bytes out).
 #[inline(always)]
-fn chunk_sum(t: &Tables, a: u8, b: u8) -> i32 {
-    byte_sum::<0>(t, a).wrapping_add(byte_sum::<1>(t, b))
+fn chunk_sum(t: &Tables, b: [u8; CBYTES]) -> i32 {
+    if CBYTES == 2 {
+        return byte_sum::<0>(t, b[0]).wrapping_add(byte_sum::<1>(t, b[CBYTES - 1]));
+    }
+    let mut s = 0i32;
+    for (k, &v) in b.iter().enumerate() {
+        let (r0, c0) = slot((v & 15) as usize, 2 * k);
+        let (r1, c1) = slot((v >> 4) as usize, 2 * k + 1);
+        s = s.wrapping_add(t[r0][c0]).wrapping_add(t[r1][c1]);
+    }
+    s
 }
 
-/// Adds, for every output row, its next eight codes (two bytes from
+/// Adds, for every output row, its next CHUNK codes (CBYTES bytes from
 /// `data[at..]`, then `step` bytes further per row; bytes past the end of
 /// `data`: the zero code) against the tables.
 ///
@@ -365,7 +381,7 @@ fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32], wh
     let mut rest = data.get(at..).unwrap_or(&[]);
     for o in out.iter_mut() {
         let byte = |k: usize| rest.get(k).copied().unwrap_or(0);
-        *o = o.wrapping_add(chunk_sum(t, byte(0), byte(1)));
+        *o = o.wrapping_add(chunk_sum(t, core::array::from_fn(byte)));
         rest = rest.get(step..).unwrap_or(&[]);
     }
 }
@@ -383,28 +399,26 @@ fn rows_whole(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
         let (a, b) = unsafe { (*p, *p.add(1)) };
         // Bytes, not a halfword: a byte splits into two 4-bit indexes for
         // free.
-        *o = o.wrapping_add(chunk_sum(t, a, b));
+        *o = o.wrapping_add(byte_sum::<0>(t, a).wrapping_add(byte_sum::<1>(t, b)));
         p = p.wrapping_add(step);
     }
 }
 
 /// [`add_rows`]'s usual case on ARMv6-M (Cortex-M0/M0+/M1: the Arm cores
-/// without 32-bit atomics, hence the cfg): 26 instructions per row and
-/// chunk (8 weights) where LLVM's code for the same loop spills and
-/// reloads (scripts/q15_kernel_bench.sh, M0 99x64: 4.26 -> 4.05
-/// instructions per weight term with the whole-payload check hoisted).
-/// Cortex-M3 keeps LLVM's code, which uses its Thumb-2 instructions. `d` holds (out.len() - 1) * step + 2
-/// bytes at least.
+/// without 32-bit atomics, hence the cfg): 48 instructions per row and
+/// chunk of 16 weights (four bytes, eight table reads) where LLVM's code
+/// for the same loop spills and reloads. `d` holds (out.len() - 1) * step
+/// + 4 bytes at least.
 #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
 #[inline(always)]
 fn rows_thumb(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
-    if out.is_empty() || d.len() < 2 {
+    if out.is_empty() || d.len() < CBYTES {
         return;
     }
     let o = out.as_mut_ptr();
-    // SAFETY: row j (< out.len()) reads bytes d[j*step], d[j*step + 1]
-    // (j*step + 2 <= d.len(), as the caller cut d), and the table entries
-    // at t + 16*nibble + {0, 4, 8, 12} (nibble < 16: inside the 256-byte
+    // SAFETY: row j (< out.len()) reads bytes d[j*step .. j*step + 4]
+    // (j*step + 4 <= d.len(), as the caller cut d), and the table entries
+    // at t + 32*nibble + 4*p (nibble < 16, p < 8: inside the 512-byte
     // tables); it reads and then writes out[j] (the loop stops when the
     // pointer reaches out's end; out is not empty). Word loads from t and
     // out are aligned (i32 arrays). Only the named registers and the
@@ -418,37 +432,35 @@ fn rows_thumb(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
             "mov r10, r4",
             "2:",
             "ldr r3, [r0]",
+            // Byte 0's low nibble (pair 0): t + 32*nibble.
             "ldrb r4, [r1]",
-            // Low nibble of byte 0 (pair 0): t + 16*nibble.
             "lsls r5, r4, #28",
-            "lsrs r5, r5, #24",
+            "lsrs r5, r5, #23",
             "ldr r5, [r2, r5]",
             "adds r3, r3, r5",
-            // High nibble (pair 1): t + 16*nibble + 4.
-            "lsrs r4, r4, #4",
-            "lsls r4, r4, #4",
-            "adds r4, r4, r2",
-            "ldr r4, [r4, #4]",
-            "adds r3, r3, r4",
-            "ldrb r4, [r1, #1]",
-            // Byte 1: pairs 2 and 3.
+            ".irp k, 0, 1, 2, 3",
+            ".if \\k",
+            "ldrb r4, [r1, #\\k]",
+            // Low nibble: pair 2k, at t + 32*nibble + 8k.
             "lsls r5, r4, #28",
-            "lsrs r5, r5, #24",
+            "lsrs r5, r5, #23",
             "adds r5, r5, r2",
-            "ldr r5, [r5, #8]",
+            "ldr r5, [r5, #8*\\k]",
             "adds r3, r3, r5",
+            ".endif",
+            // High nibble: pair 2k + 1.
             "lsrs r4, r4, #4",
-            "lsls r4, r4, #4",
+            "lsls r4, r4, #5",
             "adds r4, r4, r2",
-            "ldr r4, [r4, #12]",
+            "ldr r4, [r4, #8*\\k+4]",
             "adds r3, r3, r4",
+            ".endr",
             "stmia r0!, {{r3}}",
             "add r1, r8",
             "cmp r0, r10",
             "bne 2b",
             // Registers named (r0 out, r1 codes, r2 tables, r3 sum, r4
-            // and r5 scratch): on Armv7-M the allocator may pick a high
-            // one, and STMIA's Thumb-1 form needs a low base.
+            // and r5 scratch): STMIA's Thumb-1 form needs a low base.
             inout("r0") o => _,
             inout("r1") d.as_ptr() => _,
             in("r2") t.as_ptr(),
@@ -624,11 +636,11 @@ fn trit2_tables_group(jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize)
         *o = inside(n, j.ostride, j.out.len());
     }
     // Whether every row of a job is inside its payload: row j reads bytes
-    // j*bpr + at, +1 for chunk offsets at <= last (the last chunk's).
-    let (bpr, last_at) = (cols / 4, cols.saturating_sub(1) / CHUNK * (CHUNK / 4));
+    // j*bpr + at .. + CBYTES for chunk offsets at <= last (the last chunk's).
+    let (bpr, last_at) = (cols / 4, cols.saturating_sub(1) / CHUNK * CBYTES);
     let mut whole = [false; MAX_JOBS];
     for (f, j) in whole.iter_mut().zip(jobs.iter()) {
-        let need = j.w.rows.checked_sub(1).and_then(|r| mul_small(r, bpr)).and_then(|v| v.checked_add(last_at + 2));
+        let need = j.w.rows.checked_sub(1).and_then(|r| mul_small(r, bpr)).and_then(|v| v.checked_add(last_at + CBYTES));
         *f = need.is_some_and(|e| e <= j.w.data.len());
     }
     // Positions past every job's outputs write nothing.
