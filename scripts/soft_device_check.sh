@@ -7,8 +7,8 @@
 # same core, under QEMU. firmware/softcheck draws the operands
 # (every case of the routines: cancellation, carries, halves and ties, far
 # exponents, window edges, zeros, subnormals, infinities, NaN). Also the
-# q15 engine's device kernels (src/kernels/q15: the Thumb-2 conv with any
-# payload bits and missing or shifted taps, the quantization passes,
+# q15 engine's device kernels (src/kernels/q15: the Thumb-2 and the M0
+# conv with any payload bits and missing or shifted taps, the quantization passes,
 # LayerNorm's statistics, q.k, the split SSM products) against plain
 # integer loops on the same core.
 #

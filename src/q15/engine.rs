@@ -11,6 +11,11 @@ use crate::kernels::isa::Accel;
 use crate::kernels::q15::conv::{conv5_avx2, Taps};
 #[cfg(atome_thumb2)]
 use crate::kernels::q15::conv_t2::{conv5_t2, Taps5};
+#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+use crate::kernels::q15::{
+    conv_t1::{conv5_t1, has_code10},
+    Taps5,
+};
 use crate::kernels::q15::norm::row_stats;
 use crate::kernels::q15::quant::{or_abs, rshr_sat};
 use crate::kernels::q15::{dot_q, matvec_q, matvec_q_multi, MvJobQ};
@@ -108,7 +113,7 @@ macro_rules! kernel {
 
 kernel!(k_layer_norm = layer_norm::<false>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &mut [i32], out: &mut [i16]) -> i32);
 kernel!(k_ssm_step = ssm_step::<false>(sb: &PSrc, tanh: Vals, hs: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32);
-kernel!(k_conv_sums = conv_sums(avx2: bool, conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out: &mut [i32]) -> (u32, i32));
+kernel!(k_conv_sums = conv_sums(avx2: bool, clean: bool, conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out: &mut [i32]) -> (u32, i32));
 kernel!(k_mix = mix::<false>(p: &LayerQ, st: State, lm: &mut [i32], l: (u32, i32), sp: (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32);
 kernel!(k_attention_top = attention_top(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<usize>);
 kernel!(k_attention_sum = attention_sum(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32>);
@@ -376,6 +381,7 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
         let pg = PSrc::new(p.g, areas.next());
         let pb = PSrc::new(p.b, areas.next());
         let psb = PSrc::new(p.sb, areas.next());
+        let clean = conv_clean(&bl.conv, d);
         for hs in b.hs.iter_mut() {
             *hs = 0;
         }
@@ -449,7 +455,7 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
                 }
             }
             let esp = k_attention_sum::call(accel, dims.top_k, keff, b)?;
-            let (mxl, et) = k_conv_sums::call(accel, accel.avx2(), &bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
+            let (mxl, et) = k_conv_sums::call(accel, accel.avx2(), clean, &bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
             let ex = i32::from(*b.ex.get(t)?);
             let st = State { hs: b.hs.get(..d)?, ehs };
             let e = k_mix::call(accel, &p, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(t * d..(t + 1) * d)?, ex);
@@ -591,7 +597,8 @@ fn ssm_sums<const GENERAL: bool>(ti: impl Iterator<Item = i32>, bi: impl Iterato
 /// The exact conv sums of position t into `out` (D values; |L| <= 9 K 32767
 /// fits an int32 for K <= 7281, which `run` checks): (max |L|, E_t).
 #[inline(always)]
-fn conv_sums(avx2: bool, conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out: &mut [i32]) -> (u32, i32) {
+#[allow(clippy::too_many_arguments)]
+fn conv_sums(avx2: bool, clean: bool, conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out: &mut [i32]) -> (u32, i32) {
     let kk = ering.len();
     if kk == 0 {
         // (run checks K >= 1.)
@@ -673,6 +680,18 @@ fn conv_sums(avx2: bool, conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d
                     return (or_abs(out), et);
                 }
             }
+            #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+            if sv.iter().all(|&s| s <= 1) {
+                // (A missing tap's row is not read.)
+                let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
+                let shifted = sv.iter().enumerate().fold(0, |m, (k, &s)| m | s << k);
+                let valid = (0..5).fold(0, |v, k| v | ((mask >> (2 * k)) & 1) << k);
+                let taps = Taps5 { rows: [row(0), row(1), row(2), row(3), row(4)], shifted, valid };
+                if conv5_t1(conv.data, &taps, clean, out).is_some() {
+                    return (or_abs(out), et);
+                }
+            }
+            let _ = clean;
             let shifted = sv.iter().any(|&s| s > 0);
             let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
             let xs = out.iter_mut().zip(row(0)).zip(row(1)).zip(row(2)).zip(row(3)).zip(row(4));
@@ -768,6 +787,19 @@ fn conv_sums(avx2: bool, conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d
         }
     }
     (mx, et)
+}
+
+/// Whether the Cortex-M0 conv kernel may read the layer's K = 5 conv
+/// payload of `d` channels (no code `10` in the bytes it reads): checked
+/// once per layer and call rather than at every position.
+#[inline(never)]
+fn conv_clean(conv: &Tensor, d: usize) -> bool {
+    #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+    if conv.packing == Packing::Trit2 {
+        return conv.data.get(..d / 4 * 5).is_some_and(|p| !has_code10(p));
+    }
+    let _ = (conv, d);
+    false
 }
 
 /// out[c] += w(c, k) * f(x[c]) over the channels, w read from Trit2 codes
@@ -1261,8 +1293,8 @@ mod tests {
             let len = (10 * d).div_ceil(8) - usize::from(case % 5 == 0);
             let conv = Tensor { data: &data[..len], scale: 1.0, rows: d, cols: 5, packing: Packing::Trit2 };
             let (mut o1, mut o2) = ([0i32; 64], [0i32; 64]);
-            let a = conv_sums(false, &conv, &ring[..5 * d], &ering, t, d, &mut o1[..d]);
-            let b = conv_sums(true, &conv, &ring[..5 * d], &ering, t, d, &mut o2[..d]);
+            let a = conv_sums(false, false, &conv, &ring[..5 * d], &ering, t, d, &mut o1[..d]);
+            let b = conv_sums(true, false, &conv, &ring[..5 * d], &ering, t, d, &mut o2[..d]);
             assert_eq!((a, &o1[..d]), (b, &o2[..d]), "case {case}");
         }
     }

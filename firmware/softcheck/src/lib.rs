@@ -305,7 +305,32 @@ fn q15_case(r: &mut Rng, f: &mut Found) {
 /// any payload bits (code 10 included), taps missing or shifted by one.
 #[cfg(all(target_arch = "arm", target_has_atomic = "32"))]
 fn conv_case(r: &mut Rng, f: &mut Found, case: u32) {
-    use atome::kernels::q15::conv_t2::{conv5_t2, Taps5};
+    use atome::kernels::q15::conv_t2::conv5_t2;
+    conv_check(r, f, case, false, |data, taps, out| conv5_t2(data, taps, out));
+}
+
+/// The Cortex-M0 conv (kernels/q15/conv_t1.rs) against the contract's sum:
+/// payloads without code 10 (the engine checks once per layer; with one,
+/// the kernel must decline), taps missing or shifted by one.
+#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+fn conv_case(r: &mut Rng, f: &mut Found, case: u32) {
+    use atome::kernels::q15::conv_t1::{conv5_t1, has_code10};
+    conv_check(r, f, case, true, |data, taps, out| {
+        let clean = !has_code10(data);
+        let got = conv5_t1(data, taps, clean, out);
+        // (Declining is right only for a payload with code 10.)
+        if got.is_none() && !clean {
+            return Some(());
+        }
+        got
+    });
+}
+
+/// A random K = 5 case through `run`, each channel against the contract's
+/// sum (`clear10`: code 10 cleared from the payload first).
+#[cfg(target_arch = "arm")]
+fn conv_check(r: &mut Rng, f: &mut Found, case: u32, clear10: bool, run: impl Fn(&[u8], &atome::kernels::q15::Taps5, &mut [i32]) -> Option<()>) {
+    use atome::kernels::q15::Taps5;
     let d = 4 * (1 + (r.next() % 16) as usize);
     let mut rows = [[0i16; 64]; 5];
     for row in rows.iter_mut() {
@@ -314,15 +339,25 @@ fn conv_case(r: &mut Rng, f: &mut Found, case: u32) {
         }
     }
     let mut data = [0u8; 80];
+    // Code 10 cleared in three cases of four (the fourth keeps any codes:
+    // the M0 kernel must then decline).
+    let clear = clear10 && !r.next().is_multiple_of(4);
     for x in data.iter_mut() {
         *x = r.next() as u8;
+        if clear {
+            *x &= !((!*x & 0x55) << 1);
+        }
     }
     let valid = if r.next().is_multiple_of(2) { 31 } else { r.next() % 32 };
     let shifted = r.next() % 32;
     let taps = Taps5 { rows: [&rows[0][..d], &rows[1][..d], &rows[2][..d], &rows[3][..d], &rows[4][..d]], shifted, valid };
-    let mut out = [0i32; 64];
-    if conv5_t2(&data[..d / 4 * 5], &taps, &mut out[..d]).is_none() {
+    let mut out = [i32::MIN; 64];
+    if run(&data[..d / 4 * 5], &taps, &mut out[..d]).is_none() {
         f.see_int(9, case, 1, 0);
+        return;
+    }
+    if out[0] == i32::MIN && clear10 {
+        // Declined (a payload with code 10): nothing written, as it should.
         return;
     }
     for c in 0..d {
@@ -339,6 +374,6 @@ fn conv_case(r: &mut Rng, f: &mut Found, case: u32) {
     }
 }
 
-/// (Cores without Thumb-2 have no such conv.)
-#[cfg(not(all(target_arch = "arm", target_has_atomic = "32")))]
+/// (RISC-V has no such conv.)
+#[cfg(not(target_arch = "arm"))]
 fn conv_case(_: &mut Rng, _: &mut Found, _: u32) {}

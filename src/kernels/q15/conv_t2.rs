@@ -109,16 +109,7 @@ macro_rules! conv_loop {
     };
 }
 
-/// The five taps' inputs: rows (k = 0 the newest) and which shift by one.
-pub struct Taps5<'a> {
-    /// Tap rows, at least `out.len()` long.
-    pub rows: [&'a [i16]; 5],
-    /// Bit k set: tap k is rounded by one bit (rshr(x, 1)), else taken as is.
-    pub shifted: u32,
-    /// Bit k set: tap k counts (else its weight is 0 and its row, which
-    /// must still be readable, is not used).
-    pub valid: u32,
-}
+pub use super::Taps5;
 
 /// The sums of every channel into `out`; None (nothing written) unless
 /// out.len() is a multiple of 4, every row is at least that long and the

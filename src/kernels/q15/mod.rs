@@ -4,6 +4,8 @@
 
 #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
 pub mod conv;
+#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+pub mod conv_t1;
 #[cfg(atome_thumb2)]
 pub mod conv_t2;
 pub mod dot;
@@ -14,3 +16,15 @@ pub mod quant;
 
 pub use dot::dot_q;
 pub use matvec::{matvec_q, matvec_q_multi, matvec_q_naive, MvJobQ};
+
+#[cfg(any(atome_thumb2, all(target_arch = "arm", not(target_has_atomic = "32"))))]
+/// The five taps' inputs: rows (k = 0 the newest) and which shift by one.
+pub struct Taps5<'a> {
+    /// Tap rows, at least `out.len()` long.
+    pub rows: [&'a [i16]; 5],
+    /// Bit k set: tap k is rounded by one bit (rshr(x, 1)), else taken as is.
+    pub shifted: u32,
+    /// Bit k set: tap k counts (else its weight is 0 and its row, which
+    /// must still be readable, is not used).
+    pub valid: u32,
+}
