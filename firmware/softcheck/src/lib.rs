@@ -306,7 +306,7 @@ fn q15_case(r: &mut Rng, f: &mut Found) {
 #[cfg(all(target_arch = "arm", target_has_atomic = "32"))]
 fn conv_case(r: &mut Rng, f: &mut Found, case: u32) {
     use atome::kernels::q15::conv_t2::conv5_t2;
-    conv_check(r, f, case, false, |data, taps, out| conv5_t2(data, taps, out));
+    conv_check(r, f, case, false, conv5_t2);
 }
 
 /// The Cortex-M0 conv (kernels/q15/conv_t1.rs) against the contract's sum:
