@@ -568,12 +568,21 @@ fn ssm_sums<const GENERAL: bool>(ti: impl Iterator<Item = i32>, bi: impl Iterato
         // Cortex-M0 (no 32 x 32 -> 64 multiply): the usual shifts by
         // 16-bit halves and int32 operations (|T|, |hs| <= 2^30: the
         // split's bound; |h| <= 32767).
-        for ((hc, &hv), (t, bm)) in hs.iter_mut().zip(h).zip(ti.zip(bi)) {
-            let v = rshr_mul_split(t, *hc, s1 - 16).wrapping_add(rshr_mul16_split(bm, i32::from(hv), s2));
-            mx |= v.unsigned_abs();
-            *hc = v;
-        }
-        return mx;
+        // The decay shifts of the runs (30 to 32) as constants: their
+        // masks and shifts become immediates, fewer values to spill.
+        return match s1 {
+            30 => ssm_sums_split::<14>(ti, bi, hs, h, s2),
+            31 => ssm_sums_split::<15>(ti, bi, hs, h, s2),
+            32 => ssm_sums_split::<16>(ti, bi, hs, h, s2),
+            _ => {
+                for ((hc, &hv), (t, bm)) in hs.iter_mut().zip(h).zip(ti.zip(bi)) {
+                    let v = rshr_mul_split(t, *hc, s1 - 16).wrapping_add(rshr_mul16_split(bm, i32::from(hv), s2));
+                    mx |= v.unsigned_abs();
+                    *hc = v;
+                }
+                mx
+            }
+        };
     }
     if !GENERAL && s1 <= 32 && s2 <= 32 {
         // The usual shifts (s1 = 30 when the decay term is the larger):
@@ -588,6 +597,18 @@ fn ssm_sums<const GENERAL: bool>(ti: impl Iterator<Item = i32>, bi: impl Iterato
     }
     for ((hc, &hv), (t, bm)) in hs.iter_mut().zip(h).zip(ti.zip(bi)) {
         let v = rshr_to32(mul64(t, *hc), s1) + rshr_to32(mul64_16(bm, i32::from(hv)), s2);
+        mx |= v.unsigned_abs();
+        *hc = v;
+    }
+    mx
+}
+
+/// [`ssm_sums`]'s Cortex-M0 loop for a decay shift of 16 + K.
+#[inline(always)]
+fn ssm_sums_split<const K: u32>(ti: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, hs: &mut [i32], h: &[i16], s2: u32) -> u32 {
+    let mut mx = 0u32;
+    for ((hc, &hv), (t, bm)) in hs.iter_mut().zip(h).zip(ti.zip(bi)) {
+        let v = rshr_mul_split(t, *hc, K).wrapping_add(rshr_mul16_split(bm, i32::from(hv), s2));
         mx |= v.unsigned_abs();
         *hc = v;
     }
