@@ -607,8 +607,11 @@ fn ssm_sums<const GENERAL: bool>(ti: impl Iterator<Item = i32>, bi: impl Iterato
 #[inline(always)]
 fn ssm_sums_split<const K: u32>(ti: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, hs: &mut [i32], h: &[i16], s2: u32) -> u32 {
     let mut mx = 0u32;
-    for ((hc, &hv), (t, bm)) in hs.iter_mut().zip(h).zip(ti.zip(bi)) {
-        let v = rshr_mul_split(t, *hc, K).wrapping_add(rshr_mul16_split(bm, i32::from(hv), s2));
+    for (hc, t) in hs.iter_mut().zip(ti) {
+        *hc = rshr_mul_split(t, *hc, K);
+    }
+    for ((hc, &hv), bm) in hs.iter_mut().zip(h).zip(bi) {
+        let v = hc.wrapping_add(rshr_mul16_split(bm, i32::from(hv), s2));
         mx |= v.unsigned_abs();
         *hc = v;
     }
