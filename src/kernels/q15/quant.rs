@@ -93,6 +93,58 @@ pub fn rshr_sat(src: &[i32], n: u32, out: &mut [i16]) {
         }
         return;
     }
+    #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+    if let len @ 2.. = src.len().min(out.len()) {
+        // ARMv6-M: two elements a step, the bounds in registers (LLVM's
+        // loop reloads them from the literal pool every element: 17
+        // instructions an element against about 10 here).
+        let pairs = len / 2;
+        // SAFETY: reads 2 * pairs <= len int32 from src (word aligned: an
+        // i32 slice) and writes as many int16 to out (halfword aligned: an
+        // i16 slice), both at least len long; pairs >= 1 steps, stopping
+        // when the src pointer reaches its end. Only the named registers
+        // and the flags change; no stack use.
+        unsafe {
+            core::arch::asm!(
+                // The end to a high register (Thumb-1 takes those only as
+                // clobbers); CMP reads it.
+                "mov r8, r2",
+                "2:",
+                ".irp k, 0, 2",
+                "ldmia r0!, {{r2}}",
+                "asrs r2, r3",
+                "adds r2, #1",
+                "asrs r2, r2, #1",
+                "cmp r2, r4",
+                "ble 5f",
+                "mov r2, r4",
+                "5:",
+                "cmp r2, r5",
+                "bge 6f",
+                "mov r2, r5",
+                "6:",
+                "strh r2, [r1, #\\k]",
+                ".endr",
+                "adds r1, #4",
+                "cmp r0, r8",
+                "bne 2b",
+                inout("r0") src.as_ptr() => _,
+                inout("r1") out.as_mut_ptr() => _,
+                inout("r2") src.as_ptr().wrapping_add(2 * pairs) => _,
+                in("r3") n.min(31),
+                in("r4") LIM15,
+                in("r5") -LIM15,
+                out("r8") _,
+                options(nostack),
+            );
+        }
+        if let (Some(&v), Some(o)) = (src.get(2 * pairs), out.get_mut(2 * pairs)) {
+            if len % 2 == 1 {
+                *o = (((v >> n.min(31)) + 1) >> 1).clamp(-LIM15, LIM15) as i16;
+            }
+        }
+        return;
+    }
     let n = n.min(31);
     for (o, &v) in out.iter_mut().zip(src) {
         *o = (((v >> n) + 1) >> 1).clamp(-LIM15, LIM15) as i16;
