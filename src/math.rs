@@ -339,6 +339,50 @@ pub fn sqrtf_soft(x: f32) -> f32 {
 
 /// floor(sqrt(n)), bit by bit.
 fn isqrt(n: u64) -> u64 {
+    if n >> 56 == 0 {
+        return u64::from(isqrt56(n));
+    }
+    isqrt64(n)
+}
+
+/// floor(sqrt(n)) for n < 2^56 with 32-bit work only (sqrtf's operand has
+/// at most 51 bits): two input bits a step, root r < 2^28, remainder below
+/// 2r + 1, so (rem << 2) + 3 < 2^31. No 64-bit shift, compare or subtract
+/// per step (each a pair of instructions or a library call on Cortex-M0).
+fn isqrt56(n: u64) -> u32 {
+    let (hi, lo) = ((n >> 32) as u32, n as u32);
+    let (mut r, mut rem) = (0u32, 0u32);
+    let mut step = |pair: u32| {
+        rem = (rem << 2) | pair;
+        let trial = (r << 2) | 1;
+        if rem >= trial {
+            rem -= trial;
+            r = (r << 1) | 1;
+        } else {
+            r <<= 1;
+        }
+    };
+    // Only the pairs from the highest nonzero one (leading zero pairs
+    // leave r and rem at 0).
+    if hi != 0 {
+        let top = (32 - crate::math::lz32(hi)).div_ceil(2);
+        for k in (0..top).rev() {
+            step((hi >> (2 * k)) & 3);
+        }
+        for k in (0..16).rev() {
+            step((lo >> (2 * k)) & 3);
+        }
+    } else {
+        let top = (32 - crate::math::lz32(lo)).div_ceil(2);
+        for k in (0..top).rev() {
+            step((lo >> (2 * k)) & 3);
+        }
+    }
+    r
+}
+
+/// [`isqrt`] for any n, in 64-bit steps.
+fn isqrt64(n: u64) -> u64 {
     let mut rem = n;
     let mut res = 0u64;
     let mut bit = 1u64 << 62;
@@ -376,6 +420,27 @@ pub fn lnf(x: f32) -> f32 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn isqrt_by_words() {
+        // The 32-bit steps against the 64-bit ones: squares, their
+        // neighbours, every bit length up to 56, random values.
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let check = |n: u64| assert_eq!(u64::from(super::isqrt56(n)), super::isqrt64(n), "{n}");
+        for r in [0u64, 1, 2, 3, 4095, 4096, (1 << 28) - 1] {
+            for n in [r * r, (r * r).saturating_sub(1), r * r + 1, r * r + 2 * r] {
+                if n >> 56 == 0 {
+                    check(n);
+                }
+            }
+        }
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            check(x >> (8 + x % 56));
+        }
+    }
+
     #[test]
     fn leading_zeros_by_table() {
         let mut x = 0x9E37_79B9u32;
