@@ -8,9 +8,9 @@
 # (every case of the routines: cancellation, carries, halves and ties, far
 # exponents, window edges, zeros, subnormals, infinities, NaN). Also the
 # q15 engine's device kernels (src/kernels/q15: the Thumb-2 and the M0
-# conv with any payload bits and missing or shifted taps, the quantization passes,
-# LayerNorm's statistics, q.k, the split SSM products) against plain
-# integer loops on the same core.
+# conv with any payload bits and missing or shifted taps, the quantization
+# passes, LayerNorm's statistics and its M0 passes, q.k, the split SSM
+# products) against plain integer loops on the same core.
 #
 #   scripts/soft_device_check.sh [PAIRS]      (default 200000 per check)
 #

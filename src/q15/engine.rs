@@ -251,6 +251,18 @@ fn layer_norm<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &
         let c1 = [(d as i32).wrapping_mul(m1), r1.wrapping_sub(s32.wrapping_mul(m1)), (im as i32) * m2, r2, r3, m4, r4];
         let t = [t1, t2, t3, t4];
         let bits = |f: &f32| f.to_bits() as i32;
+        // Cortex-M0: three passes in asm (kernels::q15::norm).
+        #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+        if let (Some(gv), Some(bv), Some(wr)) = (g.vals(), b.vals(), w.get_mut(..xm.len())) {
+            let ((gp, gn), (bp, bn)) = (gv.words(), bv.words());
+            if gn >= wr.len() && bn >= wr.len() {
+                // SAFETY: gp and bp address gn, bn >= wr.len() int32.
+                if let Some(mx) = unsafe { crate::kernels::q15::norm::ln_passes_t1(xm, gp, bp, c1, t, wr) } {
+                    quant_at(w, qshift(u64::from(mx), QA), out);
+                    return qexp(u64::from(mx), a, QA);
+                }
+            }
+        }
         match (g.vals(), b.vals()) {
             (Some(Vals::Bits(gs)), Some(Vals::Bits(bs))) => ln_sums(xm, gs.iter().map(bits), bs.iter().map(bits), c1, t, w),
             (Some(gv), Some(bv)) => with_ints!(gv, |gi| with_ints!(bv, |bi| ln_sums(xm, gi, bi, c1, t, w))),

@@ -299,7 +299,45 @@ fn q15_case(r: &mut Rng, f: &mut Found) {
     let (g, h) = ((r.next() as i32) >> (16 - s2), i32::from(act(r)));
     f.see_int(8, case, i64::from(arith::rshr_mul16_split(g, h, s2)), rshr64(i64::from(g) * i64::from(h), s2));
     conv_case(r, f, case);
+    ln_case(r, f, case);
 }
+
+/// The Cortex-M0 LayerNorm passes (kernels/q15/norm.rs) against the same
+/// wrapping integer steps: random constants and shifts, even lengths.
+#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+fn ln_case(r: &mut Rng, f: &mut Found, case: u32) {
+    use atome::kernels::q15::norm::ln_passes_t1;
+    let n = 2 * (1 + (r.next() % 32) as usize);
+    let mut xm = [0i16; 64];
+    let (mut g, mut b) = ([0i32; 64], [0i32; 64]);
+    for i in 0..n {
+        xm[i] = act(r);
+        g[i] = (r.next() as i32) >> (r.next() % 32);
+        b[i] = (r.next() as i32) >> (r.next() % 32);
+    }
+    let k: [i32; 7] = core::array::from_fn(|_| (r.next() as i32) >> (r.next() % 32));
+    let t: [u32; 4] = core::array::from_fn(|_| r.next() % 32);
+    let mut w = [0i32; 64];
+    // SAFETY: g and b hold 64 >= n int32.
+    let Some(mx) = (unsafe { ln_passes_t1(&xm[..n], g.as_ptr(), b.as_ptr(), k, t, &mut w[..n]) }) else {
+        f.see_int(11, case, 1, 0);
+        return;
+    };
+    let [dm, c, im, r2, r3, m4, r4] = k;
+    let mut want_mx = 0u32;
+    for i in 0..n {
+        let cm = i32::from(xm[i]).wrapping_mul(dm).wrapping_add(c) >> t[0];
+        let zm = cm.wrapping_mul(im).wrapping_add(r2) >> t[1];
+        let v = (g[i].wrapping_mul(zm).wrapping_add(r3) >> t[2]).wrapping_add(b[i].wrapping_mul(m4).wrapping_add(r4) >> t[3]);
+        want_mx |= v.unsigned_abs();
+        f.see_int(12 + ((i as u32) << 8), case, i64::from(w[i]), i64::from(v));
+    }
+    f.see_int(13, case, i64::from(mx), i64::from(want_mx));
+}
+
+/// (Only Cortex-M0 has these passes.)
+#[cfg(not(all(target_arch = "arm", not(target_has_atomic = "32"))))]
+fn ln_case(_: &mut Rng, _: &mut Found, _: u32) {}
 
 /// The Thumb-2 conv (kernels/q15/conv_t2.rs) against the contract's sum,
 /// any payload bits (code 10 included), taps missing or shifted by one.
