@@ -475,7 +475,57 @@ pub fn div_q32(n: u64, d: u64) -> u64 {
     if cfg!(target_pointer_width = "64") {
         return n / d.max(1);
     }
+    #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+    if let Some(q) = div_bits_t1(n, d) {
+        return u64::from(q);
+    }
     div_q32_long(n, d)
+}
+
+/// floor(n / d) on ARMv6-M (no divide instruction: each 32-bit division is
+/// a library loop of about 160 instructions, and `divlu` takes two) by
+/// restoring division in asm, one quotient bit a step and six instructions
+/// a step: for 0 < d < 2^32 and n < d 2^32 (a quotient below 2^32), else
+/// None.
+#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+#[inline(never)]
+fn div_bits_t1(n: u64, d: u64) -> Option<u32> {
+    let (hi, lo) = ((n >> 32) as u32, n as u32);
+    if d == 0 || d >> 32 != 0 || u64::from(hi) >= d {
+        return None;
+    }
+    let d = d as u32;
+    let q: u32;
+    // SAFETY: register arithmetic only. Each step shifts the remainder
+    // (r2) and the dividend's low word (r1, which becomes the quotient)
+    // left by one: LSLS puts lo's top bit in C, ADCS shifts it into the
+    // remainder and puts the remainder's old top bit in C; when that bit
+    // is set or the remainder is at least d, d is subtracted (the true
+    // remainder, 2^32 + r2 or r2, is below 2d: the 33-bit case wraps to
+    // the right value) and the quotient bit set.
+    unsafe {
+        core::arch::asm!(
+            "movs r3, #32",
+            "2:",
+            "lsls r1, r1, #1",
+            "adcs r2, r2",
+            "bcs 3f",
+            "cmp r2, r0",
+            "bcc 4f",
+            "3:",
+            "subs r2, r2, r0",
+            "adds r1, #1",
+            "4:",
+            "subs r3, #1",
+            "bne 2b",
+            in("r0") d,
+            inout("r1") lo => q,
+            inout("r2") hi => _,
+            out("r3") _,
+            options(pure, nomem, nostack),
+        );
+    }
+    Some(q)
 }
 
 /// [`div_q32`]'s long form (the tests run it on every host).

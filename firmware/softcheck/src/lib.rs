@@ -300,6 +300,20 @@ fn q15_case(r: &mut Rng, f: &mut Found) {
     f.see_int(8, case, i64::from(arith::rshr_mul16_split(g, h, s2)), rshr64(i64::from(g) * i64::from(h), s2));
     conv_case(r, f, case);
     ln_case(r, f, case);
+    // The 64 / 32-bit division of the softmax and tanh (restoring
+    // division in asm on M0): any divisor, quotients near 2^32, the
+    // boundary n = q d + (d - 1), and d >= 2^32 (another path).
+    let d = match r.next() % 4 {
+        0 => u64::from(r.next() | 1 << 31),
+        1 => u64::from(r.next() >> (r.next() % 32)).max(1),
+        2 => u64::from(r.next()) << (1 + r.next() % 8) | 1,
+        _ => u64::from(r.next()).max(1),
+    };
+    let q = u64::from(r.next()) >> (r.next() % 33);
+    let rem = if r.next().is_multiple_of(4) { d - 1 } else { u64::from(r.next()) % d };
+    if let Some(n) = q.checked_mul(d).and_then(|v| v.checked_add(rem)) {
+        f.see_int(14, case, arith::div_q32(n, d) as i64, (n / d) as i64);
+    }
 }
 
 /// The Cortex-M0 LayerNorm passes (kernels/q15/norm.rs) against the same
