@@ -316,7 +316,9 @@ pub fn f32_prod_parts(a: f32, b: f32) -> (i64, i32) {
     if ma == 0 || mb == 0 {
         (0, 0)
     } else {
-        (ma * mb, ea + eb)
+        // (|ma|, |mb| < 2^24: int32 factors, whose exact product mul64
+        // forms without a 64 x 64 library call on Cortex-M0.)
+        (mul64(ma as i32, mb as i32), ea + eb)
     }
 }
 
