@@ -453,7 +453,13 @@ pub fn softmax_q(sig: impl Fn(usize) -> i64, cm: i64, ce: i32, out: &mut [i32]) 
     let mut z = 0i64;
     for (j, o) in out.iter_mut().enumerate() {
         let d = mx - sgn_mul(g, sig(j));
-        let e = exp2q(to_q24(d * km, k));
+        // (0 <= d; |km| < 2^15: an int32 d makes the product mul64's,
+        // without a 64 x 64 library call on Cortex-M0.)
+        let p = match i32::try_from(d) {
+            Ok(d32) if NO_SMULL => mul64(d32, km as i32),
+            _ => d * km,
+        };
+        let e = exp2q(to_q24(p, k));
         *o = e as i32;
         z += e;
     }
@@ -461,7 +467,12 @@ pub fn softmax_q(sig: impl Fn(usize) -> i64, cm: i64, ce: i32, out: &mut [i32]) 
     // out: max(1) is a no-op that lets the division be seen as safe.
     let rz = div_q32(1 << 61, z.max(1) as u64) as i64;
     for o in out.iter_mut() {
-        *o = rshr(i64::from(*o) * rz, 31) as i32;
+        // (*o <= 2^30; rz <= 2^31, an int32 unless z = 2^30.)
+        let p = match i32::try_from(rz) {
+            Ok(r32) if NO_SMULL => mul64(*o, r32),
+            _ => i64::from(*o) * rz,
+        };
+        *o = rshr(p, 31) as i32;
     }
 }
 
