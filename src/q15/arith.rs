@@ -382,6 +382,74 @@ pub fn fquant_scalar(f: f32) -> (i64, i32) {
     (fq(f, e, QA), e)
 }
 
+/// The coefficients in the order [`exp2_horner_t1`] adds them.
+#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+static EXP2_C_DOWN: [i32; 5] = [EXP2_C[4] as i32, EXP2_C[3] as i32, EXP2_C[2] as i32, EXP2_C[1] as i32, EXP2_C[0] as i32];
+
+/// exp2q's Horner steps acc = C_i + rshr(acc f, 24) from acc = C5, on
+/// ARMv6-M in asm: each product as [`rshr_mul_split`]'s (k = 8; |acc| <
+/// 2^30 and 0 <= f < 2^24 are within its bounds) with f's halves in
+/// registers for all five steps: 21 instructions a step where LLVM's
+/// spilled loop took about 30.
+#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+#[inline(always)]
+fn exp2_horner_t1(f: i32) -> i32 {
+    let acc: i32;
+    // One step: r0 = acc, r1 = bl, r2 = bh; the next coefficient from the
+    // table in r8 at byte offset `off`.
+    macro_rules! step {
+        ($off:literal) => {
+            concat!(
+                "asrs r3, r0, #16\n",
+                "uxth r4, r0\n",
+                "movs r5, r3\n",
+                "muls r5, r1, r5\n",
+                "movs r0, r4\n",
+                "muls r0, r2, r0\n",
+                "adds r5, r5, r0\n",
+                "muls r4, r1, r4\n",
+                "lsrs r4, r4, #16\n",
+                "uxtb r0, r5\n",
+                "adds r4, r4, r0\n",
+                "adds r4, #128\n",
+                "asrs r4, r4, #8\n",
+                "asrs r5, r5, #8\n",
+                "adds r4, r4, r5\n",
+                "muls r3, r2, r3\n",
+                "lsls r3, r3, #8\n",
+                "adds r0, r3, r4\n",
+                "mov r3, r8\n",
+                "ldr r3, [r3, #", $off, "]\n",
+                "adds r0, r0, r3\n",
+            )
+        };
+    }
+    // SAFETY: reads the five words of EXP2_C_DOWN; register arithmetic
+    // otherwise. Only the named registers and the flags change; no stack
+    // use.
+    unsafe {
+        core::arch::asm!(
+            "mov r8, r3",
+            "uxth r1, r2",
+            "lsrs r2, r2, #16",
+            step!("0"),
+            step!("4"),
+            step!("8"),
+            step!("12"),
+            step!("16"),
+            inout("r0") EXP2_C[5] as i32 => acc,
+            out("r1") _,
+            inout("r2") f => _,
+            inout("r3") EXP2_C_DOWN.as_ptr() => _,
+            out("r4") _,
+            out("r5") _,
+            out("r8") _,
+            options(readonly, nostack),
+        );
+    }
+    acc
+}
+
 /// 2^(-v / 2^24) in Q30 for v >= 0 (saturated at 2^30).
 #[inline]
 pub fn exp2q(v: i64) -> i64 {
@@ -391,13 +459,16 @@ pub fn exp2q(v: i64) -> i64 {
         // below sum |C1..C5| < 2^30, and f < 2^24, so each product is
         // below 2^54, its rshr below 2^30 and each new acc below 2^31.
         let (ip, f) = ((v >> 24) as i32, (v & ((1 << 24) - 1)) as i32);
-        let mut acc = EXP2_C[5] as i32;
-        for &c in EXP2_C[..5].iter().rev() {
-            // (|acc| < 2^30 and f < 2^24: within rshr_mul_split's bounds;
-            // on Cortex-M0 it saves the 64-bit adds and shifts.)
-            let p = if NO_SMULL { rshr_mul_split(acc, f, 8) } else { rshr_to32(mul64(acc, f), 24) };
-            acc = c as i32 + p;
-        }
+        #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+        let acc = exp2_horner_t1(f);
+        #[cfg(not(all(target_arch = "arm", not(target_has_atomic = "32"))))]
+        let acc = {
+            let mut acc = EXP2_C[5] as i32;
+            for &c in EXP2_C[..5].iter().rev() {
+                acc = c as i32 + rshr_to32(mul64(acc, f), 24);
+            }
+            acc
+        };
         return i64::from(rshr32(acc.clamp(0, ONE_Q30 as i32), ip));
     }
     let ip = (v >> 24) as i32;

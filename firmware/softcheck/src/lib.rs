@@ -314,6 +314,19 @@ fn q15_case(r: &mut Rng, f: &mut Found) {
     if let Some(n) = q.checked_mul(d).and_then(|v| v.checked_add(rem)) {
         f.see_int(14, case, arith::div_q32(n, d) as i64, (n / d) as i64);
     }
+    // exp2q (its Horner steps in asm on M0) against docs/Q15.md#exp2q's
+    // definition in int64: C0..C5 are the contract's integers.
+    const C: [i64; 6] = [1073741824, -744258021, 257897342, -59392531, 9905124, -1022888];
+    for _ in 0..8 {
+        let v = i64::from(r.next()) << (r.next() % 8) >> (r.next() % 8);
+        let (ip, fr) = (v >> 24, v & ((1 << 24) - 1));
+        let mut acc = C[5];
+        for &c in C[..5].iter().rev() {
+            acc = c + rshr64(acc * fr, 24);
+        }
+        let want = if ip >= 63 { 0 } else { rshr64(acc.clamp(0, 1 << 30), ip as u32) };
+        f.see_int(15, case, arith::exp2q(v), want);
+    }
 }
 
 /// The Cortex-M0 LayerNorm passes (kernels/q15/norm.rs) against the same
