@@ -10,8 +10,8 @@
 # q15 engine's device kernels (src/kernels/q15: the Thumb-2 and the M0
 # conv with any payload bits and missing or shifted taps, the quantization
 # passes, LayerNorm's statistics and its M0 passes, q.k, the split SSM
-# products, the 64 / 32-bit division, exp2q) against plain integer loops
-# on the same core.
+# products, the 64 / 32-bit division, exp2q, the table and SMLAD matvecs)
+# against plain integer loops on the same core.
 #
 #   scripts/soft_device_check.sh [PAIRS]      (default 200000 per check)
 #

@@ -317,6 +317,7 @@ fn q15_case(r: &mut Rng, f: &mut Found) {
     // exp2q (its Horner steps in asm on M0) against docs/Q15.md#exp2q's
     // definition in int64: C0..C5 are the contract's integers.
     const C: [i64; 6] = [1073741824, -744258021, 257897342, -59392531, 9905124, -1022888];
+    matvec_case(r, f, case);
     for _ in 0..8 {
         let v = i64::from(r.next()) << (r.next() % 8) >> (r.next() % 8);
         let (ip, fr) = (v >> 24, v & ((1 << 24) - 1));
@@ -326,6 +327,34 @@ fn q15_case(r: &mut Rng, f: &mut Found) {
         }
         let want = if ip >= 63 { 0 } else { rshr64(acc.clamp(0, 1 << 30), ip as u32) };
         f.see_int(15, case, arith::exp2q(v), want);
+    }
+}
+
+/// The q15 matvec as the engine calls it (matvec_q_multi: the table
+/// kernels with their asm row loops on M0/M3/M33/RV32, SMLAD on M4) against
+/// the naive loop on the same core: Trit2 payloads of random bytes (code
+/// 10 included), 1 to 40 rows, 4 to 80 columns (whole and partial chunks),
+/// activations of any size.
+fn matvec_case(r: &mut Rng, f: &mut Found, case: u32) {
+    use atome::format::{Packing, Tensor};
+    use atome::kernels::isa::Accel;
+    use atome::kernels::q15::matvec::{matvec_q_multi, matvec_q_naive, MvJobQ};
+    let rows = 1 + (r.next() % 40) as usize;
+    let cols = 4 * (1 + (r.next() % 20) as usize);
+    let mut data = [0u8; 40 * 20];
+    for b in data.iter_mut() {
+        *b = r.next() as u8;
+    }
+    let w = Tensor { data: &data[..rows * cols / 4], scale: 1.0, rows, cols, packing: Packing::Trit2 };
+    let mut x = [0i16; 80];
+    for v in x.iter_mut() {
+        *v = act(r);
+    }
+    let (mut got, mut want) = ([0i32; 40], [0i32; 40]);
+    matvec_q_multi(Accel::detect(), &mut [MvJobQ { w: &w, out: &mut got[..rows], ostride: rows }], &x[..cols], cols, 1);
+    matvec_q_naive(&w, &x[..cols], cols, 1, &mut want[..rows], rows);
+    for j in 0..rows {
+        f.see_int(16 + ((j as u32) << 8), case, i64::from(got[j]), i64::from(want[j]));
     }
 }
 
