@@ -383,6 +383,11 @@ fn build_tables_t1(t: &mut Tables, x: &[i16]) {
     }
 }
 
+/// Whether the row loop stores (rather than adds to) the sums of a
+/// position's first chunk, so that the caller need not zero the outputs
+/// first (ARMv6-M, whose zeroing is a library call per job).
+const STORE_FIRST: bool = cfg!(all(target_arch = "arm", not(target_has_atomic = "32")));
+
 /// Four Trit2 codes (one payload byte, byte K of a chunk) against pair
 /// tables 2K and 2K+1.
 #[inline(always)]
@@ -436,12 +441,16 @@ fn chunk_sum(t: &Tables, b: [u8; CBYTES]) -> i32 {
 /// every chunk are inside `data` (a multiply per chunk is a library call
 /// on ARMv6-M).
 #[inline(always)]
-fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32], whole: bool) {
+fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32], whole: bool, first: bool) {
     let step = step.max(1);
     // All rows inside the payload (the usual case): no per-row checks.
     if let (true, Some(d)) = (whole, data.get(at..)) {
         #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
-        rows_thumb(t, d, step, out);
+        if first {
+            rows_thumb::<true>(t, d, step, out);
+        } else {
+            rows_thumb::<false>(t, d, step, out);
+        }
         #[cfg(all(target_arch = "arm", target_has_atomic = "32", not(atome_dsp)))]
         {
             let even = out.len() & !1;
@@ -454,6 +463,11 @@ fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32], wh
         #[cfg(not(all(target_arch = "arm", not(atome_dsp))))]
         rows_whole(t, d, step, out);
         return;
+    }
+    if STORE_FIRST && first && whole {
+        // (Not zeroed by the caller; never so in fact: `whole` keeps
+        // data.get(at..) inside.)
+        out.fill(0);
     }
     let mut rest = data.get(at..).unwrap_or(&[]);
     for o in out.iter_mut() {
@@ -481,26 +495,11 @@ fn rows_whole(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
     }
 }
 
-/// [`add_rows`]'s usual case on ARMv6-M (Cortex-M0/M0+/M1: the Arm cores
-/// without 32-bit atomics, hence the cfg): 48 instructions per row and
-/// chunk of 16 weights (four bytes, eight table reads) where LLVM's code
-/// for the same loop spills and reloads. `d` holds (out.len() - 1) * step
-/// + 4 bytes at least.
+/// [`rows_thumb`]'s loop; `$first` "1": the sums start at 0 (the
+/// position's first chunk, stored), "0": they are loaded and added to.
 #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
-#[inline(always)]
-fn rows_thumb(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
-    if out.is_empty() || d.len() < CBYTES {
-        return;
-    }
-    let o = out.as_mut_ptr();
-    // SAFETY: row j (< out.len()) reads bytes d[j*step .. j*step + 4]
-    // (j*step + 4 <= d.len(), as the caller cut d), and the table entries
-    // at t + 32*nibble + 4*p (nibble < 16, p < 8: inside the 512-byte
-    // tables); it reads and then writes out[j] (the loop stops when the
-    // pointer reaches out's end; out is not empty). Word loads from t and
-    // out are aligned (i32 arrays). Only the named registers and the
-    // flags change; no stack use.
-    unsafe {
+macro_rules! rows_t1_asm {
+    ($first:literal, $o:ident, $d:ident, $t:ident, $n:expr, $step:ident) => {
         core::arch::asm!(
             // Step and end to high registers (six low ones are all the
             // allocator has here; Thumb-1 takes high registers only as
@@ -508,7 +507,12 @@ fn rows_thumb(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
             "mov r8, r5",
             "mov r10, r4",
             "2:",
+            // The sum so far (FIRST: none, stored rather than added to).
+            concat!(".if ", $first),
+            "movs r3, #0",
+            ".else",
             "ldr r3, [r0]",
+            ".endif",
             // Byte 0's low nibble (pair 0): t + 32*nibble.
             "ldrb r4, [r1]",
             "lsls r5, r4, #28",
@@ -538,16 +542,45 @@ fn rows_thumb(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
             "bne 2b",
             // Registers named (r0 out, r1 codes, r2 tables, r3 sum, r4
             // and r5 scratch): STMIA's Thumb-1 form needs a low base.
-            inout("r0") o => _,
-            inout("r1") d.as_ptr() => _,
-            in("r2") t.as_ptr(),
+            inout("r0") $o => _,
+            inout("r1") $d.as_ptr() => _,
+            in("r2") $t.as_ptr(),
             out("r8") _,
             out("r10") _,
             out("r3") _,
-            inout("r4") o.wrapping_add(out.len()) => _,
-            inout("r5") step => _,
+            inout("r4") $o.wrapping_add($n) => _,
+            inout("r5") $step => _,
             options(nostack),
         );
+    };
+}
+
+/// [`add_rows`]'s usual case on ARMv6-M (Cortex-M0/M0+/M1: the Arm cores
+/// without 32-bit atomics, hence the cfg): 48 instructions per row and
+/// chunk of 16 weights (four bytes, eight table reads) where LLVM's code
+/// for the same loop spills and reloads. `d` holds (out.len() - 1) * step
+/// + 4 bytes at least.
+#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+#[inline(always)]
+fn rows_thumb<const FIRST: bool>(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
+    if out.is_empty() || d.len() < CBYTES {
+        return;
+    }
+    let o = out.as_mut_ptr();
+    let n = out.len();
+    // SAFETY: row j (< out.len()) reads bytes d[j*step .. j*step + 4]
+    // (j*step + 4 <= d.len(), as the caller cut d), and the table entries
+    // at t + 32*nibble + 4*p (nibble < 16, p < 8: inside the 512-byte
+    // tables); it reads (unless FIRST) and then writes out[j] (the loop
+    // stops when the pointer reaches out's end; out is not empty). Word
+    // loads from t and out are aligned (i32 arrays). Only the named
+    // registers and the flags change; no stack use.
+    unsafe {
+        if FIRST {
+            rows_t1_asm!("1", o, d, t, n, step);
+        } else {
+            rows_t1_asm!("0", o, d, t, n, step);
+        }
     }
 }
 
@@ -795,9 +828,12 @@ fn trit2_tables_group(jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize)
     let last = on.iter().copied().max().unwrap_or(0);
     for b in 0..last {
         let x = x_row(xs, b, xstride, cols, xn);
-        for (j, &jn) in jobs.iter_mut().zip(&on) {
-            for o in out_row(j.out, b, j.ostride, j.w.rows, jn) {
-                *o = 0;
+        for ((j, &jn), &f) in jobs.iter_mut().zip(&on).zip(&whole) {
+            // (The ARMv6-M row loop stores the first chunk's sums.)
+            if !(STORE_FIRST && f) {
+                for o in out_row(j.out, b, j.ostride, j.w.rows, jn) {
+                    *o = 0;
+                }
             }
         }
         let mut c0 = 0;
@@ -805,7 +841,7 @@ fn trit2_tables_group(jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize)
             build_tables(t, x, c0);
             for ((j, &jn), &f) in jobs.iter_mut().zip(&on).zip(&whole) {
                 let ob = out_row(j.out, b, j.ostride, j.w.rows, jn);
-                add_rows(t, j.w.data, c0 / 4, bpr, ob, f);
+                add_rows(t, j.w.data, c0 / 4, bpr, ob, f, c0 == 0);
             }
             c0 += CHUNK;
         }
