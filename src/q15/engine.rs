@@ -535,6 +535,13 @@ fn ssm_step<const GENERAL: bool>(sb: &PSrc, tanh: Vals, hs: &mut [i32], ehs: i32
             return ssm_norm(hs, mx, a);
         }
     }
+    // Cortex-M0: the split products' loops (one per usual decay shift)
+    // over int32 views of both vectors, compiled once each.
+    if let (true, false, Some(bv)) = (NO_SMULL, GENERAL, sb.vals()) {
+        if let Some(mx) = ssm_sums_m0(tanh.ints(), bv.ints(), hs, h, s1, s2) {
+            return ssm_norm(hs, mx, a);
+        }
+    }
     let bits = |f: &f32| f.to_bits() as i32;
     let mx = match sb.vals() {
         Some(Vals::Bits(bs)) => match tanh {
@@ -576,26 +583,6 @@ const SSM_ROOM: i32 = 30;
 #[inline(always)]
 fn ssm_sums<const GENERAL: bool>(ti: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> u32 {
     let mut mx = 0u32;
-    if !GENERAL && NO_SMULL && (17..=32).contains(&s1) && (1..=15).contains(&s2) {
-        // Cortex-M0 (no 32 x 32 -> 64 multiply): the usual shifts by
-        // 16-bit halves and int32 operations (|T|, |hs| <= 2^30: the
-        // split's bound; |h| <= 32767).
-        // The decay shifts of the runs (30 to 32) as constants: their
-        // masks and shifts become immediates, fewer values to spill.
-        return match s1 {
-            30 => ssm_sums_split::<14>(ti, bi, hs, h, s2),
-            31 => ssm_sums_split::<15>(ti, bi, hs, h, s2),
-            32 => ssm_sums_split::<16>(ti, bi, hs, h, s2),
-            _ => {
-                for ((hc, &hv), (t, bm)) in hs.iter_mut().zip(h).zip(ti.zip(bi)) {
-                    let v = rshr_mul_split(t, *hc, s1 - 16).wrapping_add(rshr_mul16_split(bm, i32::from(hv), s2));
-                    mx |= v.unsigned_abs();
-                    *hc = v;
-                }
-                mx
-            }
-        };
-    }
     if !GENERAL && s1 <= 32 && s2 <= 32 {
         // The usual shifts (s1 = 30 when the decay term is the larger):
         // rshr_hl's low-word case only, its branch out of the loop.
@@ -615,14 +602,42 @@ fn ssm_sums<const GENERAL: bool>(ti: impl Iterator<Item = i32>, bi: impl Iterato
     mx
 }
 
-/// [`ssm_sums`]'s Cortex-M0 loop for a decay shift of 16 + K.
+/// [`ssm_sums`] on Cortex-M0 (no 32 x 32 -> 64 multiply) for the usual
+/// shifts, by 16-bit halves and int32 operations (|T|, |hs| <= 2^30: the
+/// split's bound; |h| <= 32767); None for other shifts. The decay shifts
+/// of the runs (30 to 32) as constants: their masks and shifts become
+/// immediates, fewer values to spill.
+#[inline(never)]
+fn ssm_sums_m0(t: &[i32], b: &[i32], hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> Option<u32> {
+    if !(1..=15).contains(&s2) {
+        return None;
+    }
+    Some(match s1 {
+        30 => ssm_sums_split::<14>(t, b, hs, h, s2),
+        31 => ssm_sums_split::<15>(t, b, hs, h, s2),
+        32 => ssm_sums_split::<16>(t, b, hs, h, s2),
+        17..=29 => {
+            let mut mx = 0u32;
+            for ((hc, &hv), (&t, &bm)) in hs.iter_mut().zip(h).zip(t.iter().zip(b)) {
+                let v = rshr_mul_split(t, *hc, s1 - 16).wrapping_add(rshr_mul16_split(bm, i32::from(hv), s2));
+                mx |= v.unsigned_abs();
+                *hc = v;
+            }
+            mx
+        }
+        _ => return None,
+    })
+}
+
+/// [`ssm_sums_m0`]'s loops for a decay shift of 16 + K, in two passes
+/// (fewer live values each).
 #[inline(always)]
-fn ssm_sums_split<const K: u32>(ti: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, hs: &mut [i32], h: &[i16], s2: u32) -> u32 {
+fn ssm_sums_split<const K: u32>(t: &[i32], b: &[i32], hs: &mut [i32], h: &[i16], s2: u32) -> u32 {
     let mut mx = 0u32;
-    for (hc, t) in hs.iter_mut().zip(ti) {
+    for (hc, &t) in hs.iter_mut().zip(t) {
         *hc = rshr_mul_split(t, *hc, K);
     }
-    for ((hc, &hv), bm) in hs.iter_mut().zip(h).zip(bi) {
+    for ((hc, &hv), &bm) in hs.iter_mut().zip(h).zip(b) {
         let v = hc.wrapping_add(rshr_mul16_split(bm, i32::from(hv), s2));
         mx |= v.unsigned_abs();
         *hc = v;

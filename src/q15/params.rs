@@ -67,12 +67,24 @@ pub enum Vals<'a> {
     Ints(&'a [i32]),
 }
 
-impl Vals<'_> {
+impl<'a> Vals<'a> {
     /// Its first element's address and its length (int32 words).
     pub fn words(&self) -> (*const i32, usize) {
         match self {
             Vals::Bits(b) => (b.as_ptr().cast(), b.len()),
             Vals::Ints(b) => (b.as_ptr(), b.len()),
+        }
+    }
+
+    /// The values as int32, one loop for both kinds (a loop written over
+    /// both would be compiled once per kind and per pair of kinds).
+    pub fn ints(&self) -> &'a [i32] {
+        match *self {
+            // SAFETY: f32 and i32 have the same size and alignment, and
+            // every bit pattern is a valid i32; the slice is shared, its
+            // lifetime the same.
+            Vals::Bits(b) => unsafe { core::slice::from_raw_parts(b.as_ptr().cast::<i32>(), b.len()) },
+            Vals::Ints(b) => b,
         }
     }
 }
