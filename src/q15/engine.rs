@@ -250,7 +250,6 @@ fn layer_norm<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &
         let (m4, r4, t4) = rs(s2);
         let c1 = [(d as i32).wrapping_mul(m1), r1.wrapping_sub(s32.wrapping_mul(m1)), (im as i32) * m2, r2, r3, m4, r4];
         let t = [t1, t2, t3, t4];
-        let bits = |f: &f32| f.to_bits() as i32;
         // Cortex-M0: three passes in asm (kernels::q15::norm).
         #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
         if let (Some(gv), Some(bv), Some(wr)) = (g.vals(), b.vals(), w.get_mut(..xm.len())) {
@@ -264,8 +263,8 @@ fn layer_norm<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &
             }
         }
         match (g.vals(), b.vals()) {
-            (Some(Vals::Bits(gs)), Some(Vals::Bits(bs))) => ln_sums(xm, gs.iter().map(bits), bs.iter().map(bits), c1, t, w),
-            (Some(gv), Some(bv)) => with_ints!(gv, |gi| with_ints!(bv, |bi| ln_sums(xm, gi, bi, c1, t, w))),
+            // (int32 views of both kinds: one copy of the loops.)
+            (Some(gv), Some(bv)) => ln_sums(xm, gv.ints().iter().copied(), bv.ints().iter().copied(), c1, t, w),
             _ => ln_sums(xm, (0..xm.len()).map(|i| g.m(i)), (0..xm.len()).map(|i| b.m(i)), c1, t, w),
         }
     } else {
