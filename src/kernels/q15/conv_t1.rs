@@ -71,16 +71,17 @@ macro_rules! tap_pass {
 /// was false (checked once per layer, not per position).
 pub fn conv5_t1(data: &[u8], t: &Taps5, clean: bool, out: &mut [i32]) -> Option<()> {
     let n = out.len();
-    let used = (0..5).filter(|&k| t.valid >> k & 1 == 1);
-    if !clean || n == 0 || !n.is_multiple_of(4) || used.clone().any(|k| t.rows[k].len() < n) || data.len() < n / 4 * 5 {
+    let valid = |k: usize| t.valid >> k & 1 == 1;
+    // (Rows by iteration, not index: no bounds check, no panic path.)
+    if !clean || n == 0 || !n.is_multiple_of(4) || t.rows.iter().enumerate().any(|(k, r)| valid(k) && r.len() < n) || data.len() < n / 4 * 5 {
         return None;
     }
     out.fill(0);
     let o = out.as_mut_ptr();
     let end = o.wrapping_add(n);
     let data = data.as_ptr();
-    for k in used {
-        let row = t.rows[k].as_ptr();
+    for (k, row) in t.rows.iter().enumerate().filter(|&(k, _)| valid(k)) {
+        let row = row.as_ptr();
         let shift = t.shifted >> k & 1;
         // SAFETY: n / 4 steps of four channels: each reads bytes
         // 5g..5g+5 of data (inside: data.len() >= n / 4 * 5), four int16
