@@ -215,6 +215,16 @@ mod tests {
     }
 }
 
+/// Thumb-1 asm text: the word at `[$base, #$off]` into the high register
+/// `$hi` through the low scratch `$tmp` (Thumb-1 loads only into low
+/// registers; asm operands may name high ones only as clobbers).
+#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+macro_rules! to_high {
+    ($tmp:literal, $base:literal, $off:literal, $hi:literal) => {
+        concat!("ldr ", $tmp, ", [", $base, ", #", $off, "]\n", "mov ", $hi, ", ", $tmp, "\n")
+    };
+}
+
 /// LayerNorm's per-element passes on ARMv6-M (Cortex-M0), in asm: the
 /// same integers as the engine's loop (`ln_sums`), wrapping,
 /// cm = (m dm + c) >> t0, zm = (cm im + r2) >> t1,
@@ -251,16 +261,11 @@ pub unsafe fn ln_passes_t1(xm: &[i16], g: *const i32, b: *const i32, k: [i32; 7]
     // stack use.
     unsafe {
         core::arch::asm!(
-            "ldr r5, [r4, #0]",
-            "mov r8, r5",
-            "ldr r5, [r4, #4]",
-            "mov r10, r5",
-            "ldr r5, [r4, #8]",
-            "mov r11, r5",
-            "ldr r5, [r4, #12]",
-            "mov r12, r5",
-            "ldr r5, [r4, #16]",
-            "mov lr, r5",
+            to_high!("r5", "r4", "0", "r8"),
+            to_high!("r5", "r4", "4", "r10"),
+            to_high!("r5", "r4", "8", "r11"),
+            to_high!("r5", "r4", "12", "r12"),
+            to_high!("r5", "r4", "16", "lr"),
             "2:",
             ".irp k, 0, 1",
             "ldrh r4, [r0, #2*\\k]",
@@ -298,12 +303,9 @@ pub unsafe fn ln_passes_t1(xm: &[i16], g: *const i32, b: *const i32, k: [i32; 7]
     // reading then writing w[i].
     unsafe {
         core::arch::asm!(
-            "ldr r5, [r4, #0]",
-            "mov r8, r5",
-            "ldr r5, [r4, #4]",
-            "mov r10, r5",
-            "ldr r5, [r4, #8]",
-            "mov lr, r5",
+            to_high!("r5", "r4", "0", "r8"),
+            to_high!("r5", "r4", "4", "r10"),
+            to_high!("r5", "r4", "8", "lr"),
             "2:",
             ".irp k, 0, 1",
             "ldr r2, [r0, #4*\\k]",
@@ -335,14 +337,10 @@ pub unsafe fn ln_passes_t1(xm: &[i16], g: *const i32, b: *const i32, k: [i32; 7]
     // SAFETY: as pass B1's, with kc and b.
     unsafe {
         core::arch::asm!(
-            "ldr r2, [r3, #0]",
-            "mov r8, r2",
-            "ldr r2, [r3, #4]",
-            "mov r10, r2",
-            "ldr r2, [r3, #8]",
-            "mov r11, r2",
-            "ldr r2, [r3, #12]",
-            "mov lr, r2",
+            to_high!("r2", "r3", "0", "r8"),
+            to_high!("r2", "r3", "4", "r10"),
+            to_high!("r2", "r3", "8", "r11"),
+            to_high!("r2", "r3", "12", "lr"),
             "2:",
             ".irp k, 0, 1",
             "ldr r2, [r0, #4*\\k]",
