@@ -26,6 +26,7 @@ mkdir -p "$OUT"
 ROWS="M0|thumbv6m-none-eabi|mps2-an385
 M3|thumbv7m-none-eabi|mps2-an385
 M4 (soft float)|thumbv7em-none-eabi|mps2-an386
+M33|thumbv8m.main-none-eabihf|mps2-an505
 RV32IMC|riscv32imc-unknown-none-elf|riscv-virt
 RV32IMAC|riscv32imac-unknown-none-elf|riscv-virt"
 # shellcheck disable=SC2046

@@ -332,29 +332,47 @@ fn q15_case(r: &mut Rng, f: &mut Found) {
 
 /// The q15 matvec as the engine calls it (matvec_q_multi: the table
 /// kernels with their asm row loops on M0/M3/M33/RV32, SMLAD on M4) against
-/// the naive loop on the same core: Trit2 payloads of random bytes (code
-/// 10 included), 1 to 40 rows, 4 to 80 columns (whole and partial chunks),
-/// activations of any size.
+/// the naive loop on the same core: one to three matrices of one width
+/// (rows loops over several jobs, odd and even row counts), Trit2 payloads
+/// of random bytes (code 10 included), 1 to 40 rows each, 4 to 80 columns
+/// (whole and partial chunks), one to three positions, activations of any
+/// size.
 fn matvec_case(r: &mut Rng, f: &mut Found, case: u32) {
     use atome::format::{Packing, Tensor};
     use atome::kernels::isa::Accel;
     use atome::kernels::q15::matvec::{matvec_q_multi, matvec_q_naive, MvJobQ};
-    let rows = 1 + (r.next() % 40) as usize;
     let cols = 4 * (1 + (r.next() % 20) as usize);
-    let mut data = [0u8; 40 * 20];
-    for b in data.iter_mut() {
+    let jobs = 1 + (r.next() % 3) as usize;
+    let n = 1 + (r.next() % 3) as usize;
+    let mut data = [[0u8; 40 * 20]; 3];
+    for b in data.iter_mut().flatten() {
         *b = r.next() as u8;
     }
-    let w = Tensor { data: &data[..rows * cols / 4], scale: 1.0, rows, cols, packing: Packing::Trit2 };
-    let mut x = [0i16; 80];
+    let mut rows = [0usize; 3];
+    for v in rows.iter_mut() {
+        *v = 1 + (r.next() % 40) as usize;
+    }
+    let w: [Tensor; 3] = core::array::from_fn(|k| Tensor { data: &data[k][..rows[k] * cols / 4], scale: 1.0, rows: rows[k], cols, packing: Packing::Trit2 });
+    let mut x = [0i16; 3 * 80];
     for v in x.iter_mut() {
         *v = act(r);
     }
-    let (mut got, mut want) = ([0i32; 40], [0i32; 40]);
-    matvec_q_multi(Accel::detect(), &mut [MvJobQ { w: &w, out: &mut got[..rows], ostride: rows }], &x[..cols], cols, 1);
-    matvec_q_naive(&w, &x[..cols], cols, 1, &mut want[..rows], rows);
-    for j in 0..rows {
-        f.see_int(16 + ((j as u32) << 8), case, i64::from(got[j]), i64::from(want[j]));
+    let xs = &x[..n * cols];
+    let (mut got, mut want) = ([[0i32; 3 * 40]; 3], [[0i32; 3 * 40]; 3]);
+    {
+        let [g0, g1, g2] = &mut got;
+        let mut all = [
+            MvJobQ { w: &w[0], out: &mut g0[..n * rows[0]], ostride: rows[0] },
+            MvJobQ { w: &w[1], out: &mut g1[..n * rows[1]], ostride: rows[1] },
+            MvJobQ { w: &w[2], out: &mut g2[..n * rows[2]], ostride: rows[2] },
+        ];
+        matvec_q_multi(Accel::detect(), &mut all[..jobs], xs, cols, n);
+    }
+    for k in 0..jobs {
+        matvec_q_naive(&w[k], xs, cols, n, &mut want[k][..n * rows[k]], rows[k]);
+        for j in 0..n * rows[k] {
+            f.see_int(16 + ((j as u32) << 8) + ((k as u32) << 16), case, i64::from(got[k][j]), i64::from(want[k][j]));
+        }
     }
 }
 

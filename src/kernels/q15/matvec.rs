@@ -43,6 +43,8 @@ use crate::format::{Packing, Tensor};
 mod avx2;
 #[cfg(atome_dsp)]
 mod dsp;
+#[cfg(all(target_arch = "arm", target_has_atomic = "32", not(atome_dsp)))]
+mod thumb2;
 
 /// Columns decoded per step (the decode buffer lives on the stack).
 const BLOCK: usize = 32;
@@ -723,11 +725,12 @@ fn rows_thumb2_pairs(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
 /// instructions for ARMv6-M's 512 bytes, on every table matvec call).
 #[inline(always)]
 fn zero_tables(t: &mut core::mem::MaybeUninit<Tables>) -> &mut Tables {
-    #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+    // (Named registers: the list must be in ascending order.)
+    #[cfg(any(atome_thumb2, all(target_arch = "arm", not(target_has_atomic = "32"))))]
     {
         const STEPS: usize = core::mem::size_of::<Tables>() / 64;
-        // SAFETY: writes STEPS * 64 bytes = the whole of t (512 bytes: a
-        // multiple of 64), word aligned (an i32 array), four STMIA of 16
+        // SAFETY: writes STEPS * 64 bytes = the whole of t (512 or 256
+        // bytes: a multiple of 64), word aligned (an i32 array), four STMIA of 16
         // zero bytes a step. Only the named registers and the flags
         // change; no stack use.
         unsafe {
@@ -749,35 +752,6 @@ fn zero_tables(t: &mut core::mem::MaybeUninit<Tables>) -> &mut Tables {
                 out("r3") _,
                 out("r4") _,
                 inout("r5") STEPS => _,
-                options(nostack),
-            );
-            // SAFETY: every byte was written (zero: a valid i32 array).
-            t.assume_init_mut()
-        }
-    }
-    #[cfg(atome_thumb2)]
-    {
-        const STEPS: usize = core::mem::size_of::<Tables>() / 64;
-        // SAFETY: as the ARMv6-M loop's: STEPS * 64 bytes = the whole of
-        // t (a multiple of 64), word aligned. Only the named registers and
-        // the flags change; no stack use.
-        unsafe {
-            core::arch::asm!(
-                "2:",
-                "stmia {p}!, {{{z0}, {z1}, {z2}, {z3}}}",
-                "stmia {p}!, {{{z0}, {z1}, {z2}, {z3}}}",
-                "stmia {p}!, {{{z0}, {z1}, {z2}, {z3}}}",
-                "stmia {p}!, {{{z0}, {z1}, {z2}, {z3}}}",
-                "subs {n}, {n}, #1",
-                "bne 2b",
-                p = inout(reg) t.as_mut_ptr() => _,
-                n = inout(reg) STEPS => _,
-                // (inout: four distinct registers; equal `in` values may
-                // share one, which would shorten the list.)
-                z0 = inout(reg) 0 => _,
-                z1 = inout(reg) 0 => _,
-                z2 = inout(reg) 0 => _,
-                z3 = inout(reg) 0 => _,
                 options(nostack),
             );
             // SAFETY: every byte was written (zero: a valid i32 array).
@@ -826,6 +800,33 @@ fn trit2_tables_group(jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize)
     }
     // Positions past every job's outputs write nothing.
     let last = on.iter().copied().max().unwrap_or(0);
+    // Armv7-M / Armv8-M Mainline, every row whole, every position's
+    // inputs there and every chunk full: tables and rows in asm, one row
+    // loop call per chunk for all the jobs.
+    #[cfg(all(target_arch = "arm", target_has_atomic = "32", not(atome_dsp)))]
+    if cols.is_multiple_of(CHUNK)
+        && whole.iter().take(jobs.len()).all(|&f| f)
+        && last.checked_sub(1).is_none_or(|b| b.checked_mul(xstride).and_then(|v| v.checked_add(cols)).is_some_and(|e| e <= xs.len()))
+    {
+        for b in 0..last {
+            let x = x_row(xs, b, xstride, cols, xn);
+            let mut descs = [thumb2::RowsDesc::END; MAX_JOBS + 1];
+            for ((d, j), &jn) in descs.iter_mut().zip(jobs.iter_mut()).zip(&on) {
+                *d = thumb2::RowsDesc::new(out_row(j.out, b, j.ostride, j.w.rows, jn), j.w.data.as_ptr());
+            }
+            for (k, xc) in x.chunks_exact(CHUNK).enumerate() {
+                thumb2::build_tables(t, xc);
+                // SAFETY: each job's rows are out_row's slice of its own
+                // `out` (distinct jobs: distinct slices), at most w.rows
+                // long, and `whole` showed every row's bytes of every
+                // chunk inside w.data; the descriptors advance the codes
+                // by one chunk per call, and this loop makes cols / CHUNK
+                // calls, the first with `first` (nothing read).
+                unsafe { thumb2::rows_jobs(t, &mut descs, bpr, k == 0) };
+            }
+        }
+        return;
+    }
     for b in 0..last {
         let x = x_row(xs, b, xstride, cols, xn);
         for ((j, &jn), &f) in jobs.iter_mut().zip(&on).zip(&whole) {
