@@ -335,13 +335,15 @@ fn q15_case(r: &mut Rng, f: &mut Found) {
 /// the naive loop on the same core: one to three matrices of one width
 /// (rows loops over several jobs, odd and even row counts), Trit2 payloads
 /// of random bytes (code 10 included), 1 to 40 rows each, 4 to 80 columns
-/// (whole and partial chunks), one to three positions, activations of any
+/// (whole and partial chunks) or 256, one to three positions, activations of any
 /// size.
 fn matvec_case(r: &mut Rng, f: &mut Found, case: u32) {
     use atome::format::{Packing, Tensor};
     use atome::kernels::isa::Accel;
     use atome::kernels::q15::matvec::{matvec_q_multi, matvec_q_naive, MvJobQ};
-    let cols = 4 * (1 + (r.next() % 20) as usize);
+    // (One case in eight 256 columns, D = 256's rows, at most 12 of them.)
+    let wide = r.next().is_multiple_of(8);
+    let cols = if wide { 256 } else { 4 * (1 + (r.next() % 20) as usize) };
     let jobs = 1 + (r.next() % 3) as usize;
     let n = 1 + (r.next() % 3) as usize;
     let mut data = [[0u8; 40 * 20]; 3];
@@ -350,10 +352,10 @@ fn matvec_case(r: &mut Rng, f: &mut Found, case: u32) {
     }
     let mut rows = [0usize; 3];
     for v in rows.iter_mut() {
-        *v = 1 + (r.next() % 40) as usize;
+        *v = 1 + (r.next() % if wide { 12 } else { 40 }) as usize;
     }
     let w: [Tensor; 3] = core::array::from_fn(|k| Tensor { data: &data[k][..rows[k] * cols / 4], scale: 1.0, rows: rows[k], cols, packing: Packing::Trit2 });
-    let mut x = [0i16; 3 * 80];
+    let mut x = [0i16; 3 * 256];
     for v in x.iter_mut() {
         *v = act(r);
     }

@@ -454,13 +454,13 @@ fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32], wh
             rows_thumb::<false>(t, d, step, out);
         }
         #[cfg(all(target_arch = "arm", target_has_atomic = "32", not(atome_dsp)))]
-        {
-            let even = out.len() & !1;
-            let (pairs, last) = out.split_at_mut(even);
-            rows_thumb2_pairs(t, d, step, pairs);
-            if let Some(rest) = d.get(even * step..) {
-                rows_thumb2(t, rest, step, last);
-            }
+        if d.len() >= CBYTES {
+            let mut descs = [thumb2::RowsDesc::new(out, d.as_ptr()), thumb2::RowsDesc::END];
+            // SAFETY: out is one slice; row j < out.len() reads CBYTES
+            // bytes at d + j * step, inside d (the caller's `whole` check:
+            // d holds (out.len() - 1) * step + CBYTES bytes); the outputs
+            // are initialized (zeroed by the caller on this target).
+            unsafe { thumb2::rows_jobs(t, &mut descs, step, false) };
         }
         #[cfg(not(all(target_arch = "arm", not(atome_dsp))))]
         rows_whole(t, d, step, out);
@@ -583,140 +583,6 @@ fn rows_thumb<const FIRST: bool>(t: &Tables, d: &[u8], step: usize, out: &mut [i
         } else {
             rows_t1_asm!("0", o, d, t, n, step);
         }
-    }
-}
-
-/// [`add_rows`]'s usual case on Armv7-M/Armv8-M Mainline without the DSP
-/// kernel (Cortex-M3, M33): a halfword of codes, per nibble `UBFX` (or a
-/// shift), `LDR` with the nibble scaled by 8 ([`slot`]'s paged layout) and
-/// an add: 19 instructions per row and chunk of 8 weights. `d` holds
-/// (out.len() - 1) * step + 2 bytes at least.
-#[cfg(all(target_arch = "arm", target_has_atomic = "32", not(atome_dsp)))]
-#[inline(always)]
-fn rows_thumb2(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
-    if out.is_empty() || d.len() < 2 {
-        return;
-    }
-    let o = out.as_mut_ptr();
-    let tp = t.as_ptr().cast::<i32>();
-    // SAFETY: row j (< out.len()) reads the halfword d[j*step..j*step + 2]
-    // (inside d, as the caller cut it; Armv7-M and Armv8-M Mainline allow
-    // unaligned LDRH from normal memory) and entries at t + 8*nibble +
-    // {0, 4} and t + 128 + 8*nibble + {0, 4} (nibble < 16: inside the
-    // 256-byte tables, word-aligned); it reads then writes out[j] (the
-    // loop stops when the pointer reaches out's end; out is not empty).
-    // Only the named registers and the flags change; no stack use.
-    unsafe {
-        core::arch::asm!(
-            "2:",
-            "ldrh r5, [r1]",
-            "ldr r4, [r0]",
-            "and r12, r5, #15",
-            "ldr r12, [r2, r12, lsl #3]",
-            "add r4, r12",
-            "ubfx r12, r5, #4, #4",
-            "ldr r12, [r3, r12, lsl #3]",
-            "add r4, r12",
-            "ubfx r12, r5, #8, #4",
-            "ldr r12, [lr, r12, lsl #3]",
-            "add r4, r12",
-            "lsr r12, r5, #12",
-            "add r12, lr, r12, lsl #3",
-            "ldr r12, [r12, #4]",
-            "add r4, r12",
-            "str r4, [r0], #4",
-            "add r1, r8",
-            "cmp r0, r10",
-            "bne 2b",
-            // r0 out, r1 codes, r2/r3 byte 0's tables (t, t + 4), lr byte
-            // 1's (t + 128), r4 sum, r5 codes, r12 scratch, r8 step, r10 end.
-            inout("r0") o => _,
-            inout("r1") d.as_ptr() => _,
-            in("r2") tp,
-            in("r3") tp.wrapping_add(1),
-            inout("lr") tp.wrapping_add(32) => _,
-            out("r4") _,
-            out("r5") _,
-            out("r12") _,
-            in("r8") step,
-            in("r10") o.wrapping_add(out.len()),
-            options(nostack),
-        );
-    }
-}
-
-/// [`rows_thumb2`] for an even number of rows, two per pass: the same
-/// steps for row j (codes at d + j*step) and row j + 1 (at the same
-/// address plus step), both sums loaded by one `LDRD` and stored by one
-/// `STRD`, one loop test per pair (16.5 instructions per row and chunk
-/// against 19).
-#[cfg(all(target_arch = "arm", target_has_atomic = "32", not(atome_dsp)))]
-#[inline(always)]
-fn rows_thumb2_pairs(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
-    let pairs = out.len() / 2;
-    if pairs == 0 || d.len() < step + 2 {
-        return;
-    }
-    let o = out.as_mut_ptr();
-    let tp = t.as_ptr().cast::<i32>();
-    // SAFETY: rows_thumb2's, for rows j and j + 1 of each pair (j + 1 <
-    // out.len(): the caller cut d to hold (out.len() - 1) * step + 2 bytes,
-    // so both halfwords are inside); the pair's two int32 outputs are read
-    // and written at o + 4j (word-aligned: an i32 slice), and the loop
-    // stops when the pointer reaches o + 8 * pairs. Only the named
-    // registers and the flags change; no stack use.
-    unsafe {
-        core::arch::asm!(
-            "2:",
-            "ldrd r4, r9, [r0]",
-            "ldrh r5, [r1]",
-            "and r12, r5, #15",
-            "ldr r12, [r2, r12, lsl #3]",
-            "add r4, r12",
-            "ubfx r12, r5, #4, #4",
-            "ldr r12, [r3, r12, lsl #3]",
-            "add r4, r12",
-            "ubfx r12, r5, #8, #4",
-            "ldr r12, [lr, r12, lsl #3]",
-            "add r4, r12",
-            "lsr r12, r5, #12",
-            "add r12, lr, r12, lsl #3",
-            "ldr r12, [r12, #4]",
-            "add r4, r12",
-            "ldrh r5, [r1, r8]",
-            "and r12, r5, #15",
-            "ldr r12, [r2, r12, lsl #3]",
-            "add r9, r12",
-            "ubfx r12, r5, #4, #4",
-            "ldr r12, [r3, r12, lsl #3]",
-            "add r9, r12",
-            "ubfx r12, r5, #8, #4",
-            "ldr r12, [lr, r12, lsl #3]",
-            "add r9, r12",
-            "lsr r12, r5, #12",
-            "add r12, lr, r12, lsl #3",
-            "ldr r12, [r12, #4]",
-            "add r9, r12",
-            "strd r4, r9, [r0], #8",
-            "add r1, r11",
-            "cmp r0, r10",
-            "bne 2b",
-            // As rows_thumb2's, with r9 the second row's sum and r11 two
-            // steps.
-            inout("r0") o => _,
-            inout("r1") d.as_ptr() => _,
-            in("r2") tp,
-            in("r3") tp.wrapping_add(1),
-            inout("lr") tp.wrapping_add(32) => _,
-            out("r4") _,
-            out("r5") _,
-            out("r9") _,
-            out("r12") _,
-            in("r8") step,
-            in("r10") o.wrapping_add(2 * pairs),
-            in("r11") 2 * step,
-            options(nostack),
-        );
     }
 }
 

@@ -100,11 +100,19 @@ pub(super) fn build_tables(t: &mut Tables, x: &[i16]) {
     }
 }
 
-/// The row loop over a descriptor list; `$first` "1": the position's first
-/// chunk (the sums start at the first entry read, and are stored), "0":
-/// they are loaded and added to.
-macro_rules! rows_jobs_asm {
-    ($first:literal, $t:ident, $descs:ident, $step:ident) => {
+/// Adds (`FIRST` = 1: stores) every row's next chunk of codes against the
+/// tables, for every job of the list at `dp`, and advances each job's
+/// codes to its next chunk. `STEP`: the bytes between rows as an
+/// immediate (then `r8` is the fourth table base, `tp + 132`), or 0 for
+/// `step` in `r8` (one more add per row and chunk).
+///
+/// # Safety
+/// [`rows_jobs`]' contract, with `step` = `STEP` when that is not 0.
+#[inline(always)]
+unsafe fn rows_jobs_n<const FIRST: usize, const STEP: usize>(tp: *const i32, dp: *mut RowsDesc, step: usize) {
+    let r8 = if STEP == 0 { step } else { tp.wrapping_add(33) as usize };
+    // SAFETY: the caller's (see rows_jobs).
+    unsafe {
         core::arch::asm!(
             // One job: its outputs, codes and pair end; null out: done.
             "1:",
@@ -119,7 +127,7 @@ macro_rules! rows_jobs_asm {
             // Two rows a pass (codes at r1 and r1 + step): per nibble UBFX
             // (or AND, LSR) and LDR from its table, added to the sum.
             "2:",
-            concat!(".if ", $first),
+            ".if {first}",
             "ldrh r5, [r1]",
             "and r12, r5, #15",
             "ldr r4, [r2, r12, lsl #3]",
@@ -137,12 +145,18 @@ macro_rules! rows_jobs_asm {
             "ldr r12, [lr, r12, lsl #3]",
             "add r4, r12",
             "lsr r12, r5, #12",
+            ".if {st}",
+            "ldr r12, [r8, r12, lsl #3]",
+            "add r4, r12",
+            "ldrh r5, [r1, #{st}]",
+            ".else",
             "add r12, lr, r12, lsl #3",
             "ldr r12, [r12, #4]",
             "add r4, r12",
             "ldrh r5, [r1, r8]",
+            ".endif",
             "and r12, r5, #15",
-            concat!(".if ", $first),
+            ".if {first}",
             "ldr r9, [r2, r12, lsl #3]",
             ".else",
             "ldr r12, [r2, r12, lsl #3]",
@@ -155,11 +169,19 @@ macro_rules! rows_jobs_asm {
             "ldr r12, [lr, r12, lsl #3]",
             "add r9, r12",
             "lsr r12, r5, #12",
+            ".if {st}",
+            "ldr r12, [r8, r12, lsl #3]",
+            ".else",
             "add r12, lr, r12, lsl #3",
             "ldr r12, [r12, #4]",
+            ".endif",
             "add r9, r12",
             "strd r4, r9, [r0], #8",
+            ".if {st}",
+            "add r1, #2*{st}",
+            ".else",
             "add r1, r1, r8, lsl #1",
+            ".endif",
             "cmp r0, r10",
             "bne 2b",
             // An odd last row.
@@ -169,7 +191,7 @@ macro_rules! rows_jobs_asm {
             "beq 1b",
             "ldrh r5, [r1]",
             "and r12, r5, #15",
-            concat!(".if ", $first),
+            ".if {first}",
             "ldr r4, [r2, r12, lsl #3]",
             ".else",
             "ldr r4, [r0]",
@@ -189,31 +211,35 @@ macro_rules! rows_jobs_asm {
             "str r4, [r0]",
             "b 1b",
             "9:",
-            // r0 out, r1 codes, r2/r3 byte 0's tables (t, t + 4), lr byte
-            // 1's (t + 128), r4/r9 sums, r5 codes, r8 step, r10 pair end,
-            // r11 descriptors, r12 scratch.
+            // r0 out, r1 codes, r2/r3 byte 0's tables (t, t + 4), lr (and
+            // r8 with STEP) byte 1's (t + 128, t + 132), r4/r9 sums, r5
+            // codes, r8 step (STEP 0), r10 pair end, r11 descriptors, r12
+            // scratch.
             cb = const CBYTES,
+            first = const FIRST,
+            st = const STEP,
             out("r0") _,
             out("r1") _,
-            in("r2") $t,
-            in("r3") $t.wrapping_add(1),
-            inout("lr") $t.wrapping_add(32) => _,
+            in("r2") tp,
+            in("r3") tp.wrapping_add(1),
+            inout("lr") tp.wrapping_add(32) => _,
             out("r4") _,
             out("r5") _,
-            in("r8") $step,
+            in("r8") r8,
             out("r9") _,
             out("r10") _,
-            inout("r11") $descs => _,
+            inout("r11") dp => _,
             out("r12") _,
             options(nostack),
         );
-    };
+    }
 }
 
 /// Adds (`first`: stores) every row's next chunk of codes against the
 /// tables, for every job of `descs` (ended by [`RowsDesc::END`]), and
-/// advances each job's codes to its next chunk: 16.5 instructions per row
-/// and chunk of 8 weights, about 8 per job.
+/// advances each job's codes to its next chunk: per row and chunk of 8
+/// weights 15.5 instructions (16.5 for a step other than 8, 16 or 64
+/// bytes, the rows of D = 32, 64 and 256), about 8 per job.
 ///
 /// # Safety
 /// For every descriptor before the end: its `out..end` is a valid,
@@ -234,10 +260,15 @@ pub(super) unsafe fn rows_jobs(t: &Tables, descs: &mut [RowsDesc], step: usize, 
     // 16: inside the 256 bytes). Only the named registers and the flags
     // change; no stack use.
     unsafe {
-        if first {
-            rows_jobs_asm!("1", tp, dp, step);
-        } else {
-            rows_jobs_asm!("0", tp, dp, step);
+        match (first, step) {
+            (true, 16) => rows_jobs_n::<1, 16>(tp, dp, step),
+            (false, 16) => rows_jobs_n::<0, 16>(tp, dp, step),
+            (true, 8) => rows_jobs_n::<1, 8>(tp, dp, step),
+            (false, 8) => rows_jobs_n::<0, 8>(tp, dp, step),
+            (true, 64) => rows_jobs_n::<1, 64>(tp, dp, step),
+            (false, 64) => rows_jobs_n::<0, 64>(tp, dp, step),
+            (true, _) => rows_jobs_n::<1, 0>(tp, dp, step),
+            (false, _) => rows_jobs_n::<0, 0>(tp, dp, step),
         }
     }
 }
