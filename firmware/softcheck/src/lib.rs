@@ -300,6 +300,7 @@ fn q15_case(r: &mut Rng, f: &mut Found) {
     f.see_int(8, case, i64::from(arith::rshr_mul16_split(g, h, s2)), rshr64(i64::from(g) * i64::from(h), s2));
     conv_case(r, f, case);
     ln_case(r, f, case);
+    ssm_case(r, f, case);
     // The 64 / 32-bit division of the softmax and tanh (restoring
     // division in asm on M0): any divisor, quotients near 2^32, the
     // boundary n = q d + (d - 1), and d >= 2^32 (another path).
@@ -410,6 +411,50 @@ fn ln_case(r: &mut Rng, f: &mut Found, case: u32) {
     }
     f.see_int(13, case, i64::from(mx), i64::from(want_mx));
 }
+
+/// The SSM sums of the Thumb-2 cores (kernels/q15/ssm.rs: SMULL, and
+/// SMMULR on Armv7E-M) against the contract's int64 sums: decay shifts 30
+/// to 32, input shifts 1 to 32, factors at their bounds (T = +-2^30, |hs|
+/// = 2^30 - 1, |b| = 2^23 - 1, h = +-32767) and anywhere below.
+#[cfg(all(target_arch = "arm", target_has_atomic = "32"))]
+fn ssm_case(r: &mut Rng, f: &mut Found, case: u32) {
+    use atome::kernels::q15::ssm::ssm_sums_s;
+    let n = 1 + (r.next() % 64) as usize;
+    let s1 = 30 + r.next() % 3;
+    let s2 = 1 + r.next() % 32;
+    let mut pick = |lim: i32| -> i32 {
+        match r.next() % 6 {
+            0 => lim,
+            1 => -lim,
+            _ => ((r.next() as i32) >> (r.next() % 31)).clamp(-lim, lim),
+        }
+    };
+    let (mut t, mut b, mut hs, mut h) = ([0i32; 64], [0i32; 64], [0i32; 64], [0i16; 64]);
+    for c in 0..n {
+        t[c] = pick(1 << 30);
+        hs[c] = pick((1 << 30) - 1);
+        // (The engine's bound: |b h| >> s2 below 2^30.)
+        b[c] = pick((1 << 23) - 1) >> 8u32.saturating_sub(s2);
+        h[c] = pick(32767) as i16;
+    }
+    let mut want = [0i64; 64];
+    let mut want_mx = 0u64;
+    for c in 0..n {
+        want[c] = rshr64(i64::from(t[c]) * i64::from(hs[c]), s1) + rshr64(i64::from(b[c]) * i64::from(h[c]), s2);
+        want_mx |= want[c].unsigned_abs();
+    }
+    // SAFETY: t and b hold n int32 each; hs and h are n long; s1 in
+    // 30..=32, s2 in 1..=32.
+    let mx = unsafe { ssm_sums_s(t.as_ptr(), b.as_ptr(), &mut hs[..n], &h[..n], s1, s2) };
+    for c in 0..n {
+        f.see_int(17 + ((c as u32) << 8), case, i64::from(hs[c]), want[c]);
+    }
+    f.see_int(18, case, i64::from(mx), want_mx as i64);
+}
+
+/// (Only the Thumb-2 cores have this loop.)
+#[cfg(not(all(target_arch = "arm", target_has_atomic = "32")))]
+fn ssm_case(_: &mut Rng, _: &mut Found, _: u32) {}
 
 /// (Only Cortex-M0 has these passes.)
 #[cfg(not(all(target_arch = "arm", not(target_has_atomic = "32"))))]

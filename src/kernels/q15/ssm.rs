@@ -54,6 +54,56 @@ macro_rules! ssm_loop {
     };
 }
 
+/// [`ssm_loop`] on Armv7E-M (M4, M7), where `SMMULR` gives
+/// floor((A B + 2^31) / 2^32), the rounding shift by 32 of a product, in
+/// one instruction: rshr(T hs, s1) = SMMULR(T 2^(32-s1-u), hs 2^u) and
+/// rshr(b h, s2) = SMMULR(b 2^k1, h 2^k2) with k1 + k2 = 32 - s2 (every
+/// factor within int32: |hs| < 2^30, |h| < 2^15, |b| < 2^23, s2 >= 8).
+/// For s1 = 30, 2T by the saturating `QADD`: T = 2^30 gives 2^31 - 1, and
+/// with |hs| < 2^30 the floor is still hs, the exact rshr(2^30 hs, 30).
+/// 17 instructions an element against 23.
+#[cfg(atome_dsp)]
+macro_rules! ssm_loop_dsp {
+    ($s1:literal, $t:ident, $b:ident, $hp:ident, $h:ident, $n:ident, $k1:ident, $k2:ident, $mx:ident) => {
+        core::arch::asm!(
+            "2:",
+            "ldr {a}, [{tp}], #4",
+            "ldr {x}, [{hp}]",
+            concat!(".if ", $s1, " == 30"),
+            "qadd {a}, {a}, {a}",
+            ".endif",
+            concat!(".if ", $s1, " <= 31"),
+            "lsl {x}, {x}, #1",
+            ".endif",
+            "smmulr {p}, {a}, {x}",
+            "ldr {a}, [{bp}], #4",
+            "ldrsh {x}, [{xp}], #2",
+            "lsl {a}, {a}, {k1}",
+            "lsl {x}, {x}, {k2}",
+            "smmulr {a}, {a}, {x}",
+            "add {p}, {p}, {a}",
+            "str {p}, [{hp}], #4",
+            "eor {a}, {p}, {p}, asr #31",
+            "sub {a}, {a}, {p}, asr #31",
+            "orr {mx}, {mx}, {a}",
+            "cmp {hp}, {end}",
+            "bne 2b",
+            tp = inout(reg) $t => _,
+            bp = inout(reg) $b => _,
+            hp = inout(reg) $hp => _,
+            xp = inout(reg) $h.as_ptr() => _,
+            end = in(reg) $hp.wrapping_add($n),
+            k1 = in(reg) $k1,
+            k2 = in(reg) $k2,
+            mx = inout(reg) $mx,
+            a = out(reg) _,
+            x = out(reg) _,
+            p = out(reg) _,
+            options(nostack),
+        )
+    };
+}
+
 /// The sums for every channel of `hs` (decay shift s1: 30, 31 or 32); OR
 /// of |W|.
 ///
@@ -69,9 +119,26 @@ pub unsafe fn ssm_sums_s(t: *const i32, b: *const i32, hs: &mut [i32], h: &[i16]
     }
     let hp = hs.as_mut_ptr();
     let mut mx = 0u32;
-    // SAFETY: the caller's contract; the loop reads t, b, hs and h at
-    // element c < n and writes hs[c], and stops when the hs pointer reaches
-    // hp + n. Only the named registers and the flags change.
+    // (Both loops below: the caller's contract holds; each loop reads t,
+    // b, hs and h at element c < n and writes hs[c], and stops when the hs
+    // pointer reaches hp + n. Only the named registers and the flags
+    // change.)
+    #[cfg(atome_dsp)]
+    if s2 >= 8 {
+        let k2 = (32 - s2).min(16);
+        let k1 = 32 - s2 - k2;
+        // SAFETY: as said above (the Q flag, which nothing reads, may be
+        // set; s2 >= 8 keeps the factors within int32).
+        unsafe {
+            match s1 {
+                30 => ssm_loop_dsp!("30", t, b, hp, h, n, k1, k2, mx),
+                31 => ssm_loop_dsp!("31", t, b, hp, h, n, k1, k2, mx),
+                _ => ssm_loop_dsp!("32", t, b, hp, h, n, k1, k2, mx),
+            }
+        }
+        return mx;
+    }
+    // SAFETY: as said above.
     unsafe {
         match s1 {
             30 => ssm_loop!("30", "0x20000000", "2", t, b, hp, h, n, s2, mx),
