@@ -973,12 +973,12 @@ fn attention_top(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut
         }
     }
     let (q, keys, ek) = (b.q.get(..dh)?, &*b.k, &*b.ek);
-    let sigma = |j: usize| -> i64 {
-        let e = i32::from(ek.get(j).copied().unwrap_or(E_ZERO as i16));
+    let sigma = |key: &[i16], e: i16| -> i64 {
+        let e = i32::from(e);
         if e == E_ZERO {
             return 0;
         }
-        let dot = dot_q(q, keys.get(j * dh..(j + 1) * dh).unwrap_or(&[]));
+        let dot = dot_q(q, key);
         // (Most keys are on the largest grid: no shift.)
         if e == kt {
             dot
@@ -1005,8 +1005,11 @@ fn attention_top(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut
     // The k-th best signed score once k are held (the bar a later key
     // must pass), kept here rather than rebuilt from its two words.
     let mut bar = 0i64;
-    for j in 0..=t {
-        let sg = sigma(j);
+    // (Keys 0..=t and their exponents, cut once: no index arithmetic per
+    // key.)
+    let (keys, ek) = (keys.get(..(t + 1) * dh)?, ek.get(..=t)?);
+    for (j, (key, &e)) in keys.chunks_exact(dh).zip(ek).enumerate() {
+        let sg = sigma(key, e);
         let s = sgn_mul(g, sg);
         if cnt == keff && s <= bar {
             continue;
