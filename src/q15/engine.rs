@@ -910,7 +910,14 @@ fn mix<const GENERAL: bool>(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u
         let ks = [k0, k1, ks[2]];
         let loc = move |w: i32| (w + rl) >> tl;
         let sta = move |h: i32| (h + rs) >> ts;
-        if sx <= 0 {
+        // Armv7E-M: the same sums by SMMULR/SMMLAR (kernels::q15::mix).
+        #[cfg(atome_dsp)]
+        let fast = crate::kernels::q15::mix::mix_sums_dsp(lm, hs, sp, xr, (tl, ts, sx), ks);
+        #[cfg(not(atome_dsp))]
+        let fast: Option<u32> = None;
+        if let Some(mx) = fast {
+            mx
+        } else if sx <= 0 {
             // The residual shifted left (exact): a fourth product.
             let kx = 1 << (-sx).min(14);
             mix_sums(lm, hs, sp, xr, ks, loc, sta, move |x| x * kx)

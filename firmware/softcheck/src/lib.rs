@@ -301,6 +301,7 @@ fn q15_case(r: &mut Rng, f: &mut Found) {
     conv_case(r, f, case);
     ln_case(r, f, case);
     ssm_case(r, f, case);
+    mix_case(r, f, case);
     // The 64 / 32-bit division of the softmax and tanh (restoring
     // division in asm on M0): any divisor, quotients near 2^32, the
     // boundary n = q d + (d - 1), and d >= 2^32 (another path).
@@ -451,6 +452,61 @@ fn ssm_case(r: &mut Rng, f: &mut Found, case: u32) {
     }
     f.see_int(18, case, i64::from(mx), want_mx as i64);
 }
+
+/// The Armv7E-M mix sums (kernels/q15/mix.rs: SMMULR, SMMLAR, SHADD16)
+/// against the engine's wrapping int32 steps: every shift mode (0, 1, 2 to
+/// 31; the residual's -20 to 40), any coefficients (k2 below 2^15), sums
+/// and states at their bounds, even lengths.
+#[cfg(softcheck_dsp)]
+fn mix_case(r: &mut Rng, f: &mut Found, case: u32) {
+    use atome::kernels::q15::mix::mix_sums_dsp;
+    let n = 2 * (1 + (r.next() % 32) as usize);
+    let mut pick = |lim: i32| -> i32 {
+        match r.next() % 6 {
+            0 => lim,
+            1 => -lim,
+            _ => ((r.next() as i32) >> (r.next() % 31)).clamp(-lim, lim),
+        }
+    };
+    let (mut lm, mut hs, mut sp, mut xr) = ([0i32; 64], [0i32; 64], [0i16; 64], [0i16; 64]);
+    for c in 0..n {
+        lm[c] = pick((1 << 18) - 1);
+        hs[c] = pick((1 << 30) - 1);
+        sp[c] = pick(32767) as i16;
+        xr[c] = pick(32767) as i16;
+    }
+    let k2 = pick(32767);
+    let shift = |v: u32| -> u32 {
+        match v % 6 {
+            0 => 0,
+            1 => 1,
+            2 => 2,
+            3 => 31,
+            _ => (v >> 8) % 32,
+        }
+    };
+    let (tl, ts) = (shift(r.next()), shift(r.next()));
+    let sx = (r.next() % 61) as i32 - 20;
+    let ks = [r.next() as i32, r.next() as i32, k2];
+    let rs = |v: i32, t: u32| if t == 0 { v } else { rshr64(i64::from(v), t) as i32 };
+    let xf = |x: i32| if sx <= 0 { x * (1 << (-sx).min(14)) } else { rshr64(i64::from(x), sx.min(31) as u32) as i32 };
+    let mut want = [0i32; 64];
+    let mut want_mx = 0u32;
+    for c in 0..n {
+        let v = xf(i32::from(xr[c])).wrapping_add(ks[0].wrapping_mul(rs(lm[c], tl))).wrapping_add(ks[1].wrapping_mul(rs(hs[c], ts))).wrapping_add(ks[2] * i32::from(sp[c]));
+        want[c] = v;
+        want_mx |= v.unsigned_abs();
+    }
+    let mx = mix_sums_dsp(&mut lm[..n], &hs[..n], &sp[..n], &xr[..n], (tl, ts, sx), ks);
+    f.see_int(19, case, i64::from(mx.unwrap_or(0)), i64::from(want_mx));
+    for c in 0..n {
+        f.see_int(20 + ((c as u32) << 8), case, i64::from(lm[c]), i64::from(want[c]));
+    }
+}
+
+/// (Only Armv7E-M has this loop.)
+#[cfg(not(softcheck_dsp))]
+fn mix_case(_: &mut Rng, _: &mut Found, _: u32) {}
 
 /// (Only the Thumb-2 cores have this loop.)
 #[cfg(not(all(target_arch = "arm", target_has_atomic = "32")))]

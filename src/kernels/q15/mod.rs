@@ -11,6 +11,8 @@ pub mod conv_t2;
 pub mod dot;
 pub mod ssm;
 pub mod matvec;
+#[cfg(atome_dsp)]
+pub mod mix;
 pub mod norm;
 pub mod quant;
 
