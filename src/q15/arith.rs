@@ -454,6 +454,14 @@ fn exp2_horner_t1(f: i32) -> i32 {
 #[inline]
 pub fn exp2q(v: i64) -> i64 {
     let v = v.min(U_MAX);
+    // (The softmax's largest term, d = 0: the polynomial at 0 is C0 = 2^30.
+    // From 2^32 on, every rshr32 is 0.)
+    if v == 0 {
+        return ONE_Q30;
+    }
+    if v >= 32 << 24 {
+        return 0;
+    }
     if v >= 0 {
         // int32 Horner: every multiplicand is a partial sum of C5..C1,
         // below sum |C1..C5| < 2^30, and f < 2^24, so each product is
