@@ -139,7 +139,7 @@ pub fn row_stats(xm: &[i16]) -> (i32, i64, i32, i32) {
         let (mut ql, mut qh, mut lo2, mut hi2) = (0u32, 0u32, 0x7FFF_7FFFu32, 0x8000_8000u32);
         // SAFETY: reads 2 * pairs <= xm.len() int16 from xm as pairs
         // (unaligned word loads: Armv7E-M allows them from normal memory),
-        // pairs >= 1 steps. SMLALD, SXTAH and the adds cannot overflow for
+        // pairs >= 1 steps. SMLALD and SMLAD cannot overflow for
         // the caller's lengths; SSUB16 sets the GE flags that SEL reads.
         // Only the named registers and the flags change.
         unsafe {
@@ -147,8 +147,8 @@ pub fn row_stats(xm: &[i16]) -> (i32, i64, i32, i32) {
                 "2:",
                 "ldr {x}, [{p}], #4",
                 "smlald {ql}, {qh}, {x}, {x}",
-                "sxtah {s}, {s}, {x}",
-                "add {s}, {s}, {x}, asr #16",
+                // Both lanes times 1, added to the sum.
+                "smlad {s}, {x}, {one}, {s}",
                 // GE per lane where x >= lo: keep lo there, else x.
                 "ssub16 {t}, {x}, {lo}",
                 "sel {lo}, {lo}, {x}",
@@ -164,6 +164,7 @@ pub fn row_stats(xm: &[i16]) -> (i32, i64, i32, i32) {
                 qh = inout(reg) qh,
                 lo = inout(reg) lo2,
                 hi = inout(reg) hi2,
+                one = in(reg) 0x0001_0001u32,
                 x = out(reg) _,
                 t = out(reg) _,
                 options(readonly, nostack),
