@@ -262,6 +262,25 @@ fn layer_norm<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &
                 }
             }
         }
+        // Armv7E-M: the first pass, then the affine pass by SMMULR and
+        // SMMLAR (kernels::q15::norm).
+        #[cfg(atome_dsp)]
+        if let (Some(gv), Some(bv), Some(wr)) = (g.vals(), b.vals(), w.get_mut(..xm.len())) {
+            let ((gp, gn), (bp, bn)) = (gv.words(), bv.words());
+            if gn >= wr.len() && bn >= wr.len() {
+                let [dm, c, im, r2, ..] = c1;
+                for (o, &m) in wr.iter_mut().zip(xm) {
+                    let cm = i32::from(m).wrapping_mul(dm).wrapping_add(c) >> t[0];
+                    *o = (cm.wrapping_mul(im) + r2) >> t[1];
+                }
+                // SAFETY: gp and bp address gn, bn >= wr.len() int32, word
+                // aligned (i32 or f32 slices).
+                if let Some(mx) = unsafe { crate::kernels::q15::norm::ln_affine_dsp(wr, gp, bp, t[2], t[3], c1[5]) } {
+                    quant_at(w, qshift(u64::from(mx), QA), out);
+                    return qexp(u64::from(mx), a, QA);
+                }
+            }
+        }
         match (g.vals(), b.vals()) {
             // (int32 views of both kinds: one copy of the loops.)
             (Some(gv), Some(bv)) => ln_sums(xm, gv.ints().iter().copied(), bv.ints().iter().copied(), c1, t, w),

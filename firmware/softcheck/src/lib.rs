@@ -302,6 +302,7 @@ fn q15_case(r: &mut Rng, f: &mut Found) {
     ln_case(r, f, case);
     ssm_case(r, f, case);
     mix_case(r, f, case);
+    affine_case(r, f, case);
     // The 64 / 32-bit division of the softmax and tanh (restoring
     // division in asm on M0): any divisor, quotients near 2^32, the
     // boundary n = q d + (d - 1), and d >= 2^32 (another path).
@@ -503,6 +504,51 @@ fn mix_case(r: &mut Rng, f: &mut Found, case: u32) {
         f.see_int(20 + ((c as u32) << 8), case, i64::from(lm[c]), i64::from(want[c]));
     }
 }
+
+/// The Armv7E-M LayerNorm affine pass (kernels/q15/norm.rs: SMMULR,
+/// SMMLAR) against the engine's int32 steps: every shift 1 to 31 of the
+/// gamma term, 0 (a left shift as a factor) to 31 of the beta term,
+/// products and mantissas at their bounds.
+#[cfg(softcheck_dsp)]
+fn affine_case(r: &mut Rng, f: &mut Found, case: u32) {
+    use atome::kernels::q15::norm::ln_affine_dsp;
+    let n = 2 * (1 + (r.next() % 32) as usize);
+    let t2 = 1 + r.next() % 31;
+    let t3 = if r.next().is_multiple_of(3) { 0 } else { r.next() % 32 };
+    let m4 = if t3 == 0 { 1i32 << (r.next() % 8) } else { 1 };
+    let mut pick = |lim: i32| -> i32 {
+        match r.next() % 6 {
+            0 => lim,
+            1 => -lim,
+            _ => ((r.next() as i32) >> (r.next() % 31)).clamp(-lim, lim),
+        }
+    };
+    let (mut g, mut b, mut w) = ([0i32; 64], [0i32; 64], [0i32; 64]);
+    for c in 0..n {
+        // (|g zm| < 2^30, |b m4| < 2^30: the engine's bounds.)
+        g[c] = pick(32767);
+        w[c] = pick(32767);
+        b[c] = pick((1 << 23) - 1) / m4;
+    }
+    let mut want = [0i32; 64];
+    let mut want_mx = 0u32;
+    for c in 0..n {
+        let gt = rshr64(i64::from(g[c]) * i64::from(w[c]), t2);
+        let bt = if t3 == 0 { i64::from(b[c]) * i64::from(m4) } else { rshr64(i64::from(b[c]), t3) };
+        want[c] = (gt + bt) as i32;
+        want_mx |= want[c].unsigned_abs();
+    }
+    // SAFETY: g and b hold n int32 each, word aligned.
+    let mx = unsafe { ln_affine_dsp(&mut w[..n], g.as_ptr(), b.as_ptr(), t2, t3, m4) };
+    f.see_int(21, case, i64::from(mx.unwrap_or(0)), i64::from(want_mx));
+    for c in 0..n {
+        f.see_int(22 + ((c as u32) << 8), case, i64::from(w[c]), i64::from(want[c]));
+    }
+}
+
+/// (Only Armv7E-M has this loop.)
+#[cfg(not(softcheck_dsp))]
+fn affine_case(_: &mut Rng, _: &mut Found, _: u32) {}
 
 /// (Only Armv7E-M has this loop.)
 #[cfg(not(softcheck_dsp))]
