@@ -1119,6 +1119,10 @@ fn attention_sum(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32> {
             for r in rows.iter_mut().skip(ns) {
                 *r = vals.get(..d)?;
             }
+            #[cfg(atome_dsp)]
+            if let Some(mx) = crate::kernels::q15::mix::att_sum4_dsp(out, rows, ks) {
+                return Some(quant_into_mx(out, mx, f - 15, b.sparse));
+            }
             let [r0, r1, r2, r3] = rows;
             let [k0, k1, k2, k3] = ks;
             if cfg!(all(target_arch = "arm", not(target_has_atomic = "32"))) {

@@ -303,6 +303,7 @@ fn q15_case(r: &mut Rng, f: &mut Found) {
     ssm_case(r, f, case);
     mix_case(r, f, case);
     affine_case(r, f, case);
+    att_case(r, f, case);
     // The 64 / 32-bit division of the softmax and tanh (restoring
     // division in asm on M0): any divisor, quotients near 2^32, the
     // boundary n = q d + (d - 1), and d >= 2^32 (another path).
@@ -545,6 +546,43 @@ fn affine_case(r: &mut Rng, f: &mut Found, case: u32) {
         f.see_int(22 + ((c as u32) << 8), case, i64::from(w[c]), i64::from(want[c]));
     }
 }
+
+/// The Armv7E-M weighted sum of four value rows (kernels/q15/mix.rs
+/// att_sum4_dsp) against plain int32 sums: weights anywhere in int16,
+/// values at their bounds, even lengths; a weight of 2^15 must decline.
+#[cfg(softcheck_dsp)]
+fn att_case(r: &mut Rng, f: &mut Found, case: u32) {
+    use atome::kernels::q15::mix::att_sum4_dsp;
+    let n = 2 * (1 + (r.next() % 32) as usize);
+    let mut v = [[0i16; 64]; 4];
+    for x in v.iter_mut().flatten() {
+        *x = act(r);
+    }
+    let mut ks = [0i32; 4];
+    for k in ks.iter_mut() {
+        *k = match r.next() % 5 {
+            0 => 32767,
+            1 => -32768,
+            2 => 0,
+            _ => (r.next() as i32) >> 17,
+        };
+    }
+    let mut out = [0i32; 64];
+    let mx = att_sum4_dsp(&mut out[..n], [&v[0][..n], &v[1][..n], &v[2][..n], &v[3][..n]], ks);
+    let mut want_mx = 0u32;
+    for c in 0..n {
+        let want = (0..4).map(|i| ks[i] * i32::from(v[i][c])).sum::<i32>();
+        want_mx |= want.unsigned_abs();
+        f.see_int(23 + ((c as u32) << 8), case, i64::from(out[c]), i64::from(want));
+    }
+    f.see_int(24, case, i64::from(mx.unwrap_or(0)), i64::from(want_mx));
+    let big = att_sum4_dsp(&mut out[..n], [&v[0][..n], &v[1][..n], &v[2][..n], &v[3][..n]], [1 << 15, 0, 0, 0]);
+    f.see_int(25, case, i64::from(big.is_some()), 0);
+}
+
+/// (Only Armv7E-M has this loop.)
+#[cfg(not(softcheck_dsp))]
+fn att_case(_: &mut Rng, _: &mut Found, _: u32) {}
 
 /// (Only Armv7E-M has this loop.)
 #[cfg(not(softcheck_dsp))]
