@@ -991,13 +991,10 @@ fn mix_sums(lm: &mut [i32], hs: &[i32], sp: &[i16], xr: &[i16], [k0, k1, k2]: [i
 /// kernels' on the stack.
 #[inline(always)]
 fn attention_top(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<usize> {
-    let mut kt = E_ZERO;
-    for &e in b.ek.get(..=t)? {
-        let e = i32::from(e);
-        if e != E_ZERO {
-            kt = if kt == E_ZERO { e } else { kt.max(e) };
-        }
-    }
+    // The largest key exponent: E_ZERO is i16::MIN, below every other,
+    // so the plain maximum skips the zero keys (and is E_ZERO when all are).
+    const _: () = assert!(E_ZERO == i16::MIN as i32);
+    let kt = i32::from(b.ek.get(..=t)?.iter().copied().max().unwrap_or(E_ZERO as i16));
     let (q, keys, ek) = (b.q.get(..dh)?, &*b.k, &*b.ek);
     let sigma = |key: &[i16], e: i16| -> i64 {
         let e = i32::from(e);
