@@ -583,7 +583,8 @@ fn ssm_norm(hs: &mut [i32], mx: u32, a: i32) -> i32 {
         for hc in hs.iter_mut() {
             *hc = ((*hc >> 1) + (*hc & 1)).min(LIM30);
         }
-    } else {
+    } else if sh < 0 {
+        // (sh = 0, the sums already on 30 bits: nothing to do.)
         let n = (-sh).min(31) as u32;
         for hc in hs.iter_mut() {
             *hc <<= n;
