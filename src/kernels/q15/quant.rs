@@ -88,11 +88,48 @@ pub fn rshr_sat(src: &[i32], n: u32, out: &mut [i16]) {
         // flags of the halves at or above it, SEL keeps those) and one
         // word stored: 6.5 instructions an element against 8.5.
         let pairs = len / 2;
-        // SAFETY: reads 2 * pairs <= len int32 from src (word aligned: an
-        // i32 slice, as LDRD needs) and writes as many int16 to out as
-        // pairs words (Armv7E-M allows unaligned STR to normal memory),
-        // both at least len long; pairs >= 1 steps. Only the named
-        // registers and the flags (GE included) change.
+        let n = n.min(31);
+        // (Both loops below read 2 * pairs <= len int32 from src (word
+        // aligned: an i32 slice, as LDRD needs) and write as many int16 to
+        // out as pairs words (Armv7E-M allows unaligned STR to normal
+        // memory), both at least len long; pairs >= 1 steps. Only the
+        // named registers and the flags (GE included) change.)
+        if n >= 1 {
+            // rshr by n + 1 = SMMULR by 2^(31 - n) (floor((v 2^(31-n) +
+            // 2^31) / 2^32), any int32 v): one instruction where the
+            // shift, the add and SSAT's shift take two (5.5 instructions
+            // an element).
+            // SAFETY: as said above.
+            unsafe {
+                core::arch::asm!(
+                    "2:",
+                    "ldrd {a}, {b}, [{p}], #8",
+                    "smmulr {a}, {a}, {m}",
+                    "smmulr {b}, {b}, {m}",
+                    "ssat {a}, #16, {a}",
+                    "ssat {b}, #16, {b}",
+                    "pkhbt {a}, {a}, {b}, lsl #16",
+                    "ssub16 {b}, {a}, {lim}",
+                    "sel {a}, {a}, {lim}",
+                    "str {a}, [{o}], #4",
+                    "subs {c}, {c}, #1",
+                    "bne 2b",
+                    p = inout(reg) src.as_ptr() => _,
+                    o = inout(reg) out.as_mut_ptr() => _,
+                    c = inout(reg) pairs => _,
+                    m = in(reg) 1u32 << (31 - n),
+                    lim = in(reg) 0x8001_8001u32,
+                    a = out(reg) _,
+                    b = out(reg) _,
+                    options(nostack),
+                );
+            }
+            if let (Some(&v), Some(o)) = (src.get(2 * pairs), out.get_mut(2 * pairs)) {
+                *o = (((v >> n) + 1) >> 1).clamp(-LIM15, LIM15) as i16;
+            }
+            return;
+        }
+        // SAFETY: as said above.
         unsafe {
             core::arch::asm!(
                 "2:",
@@ -112,7 +149,7 @@ pub fn rshr_sat(src: &[i32], n: u32, out: &mut [i16]) {
                 p = inout(reg) src.as_ptr() => _,
                 o = inout(reg) out.as_mut_ptr() => _,
                 c = inout(reg) pairs => _,
-                n = in(reg) n.min(31),
+                n = in(reg) n,
                 m = in(reg) 0x8001_8001u32,
                 a = out(reg) _,
                 b = out(reg) _,
@@ -120,7 +157,7 @@ pub fn rshr_sat(src: &[i32], n: u32, out: &mut [i16]) {
             );
         }
         if let (Some(&v), Some(o)) = (src.get(2 * pairs), out.get_mut(2 * pairs)) {
-            *o = (((v >> n.min(31)) + 1) >> 1).clamp(-LIM15, LIM15) as i16;
+            *o = (((v >> n) + 1) >> 1).clamp(-LIM15, LIM15) as i16;
         }
         return;
     }
