@@ -269,9 +269,11 @@ fn layer_norm<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &
             let ((gp, gn), (bp, bn)) = (gv.words(), bv.words());
             if gn >= wr.len() && bn >= wr.len() {
                 let [dm, c, im, r2, ..] = c1;
-                for (o, &m) in wr.iter_mut().zip(xm) {
-                    let cm = i32::from(m).wrapping_mul(dm).wrapping_add(c) >> t[0];
-                    *o = (cm.wrapping_mul(im) + r2) >> t[1];
+                if !crate::kernels::q15::norm::ln_first_t2(xm, [dm, c, im, r2], [t[0], t[1]], wr) {
+                    for (o, &m) in wr.iter_mut().zip(xm) {
+                        let cm = i32::from(m).wrapping_mul(dm).wrapping_add(c) >> t[0];
+                        *o = (cm.wrapping_mul(im) + r2) >> t[1];
+                    }
                 }
                 // SAFETY: gp and bp address gn, bn >= wr.len() int32, word
                 // aligned (i32 or f32 slices).
@@ -325,9 +327,15 @@ fn ln_sums(xm: &[i16], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i
         }
         return mx;
     }
-    for (o, &m) in w.iter_mut().zip(xm) {
-        let cm = i32::from(m).wrapping_mul(dm).wrapping_add(c) >> t0;
-        *o = (cm.wrapping_mul(im) + r2) >> t1;
+    #[cfg(atome_thumb2)]
+    let done = w.get_mut(..xm.len()).is_some_and(|wr| crate::kernels::q15::norm::ln_first_t2(xm, [dm, c, im, r2], [t0, t1], wr));
+    #[cfg(not(atome_thumb2))]
+    let done = false;
+    if !done {
+        for (o, &m) in w.iter_mut().zip(xm) {
+            let cm = i32::from(m).wrapping_mul(dm).wrapping_add(c) >> t0;
+            *o = (cm.wrapping_mul(im) + r2) >> t1;
+        }
     }
     ln_affine(w, gi, bi, [r3, m4, r4], [t2, t3])
 }

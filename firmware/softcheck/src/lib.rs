@@ -304,6 +304,7 @@ fn q15_case(r: &mut Rng, f: &mut Found) {
     mix_case(r, f, case);
     affine_case(r, f, case);
     att_case(r, f, case);
+    ln_first_case(r, f, case);
     // The 64 / 32-bit division of the softmax and tanh (restoring
     // division in asm on M0): any divisor, quotients near 2^32, the
     // boundary n = q d + (d - 1), and d >= 2^32 (another path).
@@ -591,6 +592,32 @@ fn affine_case(_: &mut Rng, _: &mut Found, _: u32) {}
 /// (Only Armv7E-M has this loop.)
 #[cfg(not(softcheck_dsp))]
 fn mix_case(_: &mut Rng, _: &mut Found, _: u32) {}
+
+/// LayerNorm's first pass on the Thumb-2 cores (kernels/q15/norm.rs
+/// ln_first_t2) against the engine's wrapping int32 steps: any constants,
+/// shifts 0 to 31, even lengths.
+#[cfg(all(target_arch = "arm", target_has_atomic = "32"))]
+fn ln_first_case(r: &mut Rng, f: &mut Found, case: u32) {
+    use atome::kernels::q15::norm::ln_first_t2;
+    let n = 2 * (1 + (r.next() % 32) as usize);
+    let mut xm = [0i16; 64];
+    for x in xm.iter_mut() {
+        *x = act(r);
+    }
+    let k = [r.next() as i32, r.next() as i32, (r.next() as i32) >> (r.next() % 16), (r.next() as i32) >> (r.next() % 31)];
+    let t = [r.next() % 32, r.next() % 32];
+    let mut w = [0i32; 64];
+    f.see_int(26, case, i64::from(ln_first_t2(&xm[..n], k, t, &mut w[..n])), 1);
+    for c in 0..n {
+        let cm = i32::from(xm[c]).wrapping_mul(k[0]).wrapping_add(k[1]) >> t[0];
+        let want = cm.wrapping_mul(k[2]).wrapping_add(k[3]) >> t[1];
+        f.see_int(27 + ((c as u32) << 8), case, i64::from(w[c]), i64::from(want));
+    }
+}
+
+/// (Only the Thumb-2 cores have this loop.)
+#[cfg(not(all(target_arch = "arm", target_has_atomic = "32")))]
+fn ln_first_case(_: &mut Rng, _: &mut Found, _: u32) {}
 
 /// (Only the Thumb-2 cores have this loop.)
 #[cfg(not(all(target_arch = "arm", target_has_atomic = "32")))]
