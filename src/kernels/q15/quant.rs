@@ -9,6 +9,23 @@
 /// 2^15 - 1, the activation saturation.
 pub const LIM15: i32 = 32767;
 
+/// One pair of [`or_abs`]'s Thumb-2 loop (no instruction here sets the
+/// flags).
+#[cfg(atome_thumb2)]
+macro_rules! or_pair {
+    () => {
+        concat!(
+            "ldrd {a}, {b}, [{p}], #8\n",
+            "eor {t}, {a}, {a}, asr #31\n",
+            "sub {t}, {t}, {a}, asr #31\n",
+            "orr {mx}, {mx}, {t}\n",
+            "eor {t}, {b}, {b}, asr #31\n",
+            "sub {t}, {t}, {b}, asr #31\n",
+            "orr {mx}, {mx}, {t}\n",
+        )
+    };
+}
+
 /// OR of |v| over `src`.
 #[inline(always)]
 pub fn or_abs(src: &[i32]) -> u32 {
@@ -21,16 +38,19 @@ pub fn or_abs(src: &[i32]) -> u32 {
         // named registers and the flags change.
         unsafe {
             core::arch::asm!(
+                // An odd pair first, then two a step (the pair leaves the
+                // flags of the lsrs: C the odd pair, Z no steps).
+                "lsrs {n}, {n}, #1",
+                "bcc 3f",
+                or_pair!(),
+                "3:",
+                "beq 4f",
                 "2:",
-                "ldrd {a}, {b}, [{p}], #8",
-                "eor {t}, {a}, {a}, asr #31",
-                "sub {t}, {t}, {a}, asr #31",
-                "orr {mx}, {mx}, {t}",
-                "eor {t}, {b}, {b}, asr #31",
-                "sub {t}, {t}, {b}, asr #31",
-                "orr {mx}, {mx}, {t}",
+                or_pair!(),
+                or_pair!(),
                 "subs {n}, {n}, #1",
                 "bne 2b",
+                "4:",
                 p = inout(reg) src.as_ptr() => _,
                 n = inout(reg) pairs => _,
                 mx = inout(reg) mx,
@@ -76,6 +96,26 @@ pub fn or_abs(src: &[i32]) -> u32 {
     src.iter().fold(0, |m, v| m | v.unsigned_abs())
 }
 
+/// One pair of [`rshr_sat`]'s Armv7E-M loop: rshr by SMMULR, SSAT, the
+/// pair packed, -32768 raised to -32767 in both halves, one word stored
+/// (no instruction here sets N, Z or C).
+#[cfg(atome_dsp)]
+macro_rules! rshr_pair {
+    () => {
+        concat!(
+            "ldrd {a}, {b}, [{p}], #8\n",
+            "smmulr {a}, {a}, {m}\n",
+            "smmulr {b}, {b}, {m}\n",
+            "ssat {a}, #16, {a}\n",
+            "ssat {b}, #16, {b}\n",
+            "pkhbt {a}, {a}, {b}, lsl #16\n",
+            "ssub16 {b}, {a}, {lim}\n",
+            "sel {a}, {a}, {lim}\n",
+            "str {a}, [{o}], #4\n",
+        )
+    };
+}
+
 /// out[i] = clamp(((src[i] >> n) + 1) >> 1, -32767, 32767) (rshr by n + 1
 /// then saturation) over the shorter length (n above 31 counts as 31).
 #[inline(always)]
@@ -97,23 +137,25 @@ pub fn rshr_sat(src: &[i32], n: u32, out: &mut [i16]) {
         if n >= 1 {
             // rshr by n + 1 = SMMULR by 2^(31 - n) (floor((v 2^(31-n) +
             // 2^31) / 2^32), any int32 v): one instruction where the
-            // shift, the add and SSAT's shift take two (5.5 instructions
-            // an element).
+            // shift, the add and SSAT's shift take two (5 instructions an
+            // element, two pairs a step).
             // SAFETY: as said above.
             unsafe {
                 core::arch::asm!(
+                    // An odd pair first, then two a step (the pair's
+                    // instructions leave the flags of the lsrs: C the odd
+                    // pair, Z no steps).
+                    "lsrs {c}, {c}, #1",
+                    "bcc 3f",
+                    rshr_pair!(),
+                    "3:",
+                    "beq 4f",
                     "2:",
-                    "ldrd {a}, {b}, [{p}], #8",
-                    "smmulr {a}, {a}, {m}",
-                    "smmulr {b}, {b}, {m}",
-                    "ssat {a}, #16, {a}",
-                    "ssat {b}, #16, {b}",
-                    "pkhbt {a}, {a}, {b}, lsl #16",
-                    "ssub16 {b}, {a}, {lim}",
-                    "sel {a}, {a}, {lim}",
-                    "str {a}, [{o}], #4",
+                    rshr_pair!(),
+                    rshr_pair!(),
                     "subs {c}, {c}, #1",
                     "bne 2b",
+                    "4:",
                     p = inout(reg) src.as_ptr() => _,
                     o = inout(reg) out.as_mut_ptr() => _,
                     c = inout(reg) pairs => _,
