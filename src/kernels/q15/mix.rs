@@ -38,6 +38,29 @@ pub const X_MUL: usize = 1;
 /// See [`X_SHIFT`].
 pub const X_HALF: usize = 2;
 
+/// One pair of [`pass_local`] (no instruction here sets N, Z or C).
+macro_rules! local_pair {
+    () => {
+        concat!(
+            "ldrd {w0}, {w1}, [{wp}]\n",
+            "ldr {s}, [{sp}], #4\n",
+            ".if {loc} == 1\n",
+            "lsl {w0}, {w0}, #1\n",
+            "lsl {w1}, {w1}, #1\n",
+            ".endif\n",
+            ".if {loc}\n",
+            "smmulr {w0}, {w0}, {ml}\n",
+            "smmulr {w1}, {w1}, {ml}\n",
+            ".endif\n",
+            "mul {w0}, {w0}, {k0}\n",
+            "mul {w1}, {w1}, {k0}\n",
+            "smlabb {w0}, {s}, {k2}, {w0}\n",
+            "smlatb {w1}, {s}, {k2}, {w1}\n",
+            "strd {w0}, {w1}, [{wp}], #8\n",
+        )
+    };
+}
+
 /// First pass: w = k0 rshr(w, tl) + k2 sp (wrapping) over pairs of
 /// elements (`LOC`: [`SHIFT_NONE`] or [`SHIFT_MUL`] with `ml` =
 /// [`shift_mul`](tl)); |k2| < 2^15.
@@ -53,24 +76,19 @@ unsafe fn pass_local<const LOC: usize>(w: *mut i32, sp: *const i16, pairs: usize
     // (Q included) change.
     unsafe {
         core::arch::asm!(
+            // An odd pair first, then two a step (no instruction of a pair
+            // sets N, Z or C: the flags stay the lsrs's).
+            "lsrs {n}, {n}, #1",
+            "bcc 3f",
+            local_pair!(),
+            "3:",
+            "beq 4f",
             "2:",
-            "ldrd {w0}, {w1}, [{wp}]",
-            "ldr {s}, [{sp}], #4",
-            ".if {loc} == 1",
-            "lsl {w0}, {w0}, #1",
-            "lsl {w1}, {w1}, #1",
-            ".endif",
-            ".if {loc}",
-            "smmulr {w0}, {w0}, {ml}",
-            "smmulr {w1}, {w1}, {ml}",
-            ".endif",
-            "mul {w0}, {w0}, {k0}",
-            "mul {w1}, {w1}, {k0}",
-            "smlabb {w0}, {s}, {k2}, {w0}",
-            "smlatb {w1}, {s}, {k2}, {w1}",
-            "strd {w0}, {w1}, [{wp}], #8",
+            local_pair!(),
+            local_pair!(),
             "subs {n}, {n}, #1",
             "bne 2b",
+            "4:",
             loc = const LOC,
             wp = inout(reg) w => _,
             sp = inout(reg) sp => _,
@@ -84,6 +102,47 @@ unsafe fn pass_local<const LOC: usize>(w: *mut i32, sp: *const i16, pairs: usize
             options(nostack),
         );
     }
+}
+
+/// One pair of [`pass_state`] (no instruction here sets N, Z or C).
+macro_rules! state_pair {
+    () => {
+        concat!(
+            "ldrd {w0}, {w1}, [{wp}]\n",
+            "ldrd {h0}, {h1}, [{hp}], #8\n",
+            ".if {sta} == 1\n",
+            "lsl {h0}, {h0}, #1\n",
+            "lsl {h1}, {h1}, #1\n",
+            ".endif\n",
+            ".if {sta}\n",
+            "smmulr {h0}, {h0}, {ms}\n",
+            "smmulr {h1}, {h1}, {ms}\n",
+            ".endif\n",
+            "mla {w0}, {h0}, {k1}, {w0}\n",
+            "mla {w1}, {h1}, {k1}, {w1}\n",
+            "ldr {h0}, [{xp}], #4\n",
+            ".if {xmul} == 1\n",
+            "smlabb {w0}, {h0}, {m}, {w0}\n",
+            "smlatb {w1}, {h0}, {m}, {w1}\n",
+            ".elseif {xmul} == 2\n",
+            "shadd16 {h0}, {h0}, {m}\n",
+            "sxtah {w0}, {w0}, {h0}\n",
+            "add {w1}, {w1}, {h0}, asr #16\n",
+            ".else\n",
+            "sxth {h1}, {h0}\n",
+            "asr {h0}, {h0}, #16\n",
+            "smmlar {w0}, {h1}, {m}, {w0}\n",
+            "smmlar {w1}, {h0}, {m}, {w1}\n",
+            ".endif\n",
+            "strd {w0}, {w1}, [{wp}], #8\n",
+            "eor {h0}, {w0}, {w0}, asr #31\n",
+            "sub {h0}, {h0}, {w0}, asr #31\n",
+            "orr {or}, {or}, {h0}\n",
+            "eor {h0}, {w1}, {w1}, asr #31\n",
+            "sub {h0}, {h0}, {w1}, asr #31\n",
+            "orr {or}, {or}, {h0}\n",
+        )
+    };
 }
 
 /// Second pass: w += the residual's term (`XMUL`: [`X_SHIFT`], [`X_MUL`]
@@ -101,42 +160,19 @@ unsafe fn pass_state<const STA: usize, const XMUL: usize>(w: *mut i32, hs: *cons
     // Only the named registers and the flags (Q included) change.
     unsafe {
         core::arch::asm!(
+            // An odd pair first, then two a step (no instruction of a pair
+            // sets N, Z or C: the flags stay the lsrs's).
+            "lsrs {n}, {n}, #1",
+            "bcc 3f",
+            state_pair!(),
+            "3:",
+            "beq 4f",
             "2:",
-            "ldrd {w0}, {w1}, [{wp}]",
-            "ldrd {h0}, {h1}, [{hp}], #8",
-            ".if {sta} == 1",
-            "lsl {h0}, {h0}, #1",
-            "lsl {h1}, {h1}, #1",
-            ".endif",
-            ".if {sta}",
-            "smmulr {h0}, {h0}, {ms}",
-            "smmulr {h1}, {h1}, {ms}",
-            ".endif",
-            "mla {w0}, {h0}, {k1}, {w0}",
-            "mla {w1}, {h1}, {k1}, {w1}",
-            "ldr {h0}, [{xp}], #4",
-            ".if {xmul} == 1",
-            "smlabb {w0}, {h0}, {m}, {w0}",
-            "smlatb {w1}, {h0}, {m}, {w1}",
-            ".elseif {xmul} == 2",
-            "shadd16 {h0}, {h0}, {m}",
-            "sxtah {w0}, {w0}, {h0}",
-            "add {w1}, {w1}, {h0}, asr #16",
-            ".else",
-            "sxth {h1}, {h0}",
-            "asr {h0}, {h0}, #16",
-            "smmlar {w0}, {h1}, {m}, {w0}",
-            "smmlar {w1}, {h0}, {m}, {w1}",
-            ".endif",
-            "strd {w0}, {w1}, [{wp}], #8",
-            "eor {h0}, {w0}, {w0}, asr #31",
-            "sub {h0}, {h0}, {w0}, asr #31",
-            "orr {or}, {or}, {h0}",
-            "eor {h0}, {w1}, {w1}, asr #31",
-            "sub {h0}, {h0}, {w1}, asr #31",
-            "orr {or}, {or}, {h0}",
+            state_pair!(),
+            state_pair!(),
             "subs {n}, {n}, #1",
             "bne 2b",
+            "4:",
             sta = const STA,
             xmul = const XMUL,
             wp = inout(reg) w => _,

@@ -416,6 +416,44 @@ pub unsafe fn ln_affine_dsp(w: &mut [i32], g: *const i32, b: *const i32, t2: u32
     }
 }
 
+/// One pair of [`affine_loop`] (no instruction here sets N, Z or C).
+#[cfg(atome_dsp)]
+macro_rules! affine_pair {
+    () => {
+        concat!(
+            "ldrd {a0}, {a1}, [{gp}], #8\n",
+            "ldrd {z0}, {z1}, [{wp}]\n",
+            "mul {z0}, {a0}, {z0}\n",
+            "mul {z1}, {a1}, {z1}\n",
+            ".if {gm} == 1\n",
+            "lsl {z0}, {z0}, #1\n",
+            "lsl {z1}, {z1}, #1\n",
+            ".endif\n",
+            "smmulr {z0}, {z0}, {mg}\n",
+            "smmulr {z1}, {z1}, {mg}\n",
+            "ldrd {a0}, {a1}, [{bp}], #8\n",
+            ".if {bm} == 0\n",
+            "mla {z0}, {a0}, {mb}, {z0}\n",
+            "mla {z1}, {a1}, {mb}, {z1}\n",
+            ".else\n",
+            ".if {bm} == 1\n",
+            "lsl {a0}, {a0}, #1\n",
+            "lsl {a1}, {a1}, #1\n",
+            ".endif\n",
+            "smmlar {z0}, {a0}, {mb}, {z0}\n",
+            "smmlar {z1}, {a1}, {mb}, {z1}\n",
+            ".endif\n",
+            "strd {z0}, {z1}, [{wp}], #8\n",
+            "eor {a0}, {z0}, {z0}, asr #31\n",
+            "sub {a0}, {a0}, {z0}, asr #31\n",
+            "orr {mx}, {mx}, {a0}\n",
+            "eor {a0}, {z1}, {z1}, asr #31\n",
+            "sub {a0}, {a0}, {z1}, asr #31\n",
+            "orr {mx}, {mx}, {a0}\n",
+        )
+    };
+}
+
 /// [`ln_affine_dsp`]'s loop: `GM` 1 (t2 = 1: double, then SMMULR) or 2
 /// (SMMULR); `BM` 0 (MLA by m4), 1 (t3 = 1: double, then SMMLAR) or 2
 /// (SMMLAR).
@@ -431,38 +469,19 @@ unsafe fn affine_loop<const GM: usize, const BM: usize>(w: *mut i32, g: *const i
     // flags (Q included) change.
     unsafe {
         core::arch::asm!(
+            // An odd pair first, then two a step (no instruction of a pair
+            // sets N, Z or C: the flags stay the lsrs's).
+            "lsrs {n}, {n}, #1",
+            "bcc 3f",
+            affine_pair!(),
+            "3:",
+            "beq 4f",
             "2:",
-            "ldrd {a0}, {a1}, [{gp}], #8",
-            "ldrd {z0}, {z1}, [{wp}]",
-            "mul {z0}, {a0}, {z0}",
-            "mul {z1}, {a1}, {z1}",
-            ".if {gm} == 1",
-            "lsl {z0}, {z0}, #1",
-            "lsl {z1}, {z1}, #1",
-            ".endif",
-            "smmulr {z0}, {z0}, {mg}",
-            "smmulr {z1}, {z1}, {mg}",
-            "ldrd {a0}, {a1}, [{bp}], #8",
-            ".if {bm} == 0",
-            "mla {z0}, {a0}, {mb}, {z0}",
-            "mla {z1}, {a1}, {mb}, {z1}",
-            ".else",
-            ".if {bm} == 1",
-            "lsl {a0}, {a0}, #1",
-            "lsl {a1}, {a1}, #1",
-            ".endif",
-            "smmlar {z0}, {a0}, {mb}, {z0}",
-            "smmlar {z1}, {a1}, {mb}, {z1}",
-            ".endif",
-            "strd {z0}, {z1}, [{wp}], #8",
-            "eor {a0}, {z0}, {z0}, asr #31",
-            "sub {a0}, {a0}, {z0}, asr #31",
-            "orr {mx}, {mx}, {a0}",
-            "eor {a0}, {z1}, {z1}, asr #31",
-            "sub {a0}, {a0}, {z1}, asr #31",
-            "orr {mx}, {mx}, {a0}",
+            affine_pair!(),
+            affine_pair!(),
             "subs {n}, {n}, #1",
             "bne 2b",
+            "4:",
             gm = const GM,
             bm = const BM,
             wp = inout(reg) w => _,
