@@ -360,11 +360,16 @@ fn matvec_case(r: &mut Rng, f: &mut Found, case: u32) {
         *v = 1 + (r.next() % if wide { 12 } else { 40 }) as usize;
     }
     let w: [Tensor; 3] = core::array::from_fn(|k| Tensor { data: &data[k][..rows[k] * cols / 4], scale: 1.0, rows: rows[k], cols, packing: Packing::Trit2 });
-    let mut x = [0i16; 3 * 256];
-    for v in x.iter_mut() {
+    // (Activations at a 4-byte aligned address, as the engine's rows, or
+    // two bytes past one: the SMLAD kernel's two paths.)
+    #[repr(align(4))]
+    struct Aligned([i16; 3 * 256 + 1]);
+    let mut x = Aligned([0i16; 3 * 256 + 1]);
+    for v in x.0.iter_mut() {
         *v = act(r);
     }
-    let xs = &x[..n * cols];
+    let off = (r.next() % 2) as usize;
+    let xs = &x.0[off..off + n * cols];
     let (mut got, mut want) = ([[0i32; 3 * 40]; 3], [[0i32; 3 * 40]; 3]);
     {
         let [g0, g1, g2] = &mut got;

@@ -119,6 +119,13 @@ pub struct MvJobQ<'a> {
 /// tables are built once for all their rows (Wq, Wk, Wv and the router of
 /// a block: 99 rows in the default configuration instead of 16 or 3).
 pub fn matvec_q_multi(acc: Accel, jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize) {
+    // (Armv7E-M: the SMLAD kernel needs no tables, and nothing is shared.)
+    if cfg!(atome_dsp) {
+        for j in jobs.iter_mut() {
+            matvec_q_accel(acc, j.w, xs, xstride, n, j.out, j.ostride);
+        }
+        return;
+    }
     let shared = match jobs.first() {
         Some(j0) => jobs.iter().all(|j| {
             j.w.packing == Packing::Trit2
@@ -129,8 +136,7 @@ pub fn matvec_q_multi(acc: Accel, jobs: &mut [MvJobQ], xs: &[i16], xstride: usiz
         None => return,
     };
     let rows: usize = jobs.iter().map(|j| j.w.rows).fold(0, usize::saturating_add);
-    // (Armv7E-M: the SMLAD kernel needs no tables.)
-    if shared && !acc.avx2() && !cfg!(atome_dsp) && rows >= TABLE_MIN_ROWS && n > 0 {
+    if shared && !acc.avx2() && rows >= TABLE_MIN_ROWS && n > 0 {
         return trit2_tables(jobs, xs, xstride, n);
     }
     for j in jobs.iter_mut() {
