@@ -163,6 +163,27 @@ fn row_dot_a4w(row: *const u8, x: *const i16, n4: usize) -> i32 {
     acc
 }
 
+/// One code byte of each row of a pair in [`rows2_all_a4w`]: four
+/// activations, each row's four weights, two `SMLAD`s a row (`$f0`,
+/// `$f1`: the first of each row's two, SMUAD to start a sum).
+macro_rules! pair_byte {
+    ($f0:literal, $f1:literal) => {
+        concat!(
+            "ldrd {x0}, {x1}, [{xp}], #8\n",
+            "ldrb {t0}, [{w0}], #1\n",
+            "add {t0}, {tab}, {t0}, lsl #3\n",
+            "ldrd {t0}, {t1}, [{t0}]\n",
+            $f0, "\n",
+            "smlad {a0}, {t1}, {x1}, {a0}\n",
+            "ldrb {t0}, [{w1}], #1\n",
+            "add {t0}, {tab}, {t0}, lsl #3\n",
+            "ldrd {t0}, {t1}, [{t0}]\n",
+            $f1, "\n",
+            "smlad {a1}, {t1}, {x1}, {a1}\n",
+        )
+    };
+}
+
 /// [`row_dot_a4w`] for `pairs` >= 1 consecutive row pairs (rows of 4 * n4
 /// bytes from `row0`, n4 >= 1), their sums stored at `out` (2 * pairs
 /// int32). Two rows at once: each activation load serves both rows, and
@@ -170,7 +191,7 @@ fn row_dot_a4w(row: *const u8, x: *const i16, n4: usize) -> i32 {
 /// and its three extractions would need two more registers): 23
 /// instructions per row and four code bytes against 27. The pair loop is
 /// in the same asm, the next pair's pointers from the row length (row 1's
-/// end minus row 0's): about 10 instructions per pair where a Rust loop
+/// end minus row 0's): about 8 instructions per pair where a Rust loop
 /// around a one-pair asm took 27.
 #[inline(always)]
 fn rows2_all_a4w(row0: *const u8, x: *const i16, n4: usize, out: *mut i32, pairs: usize) {
@@ -181,25 +202,22 @@ fn rows2_all_a4w(row0: *const u8, x: *const i16, n4: usize, out: *mut i32, pairs
     // and the flags change.
     unsafe {
         core::arch::asm!(
+            // A pair's first code byte starts its sums (SMUAD: no zeroing),
+            // then the rest of its first word, then whole words.
             "1:",
-            "movs {a0}, #0",
-            "movs {a1}, #0",
+            pair_byte!("smuad {a0}, {t0}, {x0}", "smuad {a1}, {t0}, {x0}"),
+            ".rept 3",
+            pair_byte!("smlad {a0}, {t0}, {x0}, {a0}", "smlad {a1}, {t0}, {x0}, {a1}"),
+            ".endr",
+            "subs {n}, {n}, #1",
+            "beq 3f",
             "2:",
             ".rept 4",
-            "ldrd {x0}, {x1}, [{xp}], #8",
-            "ldrb {t0}, [{w0}], #1",
-            "add {t0}, {tab}, {t0}, lsl #3",
-            "ldrd {t0}, {t1}, [{t0}]",
-            "smlad {a0}, {t0}, {x0}, {a0}",
-            "smlad {a0}, {t1}, {x1}, {a0}",
-            "ldrb {t0}, [{w1}], #1",
-            "add {t0}, {tab}, {t0}, lsl #3",
-            "ldrd {t0}, {t1}, [{t0}]",
-            "smlad {a1}, {t0}, {x0}, {a1}",
-            "smlad {a1}, {t1}, {x1}, {a1}",
+            pair_byte!("smlad {a0}, {t0}, {x0}, {a0}", "smlad {a1}, {t0}, {x0}, {a1}"),
             ".endr",
             "subs {n}, {n}, #1",
             "bne 2b",
+            "3:",
             "strd {a0}, {a1}, [{o}], #8",
             // w0 ends at row 1, w1 at the next pair: t0 = the row length.
             "sub {t0}, {w1}, {w0}",
