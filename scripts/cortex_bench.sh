@@ -18,8 +18,8 @@
 # instret CSR under -icount shift=0.
 # Three builds of the library: the default device build (device kernels,
 # src/kernels/device/), the size-first build (cargo feature size-first) and
-# the q15 build (ATOME_DTYPE=q15, issue 12: S3 targets M0 6.76M, M3 4.12M,
-# M4F 2.99M, reported as TARGET problems; its logits are compared across
+# the q15 build (ATOME_DTYPE=q15, issue 12: S3 at most M0 6.76M, M3 4.12M,
+# M4F 2.99M instructions, met, so limits; its logits are compared across
 # cores among themselves, the float builds' among themselves).
 # Then the S4-like generation of issue 11 on M4F (firmware/src/gen_main.c:
 # toy configuration, S=64, generate from T[90:98), max_tokens 64, the whole
@@ -28,12 +28,14 @@
 # between cores or builds, or a target is missed: engine .text on
 # thumbv7em-none-eabihf > 24 KiB (default build) or > 8 KiB (size-first),
 # a peak stack > 2 KiB, S3 on M4F/M7/M33 above 6.0M instructions (default
-# build), or the cached S4-like generation on M4F above 15M (default build).
+# build), the q15 S3 above its issue 12 target (M0, M3, M4F), or the cached
+# S4-like generation on M4F above 15M (default build).
 # ATOME_BENCH_BUILDS (see below) limits the builds.
-#   --report-only: exit 0 even when a q15 instruction target (issue 12, not
-#                  met yet) is missed; runs that fail, give different bits,
-#                  or break an engine .text, peak-stack or float instruction
-#                  limit (issue 11's targets, met) still fail.
+#   --report-only: exit 0 even when a target not met yet (a TARGET
+#                  problem; none today) is missed; runs that fail, give
+#                  different bits, or break an engine .text, peak-stack or
+#                  instruction limit (issue 11's and issue 12's device
+#                  targets, met) still fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source firmware/fw.sh
@@ -140,8 +142,8 @@ done
 # src/kernels/device/soft.rs): S3 instructions per predict_next at most
 # 45.1M on M0 code, 27.5M on M3, 24.1M on RV32IMC (3x fewer than the
 # reference; a third of 72.3M on RV32IMC). Met, so a miss is a LIMIT
-# problem: it fails the run even with --report-only (which keeps only the
-# q15 build's unmet targets, issue 12, as reported TARGET problems).
+# problem: it fails the run even with --report-only (which reports only
+# TARGET problems, targets not met yet).
 python3 - "$OUT" <<'EOF'
 import json, os, re, sys
 out = sys.argv[1]
