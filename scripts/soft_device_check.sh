@@ -7,11 +7,13 @@
 # same core, under QEMU. firmware/softcheck draws the operands
 # (every case of the routines: cancellation, carries, halves and ties, far
 # exponents, window edges, zeros, subnormals, infinities, NaN). Also the
-# q15 engine's device kernels (src/kernels/q15: the Thumb-2 and the M0
-# conv with any payload bits and missing or shifted taps, the quantization
-# passes, LayerNorm's statistics and its M0 passes, q.k, the split SSM
-# products, the 64 / 32-bit division, exp2q, the table and SMLAD matvecs)
-# against plain integer loops on the same core.
+# q15 engine's device kernels (src/kernels/q15: the Thumb-2, Armv7E-M and
+# M0 conv with any payload bits and missing or shifted taps, the
+# quantization passes, LayerNorm's statistics, its M0 passes, its Thumb-2
+# first pass and Armv7E-M affine pass, q.k, the SSM sums (split products on
+# M0, SMULL and SMMULR on Thumb-2), the Armv7E-M mix and sparse weighted
+# sum, the 64 / 32-bit division, exp2q, the table and SMLAD matvecs over
+# several jobs and positions) against plain integer loops on the same core.
 #
 #   scripts/soft_device_check.sh [PAIRS]      (default 200000 per check)
 #
