@@ -405,8 +405,8 @@ fn byte_sum<const K: usize>(t: &Tables, b: u8) -> i32 {
     t[r0][c0].wrapping_add(t[r1][c1])
 }
 
-/// The Thumb-2 row loop ([`rows_thumb2`]: Cortex-M3, M33) reads the paged
-/// layout, the others the code-major one.
+/// The Thumb-2 row loop (`thumb2::rows_jobs`: Cortex-M3, M33) reads the
+/// paged layout, the others the code-major one.
 const PAGED: bool = cfg!(all(target_arch = "arm", target_has_atomic = "32", not(atome_dsp)));
 
 /// Where the entry of nibble `nib` (codes c0 + 4*c1) of pair table `p`

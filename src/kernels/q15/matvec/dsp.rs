@@ -198,8 +198,8 @@ fn rows2_all_a4w(row0: *const u8, x: *const i16, n4: usize, out: *mut i32, pairs
     // SAFETY: the caller's contract above (2 * pairs rows of 4 * n4
     // readable bytes from row0, 16 * n4 readable int16 at the 4-byte
     // aligned x, 2 * pairs writable int32 at the word-aligned out); per
-    // pair rows2_dot_a4w's reads, then one STRD. Only the named registers
-    // and the flags change.
+    // pair row_dot_a4w's reads for each row, then one STRD. Only the
+    // named registers and the flags change.
     unsafe {
         core::arch::asm!(
             // A pair's first code byte starts its sums (SMUAD: no zeroing),
