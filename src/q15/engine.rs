@@ -1038,7 +1038,11 @@ fn attention_top(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut
     // must pass), kept here rather than rebuilt from its two words.
     let mut bar = 0i64;
     // (Keys 0..=t and their exponents, cut once: no index arithmetic per
-    // key.)
+    // key. A loaded model has DH >= 1; checked so that no chunking can
+    // panic.)
+    if dh == 0 {
+        return None;
+    }
     let (keys, ek) = (keys.get(..(t + 1) * dh)?, ek.get(..=t)?);
     for (j, (key, &e)) in keys.chunks_exact(dh).zip(ek).enumerate() {
         let sg = sigma(key, e);
