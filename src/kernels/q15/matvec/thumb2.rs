@@ -100,6 +100,21 @@ pub(super) fn build_tables(t: &mut Tables, x: &[i16]) {
     }
 }
 
+/// Nibbles 1 and 2 of the code halfword in r5 (byte 0's odd pair table at
+/// r3, byte 1's even pair table at lr), added to the sum register `$acc`.
+macro_rules! mid_nibbles {
+    ($acc:literal) => {
+        concat!(
+            "ubfx r12, r5, #4, #4\n",
+            "ldr r12, [r3, r12, lsl #3]\n",
+            "add ", $acc, ", r12\n",
+            "ubfx r12, r5, #8, #4\n",
+            "ldr r12, [lr, r12, lsl #3]\n",
+            "add ", $acc, ", r12\n",
+        )
+    };
+}
+
 /// Adds (`FIRST` = 1: stores) every row's next chunk of codes against the
 /// tables, for every job of the list at `dp`, and advances each job's
 /// codes to its next chunk. `STEP`: the bytes between rows as an
@@ -138,12 +153,7 @@ unsafe fn rows_jobs_n<const FIRST: usize, const STEP: usize>(tp: *const i32, dp:
             "ldr r12, [r2, r12, lsl #3]",
             "add r4, r12",
             ".endif",
-            "ubfx r12, r5, #4, #4",
-            "ldr r12, [r3, r12, lsl #3]",
-            "add r4, r12",
-            "ubfx r12, r5, #8, #4",
-            "ldr r12, [lr, r12, lsl #3]",
-            "add r4, r12",
+            mid_nibbles!("r4"),
             "lsr r12, r5, #12",
             ".if {st}",
             "ldr r12, [r8, r12, lsl #3]",
@@ -162,12 +172,7 @@ unsafe fn rows_jobs_n<const FIRST: usize, const STEP: usize>(tp: *const i32, dp:
             "ldr r12, [r2, r12, lsl #3]",
             "add r9, r12",
             ".endif",
-            "ubfx r12, r5, #4, #4",
-            "ldr r12, [r3, r12, lsl #3]",
-            "add r9, r12",
-            "ubfx r12, r5, #8, #4",
-            "ldr r12, [lr, r12, lsl #3]",
-            "add r9, r12",
+            mid_nibbles!("r9"),
             "lsr r12, r5, #12",
             ".if {st}",
             "ldr r12, [r8, r12, lsl #3]",
@@ -198,12 +203,7 @@ unsafe fn rows_jobs_n<const FIRST: usize, const STEP: usize>(tp: *const i32, dp:
             "ldr r12, [r2, r12, lsl #3]",
             "add r4, r12",
             ".endif",
-            "ubfx r12, r5, #4, #4",
-            "ldr r12, [r3, r12, lsl #3]",
-            "add r4, r12",
-            "ubfx r12, r5, #8, #4",
-            "ldr r12, [lr, r12, lsl #3]",
-            "add r4, r12",
+            mid_nibbles!("r4"),
             "lsr r12, r5, #12",
             "add r12, lr, r12, lsl #3",
             "ldr r12, [r12, #4]",
