@@ -72,6 +72,7 @@ stage "ASan+UBSan and memcheck" scripts/sanitize.sh
 stage "Miri" scripts/miri.sh
 stage "state sizes" scripts/state_sizes.sh --check
 stage "instruction-count targets (callgrind)" scripts/callgrind.sh --check
+stage "q15 x86-64 S1: matvec counts, batch RAM, valgrind's ISA (issue 12 report)" scripts/q15_x86_bound.sh
 stage "CLI" bash -c "cd cli && cargo test --release"
 stage "ATOME02 parity" scripts/atome02_parity.sh
 stage "README examples" tests/readme.sh
