@@ -5,7 +5,7 @@
 //! keeps its sentinel). Integer sums: the results must be equal, not close.
 use atome::format::{Packing, Tensor};
 use atome::kernels::isa::Accel;
-use atome::kernels::q15::matvec::{matvec_q, matvec_q_accel, matvec_q_naive, matvec_q_portable, TABLE_MIN_ROWS};
+use atome::kernels::q15::matvec::{matvec_q, matvec_q_accel, matvec_q_naive, matvec_q_portable, trit2_no_code10, TABLE_MIN_ROWS};
 use proptest::prelude::*;
 
 #[derive(Debug, Clone)]
@@ -148,8 +148,10 @@ fn model_shapes() {
         s
     };
     for p in Packing::ALL {
-        for (rows, cols) in [(3, 64), (16, 64), (64, 64), (256, 64), (64, 256), (256, 256), (8, 32)] {
-            let n = 70;
+        // n = 1 and 2: the engine's calls (on AVX2 the fused kernels, for
+        // cols a multiple of 128 the wide one, up to 512 columns).
+        let shapes = [(3, 64), (16, 64), (64, 64), (256, 64), (64, 256), (256, 256), (8, 32), (13, 128), (9, 384), (7, 512), (5, 640)];
+        for ((rows, cols), n) in shapes.into_iter().flat_map(|sh| [(sh, 1), (sh, 2), (sh, 70)]) {
             let data: Vec<u8> = (0..p.payload_len(rows * cols)).map(|_| match p {
                 Packing::Base3 => (rnd() % 243) as u8,
                 Packing::Trit2 => {
@@ -162,8 +164,8 @@ fn model_shapes() {
             let xs: Vec<i16> = (0..n * cols).map(|_| ((rnd() % 65535) as i32 - 32767) as i16).collect();
             let c = Case { packing: p, rows, cols, n, xstride: cols, ostride: rows, data, xs, out_len: n * rows };
             let want = run(&c, matvec_q_naive);
-            assert_eq!(run(&c, matvec_q), want, "{p:?} {rows}x{cols}");
-            assert_eq!(run(&c, matvec_q_portable), want, "{p:?} {rows}x{cols} portable");
+            assert_eq!(run(&c, matvec_q), want, "{p:?} {rows}x{cols} n={n}");
+            assert_eq!(run(&c, matvec_q_portable), want, "{p:?} {rows}x{cols} n={n} portable");
         }
     }
 }
@@ -181,7 +183,7 @@ fn multi() -> impl Strategy<Value = Multi> {
     let cols = prop_oneof![(1usize..40).prop_map(|c| 4 * c), 1usize..90];
     (cols, 1usize..20, 0usize..3).prop_flat_map(|(cols, n, xextra)| {
         // Mostly Trit2 of the shared width; sometimes another packing or width.
-        let job = (0u8..8, 1usize..40, 0usize..4, 0u8..8, 0usize..3).prop_flat_map(move |(kind, rows, oextra, mode, cut)| {
+        let job = (0u8..8, 1usize..40, 0usize..4, 0u8..8, 0usize..3, any::<bool>()).prop_flat_map(move |(kind, rows, oextra, mode, cut, clean)| {
             let packing = if kind == 0 { Packing::Base3 } else if kind == 1 { Packing::P3 } else { Packing::Trit2 };
             let c = if kind == 2 { cols + 4 } else { cols };
             let ostride = if mode == 0 { rows / 2 + 1 } else { rows + oextra };
@@ -189,7 +191,10 @@ fn multi() -> impl Strategy<Value = Multi> {
             let out_len = if mode == 1 { out_len.saturating_sub(cut * 3 + 1) } else { out_len };
             let full = packing.payload_len(rows * c);
             let len = if mode == 2 { full / 2 } else { full };
-            prop::collection::vec(any::<u8>(), len).prop_map(move |d| (packing, rows, c, ostride, d, out_len))
+            // Half the payloads as the encoders write them (no code 10),
+            // so that the engine's checked path runs too.
+            prop::collection::vec(any::<u8>(), len)
+                .prop_map(move |d| (packing, rows, c, ostride, if clean { no_code10(d) } else { d }, out_len))
         });
         (prop::collection::vec(job, 1..5), prop::collection::vec(value(), (n - 1) * (cols + xextra) + cols))
             .prop_map(move |(jobs, xs)| Multi { cols: cols + xextra, n, xs, jobs })
@@ -202,7 +207,7 @@ proptest! {
     /// matvec_q_multi equals one naive call per matrix.
     #[test]
     fn multi_equals_one_call_per_matrix(m in multi()) {
-        use atome::kernels::q15::matvec::{matvec_q_multi, MvJobQ};
+        use atome::kernels::q15::matvec::{matvec_q_multi, matvec_q_multi_checked, MvJobQ};
         let ts: Vec<Tensor> = m.jobs.iter().map(|(p, r, c, _, d, _)| Tensor { data: d, scale: 1.0, rows: *r, cols: *c, packing: *p }).collect();
         let mut want: Vec<Vec<i32>> = m.jobs.iter().map(|j| vec![0x5A5A_5A5A; j.5]).collect();
         for ((t, j), o) in ts.iter().zip(&m.jobs).zip(want.iter_mut()) {
@@ -215,6 +220,29 @@ proptest! {
             matvec_q_multi(acc, &mut jobs, &m.xs, m.cols, m.n);
             drop(jobs);
             prop_assert_eq!(&got, &want);
+            // As the engine runs it: the payloads checked once, the kernels
+            // told so.
+            let checked = ts.iter().all(|w| trit2_no_code10(acc, w));
+            let mut got: Vec<Vec<i32>> = m.jobs.iter().map(|j| vec![0x5A5A_5A5A; j.5]).collect();
+            let mut jobs: Vec<MvJobQ> =
+                ts.iter().zip(&m.jobs).zip(got.iter_mut()).map(|((w, j), out)| MvJobQ { w, out, ostride: j.3 }).collect();
+            matvec_q_multi_checked(acc, &mut jobs, &m.xs, m.cols, m.n, checked);
+            drop(jobs);
+            prop_assert_eq!(&got, &want, "checked = {}", checked);
+        }
+    }
+
+    /// trit2_no_code10 is its definition, with and without AVX2.
+    #[test]
+    fn no_code10_check(d in prop::collection::vec(any::<u8>(), 0..300), clean in any::<bool>(), rows in 1usize..20, cols in 1usize..70) {
+        let d = if clean { no_code10(d) } else { d };
+        let w = Tensor { data: &d, scale: 1.0, rows, cols, packing: Packing::Trit2 };
+        let len = (rows * cols).div_ceil(4).min(d.len());
+        let want = !d[..len].iter().any(|&b| (0..4).any(|k| (b >> (2 * k)) & 3 == 2));
+        for acc in [Accel::default(), Accel::detect()] {
+            prop_assert_eq!(trit2_no_code10(acc, &w), want);
+            let p3 = Tensor { packing: Packing::P3, ..w };
+            prop_assert!(!trit2_no_code10(acc, &p3), "not Trit2");
         }
     }
 }

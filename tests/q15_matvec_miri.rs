@@ -33,6 +33,9 @@ fn small_cases_every_kernel() {
             (13, 32, 3, 1, 0, 0, 0),
             (14, 16, 2, 0, 1, 0, 0),
             (5, 48, 1, 0, 0, 0, 0),
+            // The AVX2 wide kernel (whole blocks of 128 columns, n <= 2).
+            (9, 256, 1, 0, 0, 0, 0),
+            (3, 128, 2, 3, 0, 0, 0),
         ] {
             let full = p.payload_len(rows * cols);
             let data: Vec<u8> = (0..full)

@@ -18,7 +18,7 @@ use crate::kernels::q15::{
 };
 use crate::kernels::q15::norm::row_stats;
 use crate::kernels::q15::quant::{or_abs, rshr_sat};
-use crate::kernels::q15::{dot_q, matvec_q, matvec_q_multi, MvJobQ};
+use crate::kernels::q15::{dot_q, matvec_q, matvec_q_multi_checked, trit2_no_code10, MvJobQ};
 use crate::math::lnf;
 
 /// The buffers of one call (all caller-owned; see [`super::Q15Runner`]).
@@ -420,6 +420,9 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
         let pb = PSrc::new(p.b, areas.next());
         let psb = PSrc::new(p.sb, areas.next());
         let clean = conv_clean(&bl.conv, d);
+        // Checked once per layer instead of at each position's matvec (only
+        // the AVX2 shift decode needs it).
+        let nc10 = accel.avx2() && [&bl.wk, &bl.wv, &bl.router, &bl.wq].into_iter().all(|w| trit2_no_code10(accel, w));
         for hs in b.hs.iter_mut() {
             *hs = 0;
         }
@@ -456,10 +459,10 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
                 // the value cache keeps the normalized rows instead, and
                 // only the chosen ones become values (below).
                 match (last, mixes) {
-                    (false, true) => matvec_q_multi(accel, &mut [wk, wv, wr, wq], h, d, 1),
-                    (false, false) => matvec_q_multi(accel, &mut [wk, wv], h, d, 1),
-                    (true, true) => matvec_q_multi(accel, &mut [wk, wr, wq], h, d, 1),
-                    (true, false) => matvec_q_multi(accel, &mut [wk], h, d, 1),
+                    (false, true) => matvec_q_multi_checked(accel, &mut [wk, wv, wr, wq], h, d, 1, nc10),
+                    (false, false) => matvec_q_multi_checked(accel, &mut [wk, wv], h, d, 1, nc10),
+                    (true, true) => matvec_q_multi_checked(accel, &mut [wk, wr, wq], h, d, 1, nc10),
+                    (true, false) => matvec_q_multi_checked(accel, &mut [wk], h, d, 1, nc10),
                 }
             }
             let e = k_quant_into::call(accel, b.mv.get(..dh)?, eh, b.k.get_mut(t * dh..(t + 1) * dh)?);
@@ -487,7 +490,7 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
                     let j = usize::try_from(*b.slots.get(i)?).ok()?;
                     let row = b.v.get_mut(j * d..(j + 1) * d)?;
                     let out = b.mv.get_mut(..d)?;
-                    matvec_q_multi(accel, &mut [MvJobQ { w: &bl.wv, out, ostride: d }], row, d, 1);
+                    matvec_q_multi_checked(accel, &mut [MvJobQ { w: &bl.wv, out, ostride: d }], row, d, 1, nc10);
                     let e = k_quant_into::call(accel, b.mv.get(..d)?, i32::from(*b.ev.get(j)?), row);
                     *b.ev.get_mut(j)? = e as i16;
                 }

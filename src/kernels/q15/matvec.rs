@@ -85,6 +85,33 @@ pub fn matvec_q(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32
 
 /// [`matvec_q`] with the instruction set already chosen.
 pub fn matvec_q_accel(acc: Accel, w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) {
+    accel_checked(acc, w, xs, xstride, n, out, ostride, false)
+}
+
+/// Whether `w` is Trit2 and no code of its payload (the first
+/// ceil(rows * cols / 4) bytes) is `10`. A caller that runs the same
+/// matrix many times checks it once and passes the answer to
+/// [`matvec_q_multi_checked`]: the AVX2 shift decode needs it and would
+/// otherwise check at every call (S1 q15: 2.0M of 30.1M instructions).
+pub fn trit2_no_code10(acc: Accel, w: &Tensor) -> bool {
+    if w.packing != Packing::Trit2 {
+        return false;
+    }
+    let len = w.rows.saturating_mul(w.cols).div_ceil(4);
+    let d = w.data.get(..len).unwrap_or(w.data);
+    #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+    if acc.avx2() {
+        // SAFETY: `Accel::avx2` is true only when cpuid and xgetbv showed
+        // AVX2 with the YMM state enabled by the OS.
+        return !unsafe { avx2::has_code10(d) };
+    }
+    let _ = acc;
+    !d.iter().any(|&b| b & !(b << 1) & 0xAA != 0)
+}
+
+/// [`matvec_q_accel`]; `no_code10` as [`matvec_q_multi_checked`]'s.
+#[allow(clippy::too_many_arguments)]
+fn accel_checked(acc: Accel, w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize, no_code10: bool) {
     if n == 0 || w.rows == 0 {
         return;
     }
@@ -95,10 +122,10 @@ pub fn matvec_q_accel(acc: Accel, w: &Tensor, xs: &[i16], xstride: usize, n: usi
     if acc.avx2() {
         // SAFETY: `Accel::avx2` is true only when cpuid and xgetbv showed
         // AVX2 with the YMM state enabled by the OS.
-        unsafe { avx2::matvec(w, xs, xstride, n, out, ostride) };
+        unsafe { avx2::matvec(w, xs, xstride, n, out, ostride, no_code10) };
         return;
     }
-    let _ = acc;
+    let _ = (acc, no_code10);
     matvec_q_portable(w, xs, xstride, n, out, ostride)
 }
 
@@ -119,6 +146,15 @@ pub struct MvJobQ<'a> {
 /// tables are built once for all their rows (Wq, Wk, Wv and the router of
 /// a block: 99 rows in the default configuration instead of 16 or 3).
 pub fn matvec_q_multi(acc: Accel, jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize) {
+    matvec_q_multi_checked(acc, jobs, xs, xstride, n, false)
+}
+
+/// [`matvec_q_multi`], where `no_code10` says that the caller found no
+/// code `10` in any job's payload ([`trit2_no_code10`] true for each), so
+/// that no kernel checks again. The results are the same unless that is
+/// false (then a code `10` may read as -2 instead of 0: wrong sums, no
+/// undefined behaviour).
+pub fn matvec_q_multi_checked(acc: Accel, jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize, no_code10: bool) {
     // (Armv7E-M: the SMLAD kernel needs no tables, and nothing is shared.)
     if cfg!(atome_dsp) {
         for j in jobs.iter_mut() {
@@ -140,7 +176,7 @@ pub fn matvec_q_multi(acc: Accel, jobs: &mut [MvJobQ], xs: &[i16], xstride: usiz
         return trit2_tables(jobs, xs, xstride, n);
     }
     for j in jobs.iter_mut() {
-        matvec_q_accel(acc, j.w, xs, xstride, n, j.out, j.ostride);
+        accel_checked(acc, j.w, xs, xstride, n, j.out, j.ostride, no_code10);
     }
 }
 

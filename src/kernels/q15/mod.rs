@@ -17,7 +17,7 @@ pub mod norm;
 pub mod quant;
 
 pub use dot::dot_q;
-pub use matvec::{matvec_q, matvec_q_multi, matvec_q_naive, MvJobQ};
+pub use matvec::{matvec_q, matvec_q_multi, matvec_q_multi_checked, matvec_q_naive, trit2_no_code10, MvJobQ};
 
 #[cfg(any(atome_thumb2, all(target_arch = "arm", not(target_has_atomic = "32"))))]
 /// The five taps' inputs: rows (k = 0 the newest) and which shift by one.

@@ -88,12 +88,14 @@ fn hsum8(a: &[__m256i; R]) -> __m256i {
 }
 
 /// See the module text; same contract as `matvec_q` (outputs not
-/// overlapping).
+/// overlapping). `no_code10`: the caller has checked that `w`'s payload
+/// holds no code `10` ([`payload_has_code10`]), so the shift decode skips
+/// its own pass (if it is wrong, such a code reads as -2 instead of 0).
 ///
 /// # Safety
 /// The CPU must have AVX2 (and the OS must save the YMM state).
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn matvec(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) {
+pub(super) unsafe fn matvec(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize, no_code10: bool) {
     let (rows, cols) = (w.rows, w.cols);
     let need_x = (n - 1).checked_mul(xstride).and_then(|v| v.checked_add(cols));
     let need_o = (n - 1).checked_mul(ostride).and_then(|v| v.checked_add(rows));
@@ -102,7 +104,7 @@ pub(super) unsafe fn matvec(w: &Tensor, xs: &[i16], xstride: usize, n: usize, ou
         _ => return super::matvec_q_portable(w, xs, xstride, n, out, ostride),
     }
     // SAFETY: same CPU requirement as this function's.
-    if unsafe { trit2_fast(w, xs, xstride, n, out, ostride) } {
+    if unsafe { trit2_fast(w, xs, xstride, n, out, ostride, no_code10) } {
         return;
     }
     if cols == 0 {
@@ -183,7 +185,7 @@ const MAXV: usize = 32;
 /// per weight: the blobs' encoders never write `10`.
 #[target_feature(enable = "avx2")]
 #[inline]
-fn has_code10(d: &[u8]) -> bool {
+pub(super) fn has_code10(d: &[u8]) -> bool {
     let mut acc = _mm256_setzero_si256();
     let chunks = d.chunks_exact(32);
     let rest = chunks.remainder();
@@ -269,17 +271,21 @@ fn store_rows(acc: &[__m256i; R], o: &mut [i32]) {
 /// # Safety
 /// The CPU must have AVX2.
 #[target_feature(enable = "avx2")]
-unsafe fn trit2_fast(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) -> bool {
+unsafe fn trit2_fast(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize, no_code10: bool) -> bool {
     let (rows, cols) = (w.rows, w.cols);
     let (nv, bpr) = (cols / 16, cols / 4);
     if w.packing != Packing::Trit2 || !cols.is_multiple_of(16) || nv == 0 || nv > MAXV {
         return false;
     }
     let data = match rows.checked_mul(bpr).and_then(|len| w.data.get(..len)) {
-        Some(d) if !has_code10(d) => d,
+        Some(d) if no_code10 || !has_code10(d) => d,
         _ => return false,
     };
     // (The caller checked xs and out for n positions.)
+    if n <= 2 && cols.is_multiple_of(WIDE) {
+        wide(data, bpr, rows, xs, xstride, n, out, ostride);
+        return true;
+    }
     if n <= 2 {
         let sh = _mm256_setr_epi32(14, 12, 10, 8, 6, 4, 2, 0);
         // Uninitialized: zeroing 2 KiB took more than a small matvec's
@@ -526,6 +532,192 @@ unsafe fn fused8(base: *const u8, off: &[usize; R], xp: *const __m256i, nv: usiz
             end = in(reg) 4 * nv,
             sh = in(ymm_reg) sh,
             x = out(ymm_reg) _,
+            t = out(ymm_reg) _,
+            a0 = inout(ymm_reg) acc[0],
+            a1 = inout(ymm_reg) acc[1],
+            a2 = inout(ymm_reg) acc[2],
+            a3 = inout(ymm_reg) acc[3],
+            a4 = inout(ymm_reg) acc[4],
+            a5 = inout(ymm_reg) acc[5],
+            a6 = inout(ymm_reg) acc[6],
+            a7 = inout(ymm_reg) acc[7],
+            options(readonly, nostack),
+        );
+    }
+    acc
+}
+
+/// Columns per block of the wide decode: one 32-byte load of a row's codes.
+const WIDE: usize = 128;
+
+/// Trit2 rows of `bpr` bytes (`16 <= 4 bpr <= 16 MAXV` columns, a multiple
+/// of [`WIDE`]) for one or two positions: [`trit2_fast`]'s contract. A
+/// row's codes are loaded 32 bytes (128 weights) at a time, and each of
+/// the eight `vpslld` by 14 - 2j (none for j = 7) then `vpsraw` by 14
+/// gives 16 weights: codes j and j + 8 of each 32-bit lane. That is two
+/// instructions per 16 weights where [`fused8`] takes three, with the
+/// activations permuted to match once per position ([`perm128`]).
+#[target_feature(enable = "avx2")]
+#[allow(clippy::too_many_arguments)]
+fn wide(data: &[u8], bpr: usize, rows: usize, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) {
+    let cols = 4 * bpr;
+    let nb = cols / WIDE;
+    // Uninitialized, as in trit2_fast: the first 8 nb vectors of each
+    // position's array are written here, and only they are read.
+    let mut xp = [[MaybeUninit::<__m256i>::uninit(); MAXV]; 2];
+    for (b, xb) in xp.iter_mut().enumerate().take(n) {
+        let x = &xs[b * xstride..b * xstride + cols];
+        for (d, c) in xb.chunks_exact_mut(8).zip(x.chunks_exact(WIDE)) {
+            perm128(c, d);
+        }
+    }
+    let mut j0 = 0;
+    while j0 < rows {
+        let r = (rows - j0).min(R);
+        // A short last block repeats its last row (sums not stored).
+        let base = data[j0 * bpr..].as_ptr();
+        let off: [usize; R] = core::array::from_fn(|q| q.min(r - 1) * bpr);
+        for (b, xb) in xp.iter().enumerate().take(n) {
+            #[cfg(not(miri))]
+            // SAFETY: base + off[q] is row j0 + q (< rows) of data, which
+            // holds bpr = 32 nb bytes per row; xb's first 8 nb vectors were
+            // written above (x holds cols = 128 nb int16); nb > 0 (cols >= 16
+            // and a multiple of 128).
+            let acc = unsafe { wide8(base, &off, xb.as_ptr().cast(), nb) };
+            #[cfg(miri)]
+            let acc = wide8_plain(&data[j0 * bpr..], &off, xb, nb);
+            store_rows(&acc, &mut out[b * ostride + j0..b * ostride + j0 + r]);
+        }
+        j0 += r;
+    }
+}
+
+/// Columns 0..128 of `x` (shorter: zeros) into `out[0..8]` in [`wide`]'s
+/// order: vector j, 32-bit lane k = (x[16k + j], x[16k + j + 8]). Lane j
+/// of [`perm16`] of columns 16k.. is that pair, so an 8 x 8 transpose of
+/// 32-bit lanes of the eight perm16 vectors gives it (24 instructions).
+#[target_feature(enable = "avx2")]
+#[inline]
+fn perm128(x: &[i16], out: &mut [MaybeUninit<__m256i>]) {
+    let r: [__m256i; 8] = core::array::from_fn(|k| perm16(x.get(16 * k..16 * k + 16).and_then(|c| c.try_into().ok()).unwrap_or(&[0; 16])));
+    let t: [__m256i; 8] = core::array::from_fn(|i| {
+        let (a, b) = (r[2 * (i % 4 / 2) + 4 * (i / 4)], r[2 * (i % 4 / 2) + 4 * (i / 4) + 1]);
+        if i % 2 == 0 { _mm256_unpacklo_epi32(a, b) } else { _mm256_unpackhi_epi32(a, b) }
+    });
+    // t[0] = lo(r0, r1), t[1] = hi(r0, r1), t[2] = lo(r2, r3), t[3] = hi(r2, r3), t[4..8] likewise for r4..r8.
+    let u: [__m256i; 8] = core::array::from_fn(|i| {
+        let g = 4 * (i / 4);
+        let (a, b) = (t[g + i % 4 / 2], t[g + 2 + i % 4 / 2]);
+        if i % 2 == 0 { _mm256_unpacklo_epi64(a, b) } else { _mm256_unpackhi_epi64(a, b) }
+    });
+    // u[0]: lanes 0 of r0..r3 (and lanes 4 in the upper half), u[1]: lanes 1 (5),
+    // u[2]: lanes 2 (6), u[3]: lanes 3 (7); u[4..8] the same of r4..r8.
+    for (j, o) in out.iter_mut().enumerate().take(8) {
+        let (a, b) = (u[j % 4], u[4 + j % 4]);
+        o.write(if j < 4 { _mm256_permute2x128_si256::<0x20>(a, b) } else { _mm256_permute2x128_si256::<0x31>(a, b) });
+    }
+}
+
+/// [`wide8`] in Rust, for Miri (which runs no asm).
+#[cfg(miri)]
+#[target_feature(enable = "avx2")]
+fn wide8_plain(rows: &[u8], off: &[usize; R], xb: &[MaybeUninit<__m256i>], nb: usize) -> [__m256i; R] {
+    let mut acc = [_mm256_setzero_si256(); R];
+    for (a, &o) in acc.iter_mut().zip(off) {
+        for v in 0..nb {
+            // SAFETY: row o / bpr of `rows` holds 32 nb bytes, so bytes
+            // o + 32v..o + 32v + 32 are inside; loadu needs no alignment.
+            let c = unsafe { _mm256_loadu_si256(rows[o + 32 * v..o + 32 * v + 32].as_ptr().cast()) };
+            let ws = [
+                _mm256_slli_epi32::<14>(c),
+                _mm256_slli_epi32::<12>(c),
+                _mm256_slli_epi32::<10>(c),
+                _mm256_slli_epi32::<8>(c),
+                _mm256_slli_epi32::<6>(c),
+                _mm256_slli_epi32::<4>(c),
+                _mm256_slli_epi32::<2>(c),
+                c,
+            ];
+            for (j, w) in ws.into_iter().enumerate() {
+                // SAFETY: the caller wrote the first 8 nb vectors.
+                let xv = unsafe { xb[8 * v + j].assume_init() };
+                *a = _mm256_add_epi32(*a, _mm256_madd_epi16(_mm256_srai_epi16::<14>(w), xv));
+            }
+        }
+    }
+    acc
+}
+
+/// One row's 128 weights of a block against the block's eight activation
+/// vectors: asm text for [`wide8`] (`$p`: the row's pointer operand, `$a`:
+/// its accumulator).
+macro_rules! wide_row {
+    ($p:literal, $a:literal) => {
+        concat!(
+            "vmovdqu {c}, ymmword ptr [{", $p, "} + {i}]\n",
+            "vpslld {t}, {c}, 14\n", "vpsraw {t}, {t}, 14\n",
+            "vpmaddwd {t}, {t}, ymmword ptr [{xp} + {i}*8]\n", "vpaddd {", $a, "}, {", $a, "}, {t}\n",
+            "vpslld {t}, {c}, 12\n", "vpsraw {t}, {t}, 14\n",
+            "vpmaddwd {t}, {t}, ymmword ptr [{xp} + {i}*8 + 32]\n", "vpaddd {", $a, "}, {", $a, "}, {t}\n",
+            "vpslld {t}, {c}, 10\n", "vpsraw {t}, {t}, 14\n",
+            "vpmaddwd {t}, {t}, ymmword ptr [{xp} + {i}*8 + 64]\n", "vpaddd {", $a, "}, {", $a, "}, {t}\n",
+            "vpslld {t}, {c}, 8\n", "vpsraw {t}, {t}, 14\n",
+            "vpmaddwd {t}, {t}, ymmword ptr [{xp} + {i}*8 + 96]\n", "vpaddd {", $a, "}, {", $a, "}, {t}\n",
+            "vpslld {t}, {c}, 6\n", "vpsraw {t}, {t}, 14\n",
+            "vpmaddwd {t}, {t}, ymmword ptr [{xp} + {i}*8 + 128]\n", "vpaddd {", $a, "}, {", $a, "}, {t}\n",
+            "vpslld {t}, {c}, 4\n", "vpsraw {t}, {t}, 14\n",
+            "vpmaddwd {t}, {t}, ymmword ptr [{xp} + {i}*8 + 160]\n", "vpaddd {", $a, "}, {", $a, "}, {t}\n",
+            "vpslld {t}, {c}, 2\n", "vpsraw {t}, {t}, 14\n",
+            "vpmaddwd {t}, {t}, ymmword ptr [{xp} + {i}*8 + 192]\n", "vpaddd {", $a, "}, {", $a, "}, {t}\n",
+            "vpsraw {t}, {c}, 14\n",
+            "vpmaddwd {t}, {t}, ymmword ptr [{xp} + {i}*8 + 224]\n", "vpaddd {", $a, "}, {", $a, "}, {t}\n",
+        )
+    };
+}
+
+/// The row loop of [`wide`] for eight rows and one position, in asm (as
+/// [`fused8`]: the eight row pointers stay in registers): 32 instructions
+/// per row and 128 weights, 3 per block for the loop.
+///
+/// # Safety
+/// The CPU must have AVX2; nb > 0; for each q, `base + off[q]` must be
+/// readable for 32 * nb bytes; `xp` points to at least 8 * nb
+/// initialized vectors.
+#[cfg(not(miri))]
+#[target_feature(enable = "avx2")]
+#[inline]
+unsafe fn wide8(base: *const u8, off: &[usize; R], xp: *const __m256i, nb: usize) -> [__m256i; R] {
+    let mut acc = [_mm256_setzero_si256(); R];
+    // SAFETY: the loop reads bytes i..i+32 at base + off[q] and the
+    // vectors at xp + 8i bytes (eight per block) for i = 32v, v < nb:
+    // inside by the caller's contract; loads need no alignment; only the
+    // named registers and the flags change; no stack use.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            wide_row!("p0", "a0"),
+            wide_row!("p1", "a1"),
+            wide_row!("p2", "a2"),
+            wide_row!("p3", "a3"),
+            wide_row!("p4", "a4"),
+            wide_row!("p5", "a5"),
+            wide_row!("p6", "a6"),
+            wide_row!("p7", "a7"),
+            "add {i}, 32",
+            "cmp {i}, {end}",
+            "jne 2b",
+            p0 = in(reg) base.add(off[0]),
+            p1 = in(reg) base.add(off[1]),
+            p2 = in(reg) base.add(off[2]),
+            p3 = in(reg) base.add(off[3]),
+            p4 = in(reg) base.add(off[4]),
+            p5 = in(reg) base.add(off[5]),
+            p6 = in(reg) base.add(off[6]),
+            p7 = in(reg) base.add(off[7]),
+            xp = in(reg) xp,
+            i = inout(reg) 0usize => _,
+            end = in(reg) 32 * nb,
+            c = out(ymm_reg) _,
             t = out(ymm_reg) _,
             a0 = inout(ymm_reg) acc[0],
             a1 = inout(ymm_reg) acc[1],
