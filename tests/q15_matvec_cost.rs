@@ -1,7 +1,8 @@
 //! The matvec work of S1 (944K model: D=256, DH=64, L=8, V=256; 64
-//! positions): per layer one `matvec_q_multi` over Wq, Wk (64 x 256), Wv
+//! positions): per layer one `matvec_q_multi_checked` over Wq, Wk (64 x 256), Wv
 //! (256 x 256) and the router (3 x 256) for 64 positions, then the head
-//! (256 x 256) for one position: 50,790,400 weight terms. Random Trit2
+//! (256 x 256) for one position: 50,790,400 weight terms; each layer's
+//! matrices checked for code 10 once, as the engine does. Random Trit2
 //! weights and activations. Run under callgrind to count the kernel's
 //! instructions (ignored in the normal test run):
 //!
@@ -11,7 +12,7 @@
 //!     target/release/deps/q15_matvec_cost-<hash> --ignored --exact s1_matvec_work
 //! callgrind_annotate --inclusive=yes cg.out | grep 'avx2::matvec \['
 //! ```
-//! (`matvec_q_multi` and `matvec_q_accel` are inlined into the test, so
+//! (`matvec_q_multi_checked` and `matvec_q_accel` are inlined into the test, so
 //! `--toggle-collect` on them collects nothing; on an AVX2 host the
 //! inclusive count of `avx2::matvec` is the kernels' work.)
 //! `s1_matvec_per_position` does the same work one position per call
@@ -20,7 +21,7 @@
 //! definition (outside the collected functions).
 use atome::format::{Packing, Tensor};
 use atome::kernels::isa::Accel;
-use atome::kernels::q15::matvec::{matvec_q_accel, matvec_q_multi, matvec_q_naive, MvJobQ};
+use atome::kernels::q15::matvec::{matvec_q_accel, matvec_q_multi_checked, matvec_q_naive, trit2_no_code10, MvJobQ};
 
 fn rnd(s: &mut u64) -> u64 {
     *s ^= *s << 13;
@@ -38,7 +39,7 @@ fn trit2(rows: usize, cols: usize, s: &mut u64) -> Vec<u8> {
         .collect()
 }
 
-/// S1's matvec work with `per_call` positions per `matvec_q_multi` call
+/// S1's matvec work with `per_call` positions per `matvec_q_multi_checked` call
 /// (64: the whole window at once; 1: position by position), a sample of
 /// each layer's results and the head checked against the naive kernel.
 fn s1_work(per_call: usize) {
@@ -52,6 +53,8 @@ fn s1_work(per_call: usize) {
         let t = |data, rows| Tensor { data, scale: 1.0, rows, cols: d, packing: Packing::Trit2 };
         let (wq, wk, wv, wr) = (t(&dq[..], dh), t(&dk[..], dh), t(&dv[..], d), t(&dr[..], 3));
         let m = per_call;
+        // As the engine: the layer's payloads checked for code 10 once.
+        let clean = [&wq, &wk, &wv, &wr].into_iter().all(|w| trit2_no_code10(acc, w));
         let (mut q, mut k, mut vv, mut r) = (vec![0i32; m * dh], vec![0i32; m * dh], vec![0i32; m * d], vec![0i32; m * 3]);
         for p in (0..n).step_by(m) {
             let mut jobs = [
@@ -60,7 +63,7 @@ fn s1_work(per_call: usize) {
                 MvJobQ { w: &wv, out: &mut vv, ostride: d },
                 MvJobQ { w: &wr, out: &mut r, ostride: 3 },
             ];
-            matvec_q_multi(acc, &mut jobs, &xs[p * d..], d, m);
+            matvec_q_multi_checked(acc, &mut jobs, &xs[p * d..], d, m, clean);
             terms += (2 * dh + d + 3) * d * m;
         }
         // A sample checked: the last position of Wv (the last call's last row).
