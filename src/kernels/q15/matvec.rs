@@ -21,11 +21,14 @@
 //! - **Decode once** (every other shape and packing): a row's codes are
 //!   decoded once per block of columns and used for all `n` positions.
 //! - **AVX2** (x86-64, detected at run time; `avx2.rs`): Trit2 without the
-//!   unused code `10` (one pass checks) is decoded by shifts, 16 weights
-//!   in three instructions, and `vpmaddwd` adds 16 terms into int32 lanes.
-//!   One or two positions: decode fused with the products, eight rows a
-//!   pass. More: twelve rows decoded once, then used for every position.
-//!   Other shapes: rows decoded by a byte table, then `vpmaddwd`.
+//!   unused code `10` (one pass checks, or the caller once:
+//!   [`matvec_q_multi_checked`]) is decoded by shifts, and `vpmaddwd` adds
+//!   16 terms into int32 lanes. One or two positions: decode fused with
+//!   the products, eight rows a pass; 16 weights in two instructions from
+//!   one 32-byte load per 128 when the rows are a multiple of 128 columns,
+//!   else in three from a broadcast word. More: twelve rows decoded once,
+//!   then used for every position. Other shapes: rows decoded by a byte
+//!   table, then `vpmaddwd`.
 //!
 //! Instructions per weight term (`scripts/q15_kernel_bench.sh`, S3's
 //! shapes; x86-64: `tests/q15_matvec_cost.rs` under callgrind) are in the

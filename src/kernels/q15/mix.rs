@@ -76,19 +76,8 @@ unsafe fn pass_local<const LOC: usize>(w: *mut i32, sp: *const i16, pairs: usize
     // (Q included) change.
     unsafe {
         core::arch::asm!(
-            // An odd pair first, then two a step (no instruction of a pair
-            // sets N, Z or C: the flags stay the lsrs's).
-            "lsrs {n}, {n}, #1",
-            "bcc 3f",
-            local_pair!(),
-            "3:",
-            "beq 4f",
-            "2:",
-            local_pair!(),
-            local_pair!(),
-            "subs {n}, {n}, #1",
-            "bne 2b",
-            "4:",
+            // (No instruction of a pair sets N, Z or C.)
+            odd_then_pairs!("n", local_pair()),
             loc = const LOC,
             wp = inout(reg) w => _,
             sp = inout(reg) sp => _,
@@ -160,19 +149,8 @@ unsafe fn pass_state<const STA: usize, const XMUL: usize>(w: *mut i32, hs: *cons
     // Only the named registers and the flags (Q included) change.
     unsafe {
         core::arch::asm!(
-            // An odd pair first, then two a step (no instruction of a pair
-            // sets N, Z or C: the flags stay the lsrs's).
-            "lsrs {n}, {n}, #1",
-            "bcc 3f",
-            state_pair!(),
-            "3:",
-            "beq 4f",
-            "2:",
-            state_pair!(),
-            state_pair!(),
-            "subs {n}, {n}, #1",
-            "bne 2b",
-            "4:",
+            // (No instruction of a pair sets N, Z or C.)
+            odd_then_pairs!("n", state_pair()),
             sta = const STA,
             xmul = const XMUL,
             wp = inout(reg) w => _,

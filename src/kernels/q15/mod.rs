@@ -2,6 +2,30 @@
 //! associative, so these kernels may add in any order and at any width: the
 //! result is the same on every target by construction.
 
+/// Asm text of a loop that runs `$body` (a macro's name and arguments,
+/// giving one step's text) once per unit of the count register `$n`
+/// (at least 1): an odd step first, then two a step. `lsrs` halves the
+/// count, leaving C set for the odd step and Z for no pair, so no step's
+/// instructions may set N, Z or C. Labels 2, 3 and 4 are its own.
+#[cfg(atome_thumb2)]
+macro_rules! odd_then_pairs {
+    ($n:literal, $body:ident $args:tt) => {
+        concat!(
+            "lsrs {", $n, "}, {", $n, "}, #1\n",
+            "bcc 3f\n",
+            $body!$args,
+            "3:\n",
+            "beq 4f\n",
+            "2:\n",
+            $body!$args,
+            $body!$args,
+            "subs {", $n, "}, {", $n, "}, #1\n",
+            "bne 2b\n",
+            "4:\n",
+        )
+    };
+}
+
 #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
 pub mod conv;
 #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]

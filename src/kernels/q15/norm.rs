@@ -469,19 +469,8 @@ unsafe fn affine_loop<const GM: usize, const BM: usize>(w: *mut i32, g: *const i
     // flags (Q included) change.
     unsafe {
         core::arch::asm!(
-            // An odd pair first, then two a step (no instruction of a pair
-            // sets N, Z or C: the flags stay the lsrs's).
-            "lsrs {n}, {n}, #1",
-            "bcc 3f",
-            affine_pair!(),
-            "3:",
-            "beq 4f",
-            "2:",
-            affine_pair!(),
-            affine_pair!(),
-            "subs {n}, {n}, #1",
-            "bne 2b",
-            "4:",
+            // (No instruction of a pair sets N, Z or C.)
+            odd_then_pairs!("n", affine_pair()),
             gm = const GM,
             bm = const BM,
             wp = inout(reg) w => _,

@@ -38,19 +38,8 @@ pub fn or_abs(src: &[i32]) -> u32 {
         // named registers and the flags change.
         unsafe {
             core::arch::asm!(
-                // An odd pair first, then two a step (the pair leaves the
-                // flags of the lsrs: C the odd pair, Z no steps).
-                "lsrs {n}, {n}, #1",
-                "bcc 3f",
-                or_pair!(),
-                "3:",
-                "beq 4f",
-                "2:",
-                or_pair!(),
-                or_pair!(),
-                "subs {n}, {n}, #1",
-                "bne 2b",
-                "4:",
+                // (No instruction of a pair sets N, Z or C.)
+                odd_then_pairs!("n", or_pair()),
                 p = inout(reg) src.as_ptr() => _,
                 n = inout(reg) pairs => _,
                 mx = inout(reg) mx,
@@ -96,9 +85,24 @@ pub fn or_abs(src: &[i32]) -> u32 {
     src.iter().fold(0, |m, v| m | v.unsigned_abs())
 }
 
-/// One pair of [`rshr_sat`]'s Armv7E-M loop: rshr by SMMULR, SSAT, the
-/// pair packed, -32768 raised to -32767 in both halves, one word stored
-/// (no instruction here sets N, Z or C).
+/// The end of a pair of [`rshr_sat`]'s Armv7E-M loops: the two saturated
+/// int16 in `{a}` and `{b}` packed, -32768 raised to -32767 in both
+/// halves (`{lim}` = 0x80018001), one word stored (no flag but GE set).
+#[cfg(atome_dsp)]
+macro_rules! pack_store {
+    () => {
+        concat!(
+            "pkhbt {a}, {a}, {b}, lsl #16\n",
+            "ssub16 {b}, {a}, {lim}\n",
+            "sel {a}, {a}, {lim}\n",
+            "str {a}, [{o}], #4\n",
+        )
+    };
+}
+
+/// One pair of [`rshr_sat`]'s Armv7E-M loop for shifts of 1 or more: rshr
+/// by SMMULR, SSAT, then [`pack_store`] (no instruction here sets N, Z or
+/// C).
 #[cfg(atome_dsp)]
 macro_rules! rshr_pair {
     () => {
@@ -108,10 +112,7 @@ macro_rules! rshr_pair {
             "smmulr {b}, {b}, {m}\n",
             "ssat {a}, #16, {a}\n",
             "ssat {b}, #16, {b}\n",
-            "pkhbt {a}, {a}, {b}, lsl #16\n",
-            "ssub16 {b}, {a}, {lim}\n",
-            "sel {a}, {a}, {lim}\n",
-            "str {a}, [{o}], #4\n",
+            pack_store!(),
         )
     };
 }
@@ -142,20 +143,8 @@ pub fn rshr_sat(src: &[i32], n: u32, out: &mut [i16]) {
             // SAFETY: as said above.
             unsafe {
                 core::arch::asm!(
-                    // An odd pair first, then two a step (the pair's
-                    // instructions leave the flags of the lsrs: C the odd
-                    // pair, Z no steps).
-                    "lsrs {c}, {c}, #1",
-                    "bcc 3f",
-                    rshr_pair!(),
-                    "3:",
-                    "beq 4f",
-                    "2:",
-                    rshr_pair!(),
-                    rshr_pair!(),
-                    "subs {c}, {c}, #1",
-                    "bne 2b",
-                    "4:",
+                    // (No instruction of a pair sets N, Z or C.)
+                    odd_then_pairs!("c", rshr_pair()),
                     p = inout(reg) src.as_ptr() => _,
                     o = inout(reg) out.as_mut_ptr() => _,
                     c = inout(reg) pairs => _,
@@ -166,38 +155,33 @@ pub fn rshr_sat(src: &[i32], n: u32, out: &mut [i16]) {
                     options(nostack),
                 );
             }
-            if let (Some(&v), Some(o)) = (src.get(2 * pairs), out.get_mut(2 * pairs)) {
-                *o = (((v >> n) + 1) >> 1).clamp(-LIM15, LIM15) as i16;
+        } else {
+            // SAFETY: as said above.
+            unsafe {
+                core::arch::asm!(
+                    "2:",
+                    "ldrd {a}, {b}, [{p}], #8",
+                    "asr {a}, {a}, {n}",
+                    "asr {b}, {b}, {n}",
+                    "add {a}, {a}, #1",
+                    "add {b}, {b}, #1",
+                    "ssat {a}, #16, {a}, asr #1",
+                    "ssat {b}, #16, {b}, asr #1",
+                    pack_store!(),
+                    "subs {c}, {c}, #1",
+                    "bne 2b",
+                    p = inout(reg) src.as_ptr() => _,
+                    o = inout(reg) out.as_mut_ptr() => _,
+                    c = inout(reg) pairs => _,
+                    n = in(reg) n,
+                    lim = in(reg) 0x8001_8001u32,
+                    a = out(reg) _,
+                    b = out(reg) _,
+                    options(nostack),
+                );
             }
-            return;
         }
-        // SAFETY: as said above.
-        unsafe {
-            core::arch::asm!(
-                "2:",
-                "ldrd {a}, {b}, [{p}], #8",
-                "asr {a}, {a}, {n}",
-                "asr {b}, {b}, {n}",
-                "add {a}, {a}, #1",
-                "add {b}, {b}, #1",
-                "ssat {a}, #16, {a}, asr #1",
-                "ssat {b}, #16, {b}, asr #1",
-                "pkhbt {a}, {a}, {b}, lsl #16",
-                "ssub16 {b}, {a}, {m}",
-                "sel {a}, {a}, {m}",
-                "str {a}, [{o}], #4",
-                "subs {c}, {c}, #1",
-                "bne 2b",
-                p = inout(reg) src.as_ptr() => _,
-                o = inout(reg) out.as_mut_ptr() => _,
-                c = inout(reg) pairs => _,
-                n = in(reg) n,
-                m = in(reg) 0x8001_8001u32,
-                a = out(reg) _,
-                b = out(reg) _,
-                options(nostack),
-            );
-        }
+        // The odd element.
         if let (Some(&v), Some(o)) = (src.get(2 * pairs), out.get_mut(2 * pairs)) {
             *o = (((v >> n) + 1) >> 1).clamp(-LIM15, LIM15) as i16;
         }

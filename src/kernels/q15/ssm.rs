@@ -94,19 +94,8 @@ macro_rules! ssm_elem_dsp {
 macro_rules! ssm_loop_dsp {
     ($s1:literal, $t:ident, $b:ident, $hp:ident, $h:ident, $n:ident, $k1:ident, $k2:ident, $mx:ident) => {
         core::arch::asm!(
-            // An odd element first, then two a step (no instruction of an
-            // element sets N, Z or C: the flags stay the lsrs's).
-            "lsrs {n}, {n}, #1",
-            "bcc 3f",
-            ssm_elem_dsp!($s1),
-            "3:",
-            "beq 4f",
-            "2:",
-            ssm_elem_dsp!($s1),
-            ssm_elem_dsp!($s1),
-            "subs {n}, {n}, #1",
-            "bne 2b",
-            "4:",
+            // (No instruction of an element sets N, Z or C.)
+            odd_then_pairs!("n", ssm_elem_dsp($s1)),
             tp = inout(reg) $t => _,
             bp = inout(reg) $b => _,
             hp = inout(reg) $hp => _,

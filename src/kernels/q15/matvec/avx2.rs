@@ -1,7 +1,8 @@
 //! x86-64 AVX2 integer matvec (int32 lanes, wrapping adds: the same sum
 //! mod 2^32 as any order). Trit2 with `cols % 16 == 0` and no code `10`
-//! ([`trit2_fast`]): weights decoded by shifts (broadcast, `vpsllvd`,
-//! `vpsraw`), fused with the products for one or two positions, else
+//! ([`trit2_fast`]): weights decoded by shifts (`vpslld`, `vpsraw` from a
+//! 32-byte load when `cols % 128 == 0`: [`wide`]; else broadcast,
+//! `vpsllvd`, `vpsraw`), fused with the products for one or two positions, else
 //! decoded once per block of twelve rows and used by every position (25
 //! instructions per 192 terms in the inner loop). Other shapes: eight rows
 //! decoded by a byte table per block of columns, then one `vpmaddwd` per
@@ -89,7 +90,7 @@ fn hsum8(a: &[__m256i; R]) -> __m256i {
 
 /// See the module text; same contract as `matvec_q` (outputs not
 /// overlapping). `no_code10`: the caller has checked that `w`'s payload
-/// holds no code `10` ([`payload_has_code10`]), so the shift decode skips
+/// holds no code `10` ([`has_code10`]), so the shift decode skips
 /// its own pass (if it is wrong, such a code reads as -2 instead of 0).
 ///
 /// # Safety
