@@ -236,17 +236,6 @@ fn perm16(x: &[i16; 16]) -> __m256i {
     _mm256_set_m128i(_mm_unpackhi_epi16(lo, hi), _mm_unpacklo_epi16(lo, hi))
 }
 
-/// Little-endian word at `p`.
-///
-/// # Safety
-/// p..p+4 must be readable.
-#[cfg_attr(not(miri), allow(dead_code))]
-#[inline(always)]
-unsafe fn word_at(p: *const u8) -> u32 {
-    // SAFETY: the caller's.
-    u32::from_le(unsafe { p.cast::<u32>().read_unaligned() })
-}
-
 /// Row sums of a block of up to R rows for one position, written to `o`
 /// (at most R long).
 #[target_feature(enable = "avx2")]
@@ -283,56 +272,12 @@ unsafe fn trit2_fast(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut
         _ => return false,
     };
     // (The caller checked xs and out for n positions.)
-    if n <= 2 && cols.is_multiple_of(WIDE) {
-        wide(data, bpr, rows, xs, xstride, n, out, ostride);
-        return true;
-    }
     if n <= 2 {
-        let sh = _mm256_setr_epi32(14, 12, 10, 8, 6, 4, 2, 0);
-        // Uninitialized: zeroing 2 KiB took more than a small matvec's
-        // work (S3 q15: 126 of about 800 instructions a call); the first
-        // nv vectors of each position's array are written here, and only
-        // they are read.
-        let mut xp = [[MaybeUninit::<__m256i>::uninit(); MAXV]; 2];
-        for (b, xb) in xp.iter_mut().enumerate().take(n) {
-            let x = &xs[b * xstride..b * xstride + cols];
-            for (d, c) in xb.iter_mut().zip(x.chunks_exact(16)) {
-                d.write(perm16(c.try_into().unwrap_or(&[0; 16])));
-            }
-        }
-        let mut j0 = 0;
-        while j0 < rows {
-            let r = (rows - j0).min(R);
-            // Rows past the last repeat it (their sums are not stored).
-            // One base and row offsets q * bpr (x86 addressing adds them):
-            // eight row pointers would not stay in registers. A short last
-            // block repeats its last row (sums not stored).
-            let base = data[j0 * bpr..].as_ptr();
-            let off: [usize; R] = core::array::from_fn(|q| q.min(r - 1) * bpr);
-            for (b, xb) in xp.iter().enumerate().take(n) {
-                #[cfg(not(miri))]
-                // SAFETY: base + off[q] is row j0 + q (< rows) of data,
-                // which holds bpr = 4 * nv bytes per row; xb's first nv
-                // vectors were written above (x holds cols = 16 nv int16:
-                // nv chunks); nv > 0 (checked above).
-                let acc = unsafe { fused8(base, &off, xb.as_ptr().cast(), nv, sh) };
-                #[cfg(miri)]
-                let mut acc = [_mm256_setzero_si256(); R];
-                #[cfg(miri)]
-                for (v, xv) in xb.iter().enumerate().take(nv) {
-                    // SAFETY: the first nv vectors were written above.
-                    let xv = unsafe { xv.assume_init() };
-                    for (a, &o) in acc.iter_mut().zip(&off) {
-                        // SAFETY: base + o is row j0 + q (< rows) of data,
-                        // which holds bpr = 4 * nv bytes per row: bytes
-                        // 4v..4v+4 of it are inside.
-                        let wv = wvec_perm(unsafe { word_at(base.add(o + 4 * v)) }, sh);
-                        *a = _mm256_add_epi32(*a, _mm256_madd_epi16(wv, xv));
-                    }
-                }
-                store_rows(&acc, &mut out[b * ostride + j0..b * ostride + j0 + r]);
-            }
-            j0 += r;
+        // (One copy per decode: a branch inside its loops cost S1 0.3%.)
+        if cols.is_multiple_of(WIDE) {
+            few_positions::<true>(data, bpr, rows, xs, xstride, n, out, ostride);
+        } else {
+            few_positions::<false>(data, bpr, rows, xs, xstride, n, out, ostride);
         }
         return true;
     }
@@ -455,6 +400,71 @@ fn store4(a: &[__m256i; 4], o: &mut [i32]) {
     o.copy_from_slice(&t[..o.len()]);
 }
 
+/// `asm!` for eight rows of one position, the loop of [`fused8`] and
+/// [`wide8`]: each step runs the `$pre` template strings, then `$row!`
+/// for each row (pointer `{p0}`..`{p7}` = `$base + $off[q]`, accumulator
+/// `{a0}`..`{a7}` = `$acc[q]`), then adds `$step` to the offset `{i}`,
+/// from 0 to `{end}` = `$end`; `{xp}` and the scratch `{t}` are common,
+/// `$extra` the loop's own operands.
+#[cfg(not(miri))]
+macro_rules! eight_rows_asm {
+    ($row:ident, $step:literal, [$($pre:tt)*], $base:ident, $off:ident, $xp:ident, $end:expr, $acc:ident, $($extra:tt)*) => {
+        core::arch::asm!(
+            "2:",
+            $($pre)*
+            $row!("p0", "a0"),
+            $row!("p1", "a1"),
+            $row!("p2", "a2"),
+            $row!("p3", "a3"),
+            $row!("p4", "a4"),
+            $row!("p5", "a5"),
+            $row!("p6", "a6"),
+            $row!("p7", "a7"),
+            concat!("add {i}, ", $step),
+            "cmp {i}, {end}",
+            "jne 2b",
+            p0 = in(reg) $base.add($off[0]),
+            p1 = in(reg) $base.add($off[1]),
+            p2 = in(reg) $base.add($off[2]),
+            p3 = in(reg) $base.add($off[3]),
+            p4 = in(reg) $base.add($off[4]),
+            p5 = in(reg) $base.add($off[5]),
+            p6 = in(reg) $base.add($off[6]),
+            p7 = in(reg) $base.add($off[7]),
+            xp = in(reg) $xp,
+            i = inout(reg) 0usize => _,
+            end = in(reg) $end,
+            $($extra)*
+            t = out(ymm_reg) _,
+            a0 = inout(ymm_reg) $acc[0],
+            a1 = inout(ymm_reg) $acc[1],
+            a2 = inout(ymm_reg) $acc[2],
+            a3 = inout(ymm_reg) $acc[3],
+            a4 = inout(ymm_reg) $acc[4],
+            a5 = inout(ymm_reg) $acc[5],
+            a6 = inout(ymm_reg) $acc[6],
+            a7 = inout(ymm_reg) $acc[7],
+            options(readonly, nostack),
+        )
+    };
+}
+
+/// One row of [`fused8`]'s step: 16 weights from the word at `{$p} + {i}`
+/// by broadcast, `vpsllvd` by `{sh}` and `vpsraw`, against `{x}`, added
+/// to `{$a}`.
+#[cfg(not(miri))]
+macro_rules! fused_row {
+    ($p:literal, $a:literal) => {
+        concat!(
+            "vpbroadcastd {t}, dword ptr [{", $p, "} + {i}]\n",
+            "vpsllvd {t}, {t}, {sh}\n",
+            "vpsraw {t}, {t}, 14\n",
+            "vpmaddwd {t}, {t}, {x}\n",
+            "vpaddd {", $a, "}, {", $a, "}, {t}\n",
+        )
+    };
+}
+
 /// The fused loop of [`trit2_fast`] for one position and eight rows, in
 /// asm: LLVM keeps only some of the eight row pointers in registers and
 /// reloads the rest every step (52 instructions per 128 terms against 43
@@ -474,75 +484,11 @@ unsafe fn fused8(base: *const u8, off: &[usize; R], xp: *const __m256i, nv: usiz
     // the caller's contract; loads need no alignment; only the named
     // registers and the flags change; no stack use.
     unsafe {
-        core::arch::asm!(
-            "2:",
-            "vmovdqu {x}, ymmword ptr [{xp} + {i}*8]",
-            "vpbroadcastd {t}, dword ptr [{p0} + {i}]",
-            "vpsllvd {t}, {t}, {sh}",
-            "vpsraw {t}, {t}, 14",
-            "vpmaddwd {t}, {t}, {x}",
-            "vpaddd {a0}, {a0}, {t}",
-            "vpbroadcastd {t}, dword ptr [{p1} + {i}]",
-            "vpsllvd {t}, {t}, {sh}",
-            "vpsraw {t}, {t}, 14",
-            "vpmaddwd {t}, {t}, {x}",
-            "vpaddd {a1}, {a1}, {t}",
-            "vpbroadcastd {t}, dword ptr [{p2} + {i}]",
-            "vpsllvd {t}, {t}, {sh}",
-            "vpsraw {t}, {t}, 14",
-            "vpmaddwd {t}, {t}, {x}",
-            "vpaddd {a2}, {a2}, {t}",
-            "vpbroadcastd {t}, dword ptr [{p3} + {i}]",
-            "vpsllvd {t}, {t}, {sh}",
-            "vpsraw {t}, {t}, 14",
-            "vpmaddwd {t}, {t}, {x}",
-            "vpaddd {a3}, {a3}, {t}",
-            "vpbroadcastd {t}, dword ptr [{p4} + {i}]",
-            "vpsllvd {t}, {t}, {sh}",
-            "vpsraw {t}, {t}, 14",
-            "vpmaddwd {t}, {t}, {x}",
-            "vpaddd {a4}, {a4}, {t}",
-            "vpbroadcastd {t}, dword ptr [{p5} + {i}]",
-            "vpsllvd {t}, {t}, {sh}",
-            "vpsraw {t}, {t}, 14",
-            "vpmaddwd {t}, {t}, {x}",
-            "vpaddd {a5}, {a5}, {t}",
-            "vpbroadcastd {t}, dword ptr [{p6} + {i}]",
-            "vpsllvd {t}, {t}, {sh}",
-            "vpsraw {t}, {t}, 14",
-            "vpmaddwd {t}, {t}, {x}",
-            "vpaddd {a6}, {a6}, {t}",
-            "vpbroadcastd {t}, dword ptr [{p7} + {i}]",
-            "vpsllvd {t}, {t}, {sh}",
-            "vpsraw {t}, {t}, 14",
-            "vpmaddwd {t}, {t}, {x}",
-            "vpaddd {a7}, {a7}, {t}",
-            "add {i}, 4",
-            "cmp {i}, {end}",
-            "jne 2b",
-            p0 = in(reg) base.add(off[0]),
-            p1 = in(reg) base.add(off[1]),
-            p2 = in(reg) base.add(off[2]),
-            p3 = in(reg) base.add(off[3]),
-            p4 = in(reg) base.add(off[4]),
-            p5 = in(reg) base.add(off[5]),
-            p6 = in(reg) base.add(off[6]),
-            p7 = in(reg) base.add(off[7]),
-            xp = in(reg) xp,
-            i = inout(reg) 0usize => _,
-            end = in(reg) 4 * nv,
+        eight_rows_asm!(
+            fused_row, 4, ["vmovdqu {x}, ymmword ptr [{xp} + {i}*8]",],
+            base, off, xp, 4 * nv, acc,
             sh = in(ymm_reg) sh,
             x = out(ymm_reg) _,
-            t = out(ymm_reg) _,
-            a0 = inout(ymm_reg) acc[0],
-            a1 = inout(ymm_reg) acc[1],
-            a2 = inout(ymm_reg) acc[2],
-            a3 = inout(ymm_reg) acc[3],
-            a4 = inout(ymm_reg) acc[4],
-            a5 = inout(ymm_reg) acc[5],
-            a6 = inout(ymm_reg) acc[6],
-            a7 = inout(ymm_reg) acc[7],
-            options(readonly, nostack),
         );
     }
     acc
@@ -551,49 +497,68 @@ unsafe fn fused8(base: *const u8, off: &[usize; R], xp: *const __m256i, nv: usiz
 /// Columns per block of the wide decode: one 32-byte load of a row's codes.
 const WIDE: usize = 128;
 
-/// Trit2 rows of `bpr` bytes (`16 <= 4 bpr <= 16 MAXV` columns, a multiple
-/// of [`WIDE`]) for one or two positions: [`trit2_fast`]'s contract. A
-/// row's codes are loaded 32 bytes (128 weights) at a time, and each of
-/// the eight `vpslld` by 14 - 2j (none for j = 7) then `vpsraw` by 14
-/// gives 16 weights: codes j and j + 8 of each 32-bit lane. That is two
-/// instructions per 16 weights where [`fused8`] takes three, with the
-/// activations permuted to match once per position ([`perm128`]).
+/// Trit2 rows of `bpr` bytes (`16 <= 4 bpr <= 16 MAXV` columns, a
+/// multiple of 16) for one or two positions ([`trit2_fast`]'s contract):
+/// decode fused with the products, eight rows a pass, the activations
+/// permuted once per position to match. Rows of a multiple of [`WIDE`]
+/// columns: a row's codes loaded 32 bytes (128 weights) at a time, each
+/// of the eight `vpslld` by 14 - 2j (none for j = 7) then `vpsraw` by 14
+/// giving 16 weights, codes j and j + 8 of each 32-bit lane ([`wide8`],
+/// [`perm128`]): two instructions per 16 weights. Other rows: 16 weights
+/// from a broadcast word in three ([`fused8`], [`perm16`]).
 #[target_feature(enable = "avx2")]
 #[allow(clippy::too_many_arguments)]
-fn wide(data: &[u8], bpr: usize, rows: usize, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) {
+fn few_positions<const WIDE_ROWS: bool>(data: &[u8], bpr: usize, rows: usize, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) {
     let cols = 4 * bpr;
-    let nb = cols / WIDE;
-    // Uninitialized, as in trit2_fast: the first 8 nb vectors of each
-    // position's array are written here, and only they are read.
+    let wide = WIDE_ROWS && cols.is_multiple_of(WIDE);
+    let sh = _mm256_setr_epi32(14, 12, 10, 8, 6, 4, 2, 0);
+    // Uninitialized: zeroing 2 KiB took more than a small matvec's work
+    // (S3 q15: 126 of about 800 instructions a call); the first cols / 16
+    // vectors of each position's array are written here, and only they
+    // are read.
     let mut xp = [[MaybeUninit::<__m256i>::uninit(); MAXV]; 2];
     for (b, xb) in xp.iter_mut().enumerate().take(n) {
         let x = &xs[b * xstride..b * xstride + cols];
-        for (d, c) in xb.chunks_exact_mut(8).zip(x.chunks_exact(WIDE)) {
-            perm128(c, d);
+        if wide {
+            for (d, c) in xb.chunks_exact_mut(8).zip(x.chunks_exact(WIDE)) {
+                perm128(c, d);
+            }
+        } else {
+            for (d, c) in xb.iter_mut().zip(x.chunks_exact(16)) {
+                d.write(perm16(c.try_into().unwrap_or(&[0; 16])));
+            }
         }
     }
     let mut j0 = 0;
     while j0 < rows {
         let r = (rows - j0).min(R);
-        // A short last block repeats its last row (sums not stored).
+        // One base and row offsets q * bpr (x86 addressing adds them):
+        // eight row pointers would not stay in registers. A short last
+        // block repeats its last row (sums not stored).
         let base = data[j0 * bpr..].as_ptr();
         let off: [usize; R] = core::array::from_fn(|q| q.min(r - 1) * bpr);
         for (b, xb) in xp.iter().enumerate().take(n) {
             #[cfg(not(miri))]
             // SAFETY: base + off[q] is row j0 + q (< rows) of data, which
-            // holds bpr = 32 nb bytes per row; xb's first 8 nb vectors were
-            // written above (x holds cols = 128 nb int16); nb > 0 (cols >= 16
-            // and a multiple of 128).
-            let acc = unsafe { wide8(base, &off, xb.as_ptr().cast(), nb) };
+            // holds bpr = cols / 4 bytes per row; xb's first cols / 16
+            // vectors were written above (x holds cols int16); cols >= 16,
+            // so both loops run at least one step.
+            let acc = unsafe {
+                if wide {
+                    wide8(base, &off, xb.as_ptr().cast(), cols / WIDE)
+                } else {
+                    fused8(base, &off, xb.as_ptr().cast(), cols / 16, sh)
+                }
+            };
             #[cfg(miri)]
-            let acc = wide8_plain(&data[j0 * bpr..], &off, xb, nb);
+            let acc = rows_plain(&data[j0 * bpr..], &off, xb, cols, sh);
             store_rows(&acc, &mut out[b * ostride + j0..b * ostride + j0 + r]);
         }
         j0 += r;
     }
 }
 
-/// Columns 0..128 of `x` (shorter: zeros) into `out[0..8]` in [`wide`]'s
+/// Columns 0..128 of `x` (shorter: zeros) into `out[0..8]` in [`wide8`]'s
 /// order: vector j, 32-bit lane k = (x[16k + j], x[16k + j + 8]). Lane j
 /// of [`perm16`] of columns 16k.. is that pair, so an 8 x 8 transpose of
 /// 32-bit lanes of the eight perm16 vectors gives it (24 instructions).
@@ -619,30 +584,40 @@ fn perm128(x: &[i16], out: &mut [MaybeUninit<__m256i>]) {
     }
 }
 
-/// [`wide8`] in Rust, for Miri (which runs no asm).
+/// [`wide8`] and [`fused8`] in Rust, for Miri (which runs no asm): the
+/// rows at `off` in `rows`, cols / 4 bytes each.
 #[cfg(miri)]
 #[target_feature(enable = "avx2")]
-fn wide8_plain(rows: &[u8], off: &[usize; R], xb: &[MaybeUninit<__m256i>], nb: usize) -> [__m256i; R] {
+fn rows_plain(rows: &[u8], off: &[usize; R], xb: &[MaybeUninit<__m256i>], cols: usize, sh: __m256i) -> [__m256i; R] {
     let mut acc = [_mm256_setzero_si256(); R];
     for (a, &o) in acc.iter_mut().zip(off) {
-        for v in 0..nb {
-            // SAFETY: row o / bpr of `rows` holds 32 nb bytes, so bytes
-            // o + 32v..o + 32v + 32 are inside; loadu needs no alignment.
-            let c = unsafe { _mm256_loadu_si256(rows[o + 32 * v..o + 32 * v + 32].as_ptr().cast()) };
-            let ws = [
-                _mm256_slli_epi32::<14>(c),
-                _mm256_slli_epi32::<12>(c),
-                _mm256_slli_epi32::<10>(c),
-                _mm256_slli_epi32::<8>(c),
-                _mm256_slli_epi32::<6>(c),
-                _mm256_slli_epi32::<4>(c),
-                _mm256_slli_epi32::<2>(c),
-                c,
-            ];
-            for (j, w) in ws.into_iter().enumerate() {
-                // SAFETY: the caller wrote the first 8 nb vectors.
-                let xv = unsafe { xb[8 * v + j].assume_init() };
-                *a = _mm256_add_epi32(*a, _mm256_madd_epi16(_mm256_srai_epi16::<14>(w), xv));
+        let row = &rows[o..o + cols / 4];
+        if cols.is_multiple_of(WIDE) {
+            for (v, c) in row.chunks_exact(32).enumerate() {
+                // SAFETY: c is 32 bytes; loadu needs no alignment.
+                let c = unsafe { _mm256_loadu_si256(c.as_ptr().cast()) };
+                let ws = [
+                    _mm256_slli_epi32::<14>(c),
+                    _mm256_slli_epi32::<12>(c),
+                    _mm256_slli_epi32::<10>(c),
+                    _mm256_slli_epi32::<8>(c),
+                    _mm256_slli_epi32::<6>(c),
+                    _mm256_slli_epi32::<4>(c),
+                    _mm256_slli_epi32::<2>(c),
+                    c,
+                ];
+                for (j, w) in ws.into_iter().enumerate() {
+                    // SAFETY: the caller wrote the first cols / 16 vectors.
+                    let xv = unsafe { xb[8 * v + j].assume_init() };
+                    *a = _mm256_add_epi32(*a, _mm256_madd_epi16(_mm256_srai_epi16::<14>(w), xv));
+                }
+            }
+        } else {
+            for (v, c) in row.chunks_exact(4).enumerate() {
+                // SAFETY: the caller wrote the first cols / 16 vectors.
+                let xv = unsafe { xb[v].assume_init() };
+                let wv = wvec_perm(u32::from_le_bytes([c[0], c[1], c[2], c[3]]), sh);
+                *a = _mm256_add_epi32(*a, _mm256_madd_epi16(wv, xv));
             }
         }
     }
@@ -652,6 +627,7 @@ fn wide8_plain(rows: &[u8], off: &[usize; R], xb: &[MaybeUninit<__m256i>], nb: u
 /// One row's 128 weights of a block against the block's eight activation
 /// vectors: asm text for [`wide8`] (`$p`: the row's pointer operand, `$a`:
 /// its accumulator).
+#[cfg(not(miri))]
 macro_rules! wide_row {
     ($p:literal, $a:literal) => {
         concat!(
@@ -694,41 +670,10 @@ unsafe fn wide8(base: *const u8, off: &[usize; R], xp: *const __m256i, nb: usize
     // inside by the caller's contract; loads need no alignment; only the
     // named registers and the flags change; no stack use.
     unsafe {
-        core::arch::asm!(
-            "2:",
-            wide_row!("p0", "a0"),
-            wide_row!("p1", "a1"),
-            wide_row!("p2", "a2"),
-            wide_row!("p3", "a3"),
-            wide_row!("p4", "a4"),
-            wide_row!("p5", "a5"),
-            wide_row!("p6", "a6"),
-            wide_row!("p7", "a7"),
-            "add {i}, 32",
-            "cmp {i}, {end}",
-            "jne 2b",
-            p0 = in(reg) base.add(off[0]),
-            p1 = in(reg) base.add(off[1]),
-            p2 = in(reg) base.add(off[2]),
-            p3 = in(reg) base.add(off[3]),
-            p4 = in(reg) base.add(off[4]),
-            p5 = in(reg) base.add(off[5]),
-            p6 = in(reg) base.add(off[6]),
-            p7 = in(reg) base.add(off[7]),
-            xp = in(reg) xp,
-            i = inout(reg) 0usize => _,
-            end = in(reg) 32 * nb,
+        eight_rows_asm!(
+            wide_row, 32, [],
+            base, off, xp, 32 * nb, acc,
             c = out(ymm_reg) _,
-            t = out(ymm_reg) _,
-            a0 = inout(ymm_reg) acc[0],
-            a1 = inout(ymm_reg) acc[1],
-            a2 = inout(ymm_reg) acc[2],
-            a3 = inout(ymm_reg) acc[3],
-            a4 = inout(ymm_reg) acc[4],
-            a5 = inout(ymm_reg) acc[5],
-            a6 = inout(ymm_reg) acc[6],
-            a7 = inout(ymm_reg) acc[7],
-            options(readonly, nostack),
         );
     }
     acc
