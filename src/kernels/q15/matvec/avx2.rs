@@ -507,10 +507,12 @@ const WIDE: usize = 128;
 /// [`perm128`]): two instructions per 16 weights. Other rows: 16 weights
 /// from a broadcast word in three ([`fused8`], [`perm16`]).
 #[target_feature(enable = "avx2")]
+#[inline]
 #[allow(clippy::too_many_arguments)]
 fn few_positions<const WIDE_ROWS: bool>(data: &[u8], bpr: usize, rows: usize, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) {
     let cols = 4 * bpr;
-    let wide = WIDE_ROWS && cols.is_multiple_of(WIDE);
+    // (WIDE_ROWS: the caller found cols a multiple of WIDE.)
+    let wide = WIDE_ROWS;
     let sh = _mm256_setr_epi32(14, 12, 10, 8, 6, 4, 2, 0);
     // Uninitialized: zeroing 2 KiB took more than a small matvec's work
     // (S3 q15: 126 of about 800 instructions a call); the first cols / 16
