@@ -1,7 +1,7 @@
 //! x86-64 AVX2 integer matvec (int32 lanes, wrapping adds: the same sum
 //! mod 2^32 as any order). Trit2 with `cols % 16 == 0` and no code `10`
 //! ([`trit2_fast`]): weights decoded by shifts (`vpslld`, `vpsraw` from a
-//! 32-byte load when `cols % 128 == 0`: [`wide`]; else broadcast,
+//! 32-byte load when `cols % 128 == 0`: [`wide8`]; else broadcast,
 //! `vpsllvd`, `vpsraw`), fused with the products for one or two positions, else
 //! decoded once per block of twelve rows and used by every position (25
 //! instructions per 192 terms in the inner loop). Other shapes: eight rows
@@ -465,7 +465,7 @@ macro_rules! fused_row {
     };
 }
 
-/// The fused loop of [`trit2_fast`] for one position and eight rows, in
+/// The fused loop of [`few_positions`] for one position and eight rows, in
 /// asm: LLVM keeps only some of the eight row pointers in registers and
 /// reloads the rest every step (52 instructions per 128 terms against 43
 /// here). Lane sums as [`wvec_perm`] and `vpmaddwd` give them.
@@ -654,7 +654,7 @@ macro_rules! wide_row {
     };
 }
 
-/// The row loop of [`wide`] for eight rows and one position, in asm (as
+/// The wide loop of [`few_positions`] for eight rows and one position, in asm (as
 /// [`fused8`]: the eight row pointers stay in registers): 32 instructions
 /// per row and 128 weights, 3 per block for the loop.
 ///
