@@ -12,10 +12,7 @@ use crate::kernels::q15::conv::{conv5_avx2, Taps};
 #[cfg(atome_thumb2)]
 use crate::kernels::q15::conv_t2::{conv5_t2, Taps5};
 #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
-use crate::kernels::q15::{
-    conv_t1::{conv5_t1, has_code10},
-    Taps5,
-};
+use crate::kernels::q15::{conv_t1::conv5_t1, has_code10, Taps5};
 use crate::kernels::q15::norm::row_stats;
 use crate::kernels::q15::quant::{or_abs, rshr_sat};
 use crate::kernels::q15::{dot_q, matvec_q, matvec_q_multi_checked, trit2_no_code10, MvJobQ};

@@ -645,7 +645,7 @@ fn conv_case(r: &mut Rng, f: &mut Found, case: u32) {
 /// the kernel must decline), taps missing or shifted by one.
 #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
 fn conv_case(r: &mut Rng, f: &mut Found, case: u32) {
-    use atome::kernels::q15::conv_t1::{conv5_t1, has_code10};
+    use atome::kernels::q15::{conv_t1::conv5_t1, has_code10};
     conv_check(r, f, case, true, |data, taps, out| {
         let clean = !has_code10(data);
         let got = conv5_t1(data, taps, clean, out);

@@ -14,11 +14,6 @@
 
 use super::Taps5;
 
-/// Whether any Trit2 code of `d` is `10` (hi bit set, lo bit clear).
-pub fn has_code10(d: &[u8]) -> bool {
-    d.iter().any(|&b| b & !(b << 1) & 0xAA != 0)
-}
-
 /// One pass of tap `$k` (a literal) over the channels: out[c] += w(c, k)
 /// x[c], x rounded by one bit (x - (x >> 1) = rshr(x, 1)) when `$shift`
 /// is 1. Registers: r0 codes (5 bytes a step), r1 the tap's row, r2 out,
@@ -67,7 +62,7 @@ macro_rules! tap_pass {
 /// The sums of every channel into `out`; None (nothing written) unless
 /// out.len() is a non-zero multiple of 4, every valid tap's row is at
 /// least that long, the payload holds the channels' 10 out.len() bits and
-/// has no code `10`. `clean`: the caller's [`has_code10`] of the payload
+/// has no code `10`. `clean`: the caller's [`super::has_code10`] of the payload
 /// was false (checked once per layer, not per position).
 pub fn conv5_t1(data: &[u8], t: &Taps5, clean: bool, out: &mut [i32]) -> Option<()> {
     let n = out.len();

@@ -109,7 +109,7 @@ pub fn trit2_no_code10(acc: Accel, w: &Tensor) -> bool {
         return !unsafe { avx2::has_code10(d) };
     }
     let _ = acc;
-    !d.iter().any(|&b| b & !(b << 1) & 0xAA != 0)
+    !super::has_code10(d)
 }
 
 /// [`matvec_q_accel`]; `no_code10` as [`matvec_q_multi_checked`]'s.

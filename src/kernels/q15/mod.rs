@@ -26,6 +26,13 @@ macro_rules! odd_then_pairs {
     };
 }
 
+/// Whether any Trit2 code of `d` is `10` (hi bit set, lo bit clear): the
+/// code no encoder writes, which the kernels that decode a code's two
+/// bits as lo - 2 hi (AVX2 matvec, Cortex-M0 conv) would read as -2.
+pub fn has_code10(d: &[u8]) -> bool {
+    d.iter().any(|&b| b & !(b << 1) & 0xAA != 0)
+}
+
 #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
 pub mod conv;
 #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]

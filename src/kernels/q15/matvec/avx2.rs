@@ -196,7 +196,7 @@ pub(super) fn has_code10(d: &[u8]) -> bool {
         // Per byte, v + v is v << 1: lo bits moved onto the hi bits.
         acc = _mm256_or_si256(acc, _mm256_andnot_si256(_mm256_add_epi8(v, v), v));
     }
-    _mm256_testz_si256(acc, _mm256_set1_epi8(0xAAu8 as i8)) == 0 || rest.iter().any(|&b| b & !(b << 1) & 0xAA != 0)
+    _mm256_testz_si256(acc, _mm256_set1_epi8(0xAAu8 as i8)) == 0 || super::super::has_code10(rest)
 }
 
 /// Sixteen Trit2 codes (one 32-bit word, code k in bits 2k+1:2k) as int16
@@ -510,9 +510,8 @@ const WIDE: usize = 128;
 #[inline]
 #[allow(clippy::too_many_arguments)]
 fn few_positions<const WIDE_ROWS: bool>(data: &[u8], bpr: usize, rows: usize, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) {
-    let cols = 4 * bpr;
     // (WIDE_ROWS: the caller found cols a multiple of WIDE.)
-    let wide = WIDE_ROWS;
+    let cols = 4 * bpr;
     let sh = _mm256_setr_epi32(14, 12, 10, 8, 6, 4, 2, 0);
     // Uninitialized: zeroing 2 KiB took more than a small matvec's work
     // (S3 q15: 126 of about 800 instructions a call); the first cols / 16
@@ -521,7 +520,7 @@ fn few_positions<const WIDE_ROWS: bool>(data: &[u8], bpr: usize, rows: usize, xs
     let mut xp = [[MaybeUninit::<__m256i>::uninit(); MAXV]; 2];
     for (b, xb) in xp.iter_mut().enumerate().take(n) {
         let x = &xs[b * xstride..b * xstride + cols];
-        if wide {
+        if WIDE_ROWS {
             for (d, c) in xb.chunks_exact_mut(8).zip(x.chunks_exact(WIDE)) {
                 perm128(c, d);
             }
@@ -546,14 +545,14 @@ fn few_positions<const WIDE_ROWS: bool>(data: &[u8], bpr: usize, rows: usize, xs
             // vectors were written above (x holds cols int16); cols >= 16,
             // so both loops run at least one step.
             let acc = unsafe {
-                if wide {
+                if WIDE_ROWS {
                     wide8(base, &off, xb.as_ptr().cast(), cols / WIDE)
                 } else {
                     fused8(base, &off, xb.as_ptr().cast(), cols / 16, sh)
                 }
             };
             #[cfg(miri)]
-            let acc = rows_plain(&data[j0 * bpr..], &off, xb, cols, sh);
+            let acc = rows_plain(&data[j0 * bpr..], &off, xb, cols, WIDE_ROWS, sh);
             store_rows(&acc, &mut out[b * ostride + j0..b * ostride + j0 + r]);
         }
         j0 += r;
@@ -586,15 +585,15 @@ fn perm128(x: &[i16], out: &mut [MaybeUninit<__m256i>]) {
     }
 }
 
-/// [`wide8`] and [`fused8`] in Rust, for Miri (which runs no asm): the
-/// rows at `off` in `rows`, cols / 4 bytes each.
+/// [`wide8`] (`wide`) or [`fused8`] in Rust, for Miri (which runs no
+/// asm): the rows at `off` in `rows`, cols / 4 bytes each.
 #[cfg(miri)]
 #[target_feature(enable = "avx2")]
-fn rows_plain(rows: &[u8], off: &[usize; R], xb: &[MaybeUninit<__m256i>], cols: usize, sh: __m256i) -> [__m256i; R] {
+fn rows_plain(rows: &[u8], off: &[usize; R], xb: &[MaybeUninit<__m256i>], cols: usize, wide: bool, sh: __m256i) -> [__m256i; R] {
     let mut acc = [_mm256_setzero_si256(); R];
     for (a, &o) in acc.iter_mut().zip(off) {
         let row = &rows[o..o + cols / 4];
-        if cols.is_multiple_of(WIDE) {
+        if wide {
             for (v, c) in row.chunks_exact(32).enumerate() {
                 // SAFETY: c is 32 bytes; loadu needs no alignment.
                 let c = unsafe { _mm256_loadu_si256(c.as_ptr().cast()) };
