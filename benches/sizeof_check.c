@@ -1,4 +1,5 @@
-/* State-size test (project issue 3): with the lean state,
+/* State-size test (S1-x86-f32-state and S3-x86-f32-state of
+ * BENCHMARKS.md#targets): with the lean state,
  *   944K model (D=256 L=8 DH=64 V=256 K=5 TOPK=4) at S=64: sizeof(atome_state_t) <= 160000
  *   default configuration:                               sizeof(atome_state_t) <= 24000
  * Compile with the configuration's -D flags and link the matching lean

@@ -18,24 +18,25 @@
 # instret CSR under -icount shift=0.
 # Three builds of the library: the default device build (device kernels,
 # src/kernels/device/), the size-first build (cargo feature size-first) and
-# the q15 build (ATOME_DTYPE=q15, issue 12: S3 at most M0 6.76M, M3 4.12M,
-# M4F 2.99M instructions, met, so limits; its logits are compared across
+# the q15 build (ATOME_DTYPE=q15; S3-M0-q15, S3-M3-q15, S3-M4F-q15: S3 at
+# most 6.76M, 4.12M, 2.99M instructions; its logits are compared across
 # cores among themselves, the float builds' among themselves).
-# Then the S4-like generation of issue 11 on M4F (firmware/src/gen_main.c:
+# Then S4 on M4F (firmware/src/gen_main.c:
 # toy configuration, S=64, generate from T[90:98), max_tokens 64, the whole
 # call), lean and cached state, in both builds.
 # Prints markdown tables; exits non-zero when a run fails, results differ
 # between cores or builds, or a target is missed: engine .text on
 # thumbv7em-none-eabihf > 24 KiB (default build) or > 8 KiB (size-first),
 # a peak stack > 2 KiB, S3 on M4F/M7/M33 above 6.0M instructions (default
-# build), the q15 S3 above its issue 12 target (M0, M3, M4F), or the cached
-# S4-like generation on M4F above 15M (default build).
+# build), the q15 S3 above its target (M0, M3, M4F), or the cached S4
+# generation on M4F above 15M (default build): the targets of
+# BENCHMARKS.md#targets, by the names there.
 # ATOME_BENCH_BUILDS (see below) limits the builds.
 #   --report-only: exit 0 even when a target not met yet (a TARGET
 #                  problem; none today) is missed; runs that fail, give
 #                  different bits, or break an engine .text, peak-stack or
-#                  instruction limit (issue 11's and issue 12's device
-#                  targets, met) still fail.
+#                  instruction limit (every device target of
+#                  BENCHMARKS.md#targets, all met) still fail.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source firmware/fw.sh
@@ -51,7 +52,7 @@ KNOBS="$(fw_knobs default-config)"
 ARM_TARGETS="thumbv6m-none-eabi thumbv7m-none-eabi thumbv7em-none-eabi thumbv7em-none-eabihf thumbv8m.main-none-eabihf"
 RV_TARGETS="riscv32imc-unknown-none-elf riscv32imac-unknown-none-elf"
 # build name|cargo configuration name (target dir)|cargo features|extra knobs|C flags
-# (q15: the integer mode of issue 12, ATOME_DTYPE=q15, docs/Q15.md)
+# (q15: the integer mode, ATOME_DTYPE=q15, docs/Q15.md)
 BUILDS="default|default||
 size-first|size_first|--features size-first||
 q15|q15||ATOME_DTYPE=q15|-DATOME_DTYPE_Q15=1"
@@ -138,27 +139,29 @@ echo "Largest static stack frames (thumbv6m / thumbv7em-none-eabihf firmware):"
 for f in "$OUT"/*-M0-thumbv6m-none-eabi-*.frames "$OUT"/*-M4F-thumbv7em-none-eabihf-*.frames; do
     [ -f "$f" ] && { echo "  $(basename "$f" .frames):"; sed 's/^/    /' "$f"; }
 done
-# Issue 11 acceptance 1, cores without an FPU (the soft-float matvec,
-# src/kernels/device/soft.rs): S3 instructions per predict_next at most
-# 45.1M on M0 code, 27.5M on M3, 24.1M on RV32IMC (3x fewer than the
-# reference; a third of 72.3M on RV32IMC). Met, so a miss is a LIMIT
-# problem: it fails the run even with --report-only (which reports only
-# TARGET problems, targets not met yet).
+# S3-M0-f32, S3-M3-f32, S3-RV32IMC-f32: the cores without an FPU (the
+# soft-float matvec of src/kernels/device/): S3 instructions per
+# predict_next at most 45.1M on M0, 27.5M on M3, 24.1M on RV32IMC (3x fewer
+# than the reference; RV32IMC, without a reference figure, about a third
+# of its size-first count). Met, so a miss is a LIMIT problem: it fails the
+# run even with --report-only (which reports only TARGET problems, targets
+# not met yet).
 python3 - "$OUT" <<'EOF'
 import json, os, re, sys
 out = sys.argv[1]
 bad = json.load(open(os.path.join(out, "bad.json")))
 for name, lim in (("M0-thumbv6m-none-eabi-mps2-an385", 45100000), ("M3-thumbv7m-none-eabi-mps2-an385", 27500000),
                   ("RV32IMC-riscv32imc-unknown-none-elf-riscv-virt", 24100000)):
+    tname = "S3-%s-f32" % name.split("-")[0]  # the name in BENCHMARKS.md#targets
     p = os.path.join(out, "default-" + name + ".out")  # the default build runs the soft-float kernel
     m = re.search(r"BENCH load 0 id -?\d+ ticks (\d+) insns_x10_per_tick (\d+)", open(p).read()) if os.path.exists(p) else None
     if not m:
         bad.append("LIMIT: no S3 figure for %s" % name)
         continue
     n = int(m.group(1)) * int(m.group(2)) // 10
-    print("S3 soft-float target %s: %s instructions (at most %s)" % (name, "{:,}".format(n), "{:,}".format(lim)))
+    print("%s (%s): %s instructions (at most %s)" % (tname, name, "{:,}".format(n), "{:,}".format(lim)))
     if n > lim:
-        bad.append("LIMIT: S3 %s instructions on %s (> %s)" % ("{:,}".format(n), name, "{:,}".format(lim)))
+        bad.append("LIMIT: %s: %s instructions on %s (> %s)" % (tname, "{:,}".format(n), name, "{:,}".format(lim)))
 json.dump(bad, open(os.path.join(out, "bad.json"), "w"))
 EOF
 python3 -c "import json,sys; [print('problem:', x) for x in json.load(open(sys.argv[1]))]" "$OUT/bad.json"

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python package installs like one (issue: pip install ./python): a fresh
+# The Python package installs like one (`pip install ./python`): a fresh
 # virtual environment, `pip install ./python` (which builds the one shared
 # library into the package), then, with no cargo on PATH, load and run the
 # 944K model (a bare blob: dimensions inferred), a classifier head and an

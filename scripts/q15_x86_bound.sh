@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# What issue 12's x86-64 S1 target (q15, lean state: at most 8,770,000
-# instructions under callgrind) would take, measured:
+# A benchmark report, never a failure: what the retired S1-x86-q15 target
+# (q15, lean state: at most 8,770,000 instructions under callgrind;
+# BENCHMARKS.md#targets, docs/PERFORMANCE.md) would take, measured:
 #   1. the AVX2 matvec's instructions for S1's 50,790,400 weight terms
 #      (tests/q15_matvec_cost.rs, random Trit2 weights and activations),
 #      one position per call (the engine today) and all 64 positions in

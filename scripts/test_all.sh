@@ -61,10 +61,11 @@ stage "QEMU Cortex-M parity" scripts/qemu_parity.sh
 # The soft-float assembly and integer routines against the platform's float
 # operations on the cores that run them (M0, M3, M4 soft, M33, RV32).
 stage "soft-float routines and q15 kernels on the cores (QEMU differential)" scripts/soft_device_check.sh
-# Engine .text (24 KiB default build, 8 KiB size-first on M4F), peak stack
-# <= 2 KiB, identical bits and the instruction targets met (issue 11's
-# float ones, issue 12's q15 S3 on M0, M3 and M4F) fail the stage; a
-# target not met yet would only be reported (TARGET lines; none today).
+# Identical bits across cores and every device target of
+# BENCHMARKS.md#targets (S3-<core>-f32, S4-M4F-f32-cached, S3-M0/M3/M4F-q15,
+# S3-M4F-f32-text, S3-M4F-size-first-text, S3-all-all-stack) fail the
+# stage when broken; a target not met yet would only be reported (TARGET
+# lines; none today).
 stage "Cortex-M figures: .text, peak stack, bits, instruction limits (every build)" scripts/cortex_bench.sh --report-only
 stage "CMake module" scripts/cmake_test.sh
 stage "fuzz smoke" scripts/fuzz_smoke.sh
@@ -72,7 +73,8 @@ stage "ASan+UBSan and memcheck" scripts/sanitize.sh
 stage "Miri" scripts/miri.sh
 stage "state sizes" scripts/state_sizes.sh --check
 stage "instruction-count targets (callgrind)" scripts/callgrind.sh --check
-stage "q15 x86-64 S1: matvec counts, batch RAM, valgrind's ISA (issue 12 report)" scripts/q15_x86_bound.sh
+# A benchmark report (the retired S1-x86-q15's floor): fails only when a step cannot run.
+stage "benchmark report: q15 x86-64 S1 matvec counts, batch RAM, valgrind's ISA" scripts/q15_x86_bound.sh
 stage "CLI" bash -c "cd cli && cargo test --release"
 stage "ATOME02 parity" scripts/atome02_parity.sh
 stage "README examples" tests/readme.sh

@@ -5,7 +5,8 @@
 #    refused at link time, naming the knob, by a library built for another;
 #  - GNU nm reads the host libatome.a (no embedded LLVM bitcode), finds every
 #    function of include/atome.h, and no allocator, stdio/file, socket or OS call;
-#  - sizeof(atome_state_t) targets (lean): 944K at S=64 <= 160000, default <= 24000.
+#  - sizeof(atome_state_t) targets (lean): S1-x86-f32-state (944K at S=64
+#    <= 160000), S3-x86-f32-state (default <= 24000), and the q15 ones.
 # Blob-based runs need ../shared (skipped with a message where it is absent).
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -123,7 +124,8 @@ int main(void) {
 C
 cc $CFLAGS $F944 -DLIMIT=160000 "$TMP/size.c" "$M944/libatome.a" -o "$TMP/s1" && r=$("$TMP/s1") && ok "944K at S=64, lean: $r <= 160000" || bad "944K sizeof: $r"
 cc $CFLAGS -DLIMIT=24000 "$TMP/size.c" "$DEF/libatome.a" -o "$TMP/s2" && r=$("$TMP/s2") && ok "default configuration, lean: $r <= 24000" || bad "default sizeof: $r"
-# The q15 lean state (issue 12: default <= 12,000 bytes, 944K at S=64 <= 90,000).
+# The q15 lean state: S3-x86-q15-state (default <= 12,000 bytes) and
+# S1-x86-q15-state (944K at S=64 <= 90,000), BENCHMARKS.md#targets.
 cc $CFLAGS -DATOME_DTYPE_Q15=1 -DLIMIT=12000 "$TMP/size.c" "$Q15/libatome.a" -o "$TMP/s3" && r=$("$TMP/s3") && ok "default configuration, q15 lean: $r <= 12000" || bad "q15 default sizeof: $r"
 Q944=$(build m944k_s64_q15 ATOME_D_MODEL=256 ATOME_N_LAYERS=8 ATOME_D_HEAD=64 ATOME_MAX_SEQ=64 ATOME_DTYPE=q15) || bad "build 944K q15"
 cc $CFLAGS $F944 -DATOME_DTYPE_Q15=1 -DLIMIT=90000 "$TMP/size.c" "$Q944/libatome.a" -o "$TMP/s4" && r=$("$TMP/s4") && ok "944K at S=64, q15 lean: $r <= 90000" || bad "944K q15 sizeof: $r"

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Golden parity through the C API (issue acceptance 1).
+"""Golden parity through the C API (the reference's results, every golden case).
 
 For every configuration of ../shared/golden/golden_visible.json, builds
 libatome.a for that configuration (lean and cached states, default math and

@@ -1,6 +1,6 @@
 /*
- * Generation benchmark firmware (scripts/cortex_bench.sh): the S4-like run
- * of issue 11, toy configuration (S=64), atome_generate from bytes [90,98)
+ * Generation benchmark firmware (scripts/cortex_bench.sh): scenario S4
+ * (BENCHMARKS.md#reference-scenarios), toy configuration (S=64), atome_generate from bytes [90,98)
  * of the text T with max_tokens 64 (56 tokens fit the window), the whole
  * call timed with the board timer under `qemu -icount shift=0`. Prints:
  *

@@ -4,9 +4,9 @@
 Reads OUT/rows.txt (build|core|target|board|status|reference ticks), the
 firmware outputs and linker maps, and OUT/gen.txt (the S4-like generation
 runs); prints markdown tables and writes the problems found to OUT/bad.json
-("LIMIT: ..." for a broken .text, stack or instruction limit: issue 11's
-float targets and issue 12's q15 targets on M0, M3 and M4F, all met, so
-that any of them fails the run even with --report-only; "TARGET: ..." is
+("LIMIT: ..." for a broken .text, stack or instruction limit: the device
+targets of BENCHMARKS.md#targets, named as there and all met, so that
+any of them fails the run even with --report-only; "TARGET: ..." is
 kept for a target not met yet, which --report-only only reports; there is
 none on the cores today)."""
 import json
@@ -17,18 +17,18 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import mapsize  # noqa: E402
 
-# Issue 11's S3 targets for the default build on the FPU cores, checked here;
+# S3-M4F-f32, S3-M7-f32, S3-M33-f32 (the default build on the FPU cores), checked here;
 # the soft-float cores' figures (M0, M3, RV32) are printed, not checked.
 S3_MAX = {"M4F": 6.0e6, "M7": 6.0e6, "M33": 6.0e6}
-# Engine .text limits on thumbv7em-none-eabihf, per build.
+# Engine .text limits on thumbv7em-none-eabihf, per build: S3-M4F-f32-text, S3-M4F-size-first-text.
 TEXT_MAX = {"default": 24 * 1024, "size-first": 8 * 1024}
-# Issue 12's S3 targets for the q15 build (20x / 20x / 8x fewer than the reference).
+# S3-M0-q15, S3-M3-q15, S3-M4F-q15 (20x / 20x / 8x fewer than the reference).
 Q15_S3_MAX = {"M0": 6.76e6, "M3": 4.12e6, "M4F": 2.99e6}
 BUILD_NAMES = {"default": "default (device kernels)", "size-first": "size-first (cargo feature size-first)",
                "q15": "q15 (ATOME_DTYPE=q15: integer activations, docs/Q15.md)"}
 STACK_MAX = 2048
 GEN_CACHED_MAX = 15e6
-# Issue 11: the reference engine's S4-like generation on M4F (blob at an
+# The reference engine's S4 generation on M4F (blob at an
 # address 1 mod 4, the only placement where it runs there).
 GEN_REF = 1490.6e6
 
@@ -73,13 +73,13 @@ def main(out):
             sp, sg = int(m.group(5)), int(g.group(3))
             if max(sp, sg) > STACK_MAX:
                 # (Every build, the q15 one too: the micro:bit's 16 KB.)
-                bad.append("LIMIT: peak stack %d bytes on %s (%s build; > 2 KiB)" % (max(sp, sg), target, build))
+                bad.append("LIMIT: S3-all-all-stack: peak stack %d bytes on %s (%s build; > 2 KiB)" % (max(sp, sg), target, build))
             if build == "q15" and label in Q15_S3_MAX and n_ins > Q15_S3_MAX[label]:
-                # Issue 12's device targets, met: limits now.
-                bad.append("LIMIT: q15 S3 on %s (%s): {:,} instructions (> %.2fM)".format(n_ins) % (label, board, Q15_S3_MAX[label] / 1e6))
+                # Met, so limits (they fail even --report-only).
+                bad.append("LIMIT: S3-%s-q15 (%s): {:,} instructions (> %.2fM)".format(n_ins) % (label, board, Q15_S3_MAX[label] / 1e6))
             if build == "default" and label in S3_MAX and n_ins > S3_MAX[label]:
-                # Issue 11's targets, met: a limit now (fails even --report-only).
-                bad.append("LIMIT: S3 on %s: {:,} instructions (> %.1fM)".format(n_ins) % (label, S3_MAX[label] / 1e6))
+                # Met, so a limit (fails even --report-only).
+                bad.append("LIMIT: S3-%s-f32: {:,} instructions (> %.1fM)".format(n_ins) % (label, S3_MAX[label] / 1e6))
             pc = per_core.setdefault((label, target, board), {})
             pc[build] = (n_ins, e["text"], max(sp, sg))
             if r:
@@ -87,7 +87,7 @@ def main(out):
             print("| %s | %s | %s | {:,} | {:,} | %s | {:,} ({:,}) | {:,} | {:,} | %d / %d |".format(
                 t, n_ins, e["text"], core_text, e["rodata"], b["text"]) % (label, target, board, refs, sp, sg))
             if target == "thumbv7em-none-eabihf" and board == "mps2-an386" and e["text"] > TEXT_MAX.get(build, 1 << 30):
-                bad.append("LIMIT: engine .text %d bytes on thumbv7em-none-eabihf (%s build; > %d)" % (e["text"], build, TEXT_MAX[build]))
+                bad.append("LIMIT: S3-M4F-%s-text: engine .text %d bytes on thumbv7em-none-eabihf (> %d)" % ("f32" if build == "default" else build, e["text"], TEXT_MAX[build]))
     # One table per core: the reference, the size-first and the default build.
     for (label, target, board), pc in per_core.items():
         print()
@@ -118,7 +118,7 @@ def main(out):
     print()
     print("| engine | state | instructions | per generated token | tokens | peak stack | reference / atome |")
     print("|---|---|---:|---:|---:|---:|---:|")
-    print("| reference (issue 11) | - | {:,} | 26.6M | 56 | | 1.0x |".format(int(GEN_REF)))
+    print("| reference | - | {:,} | 26.6M | 56 | | 1.0x |".format(int(GEN_REF)))
     toks = {}
     for l in open(os.path.join(out, "gen.txt")):
         if not l.strip():
@@ -141,7 +141,7 @@ def main(out):
         if st > STACK_MAX:
             bad.append("LIMIT: peak stack %d bytes in the S4-like generation (%s build, %s; > 2 KiB)" % (st, build, state))
         if build == "default" and state == "cached" and n_ins > GEN_CACHED_MAX:
-            bad.append("LIMIT: S4-like cached generation on M4F: {:,} instructions (> 15M)".format(n_ins))
+            bad.append("LIMIT: S4-M4F-f32-cached: {:,} instructions (> 15M)".format(n_ins))
     # No runs at all (ATOME_BENCH_BUILDS=q15: the q15 engine has no cached
     # plan, so this scenario is skipped) is not a difference.
     same = len(set(toks.values())) <= 1

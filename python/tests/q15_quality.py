@@ -1,4 +1,4 @@
-"""Quality of the q15 contract against the float path (issue 12).
+"""Quality of the q15 contract against the float path (docs/Q15.md#quality-944k-model).
 
     python3 python/tests/q15_quality.py [blob] [text] [--config V,D,L,DH,K,TOPK,S]
 

@@ -89,7 +89,7 @@ def same_as_ref(eng, blob, cfg, seed=0, count=5):
 def test_build_config_reports_q15_and_the_state_fits():
     eng = engine(DEFAULT)
     assert eng.config["state_cached"] == 2  # bit 1: q15, bit 0 clear: lean
-    assert eng.state_size <= 12000  # issue 12's target at the default configuration
+    assert eng.state_size <= 12000  # S3-x86-q15-state (BENCHMARKS.md#targets)
     c = nr.Config.of(DEFAULT)
     n16 = 2 * c.S * c.D + c.S * c.DH + 3 * c.S + c.K * c.D + c.K + c.DH + c.D
     n32 = c.D + (c.D + 2 * c.DH + 3) + 4 * c.TOPK + c.L + (0 if c.V >= c.D else c.D)
@@ -168,7 +168,7 @@ def test_golden_configuration_blobs(name, cfg):
 def test_944k_model_bit_identical_and_state_budget():
     blob = open(shared("models/atome_944k.bin"), "rb").read()
     eng = engine(M944K)
-    assert eng.state_size <= 90000  # issue 12's target for the 944K model at S=64
+    assert eng.state_size <= 90000  # S1-x86-q15-state (BENCHMARKS.md#targets)
     m = q.Q15Model(nr.parse_blob(blob, nr.Config.of(M944K)))
     mod = Model.load(blob, eng)
     text = list(b"Once upon a time there was a little bird who lived in a tall tree near the park.")
