@@ -281,8 +281,11 @@ fn opened(bytes: &[u8], given: Option<atome_dims_t>) -> Result<(&[u8], atome_dim
             }
         }
         (c.payload, d)
+    } else if let Some(g) = given {
+        (bytes, g)
     } else {
-        (bytes, given.ok_or(-9)?)
+        // A known blob without its dims: -9; anything else: unknown magic.
+        return Err(if format::Format::detect(bytes).is_some() { -9 } else { -1 });
     };
     if let Some(g) = given {
         if g.max_seq > 0 {
