@@ -65,15 +65,27 @@
 /* The runtime API's buffer (atome_rt_open), in bytes, for dimensions given
  * as values: a constant expression, so firmware can declare a static buffer
  * for the largest model it will open. CACHED is 0 (lean) or 1. Equals
- * atome_rt_work_size() for the same values (tests/c/rt_size.c). */
-#define ATOME_RT_Z_(x) ((size_t)(x))
-#define ATOME_RT_WORK_SIZE(V, D, L, DH, K, TOPK, S, CACHED) (4 * ((CACHED) \
-    ? 4 + ATOME_RT_Z_(S) + ATOME_RT_Z_(V) + ATOME_RT_Z_(S) * (D) + ATOME_RT_Z_(L) * (S) * (DH) \
-      + ATOME_RT_Z_(L) * (S) * (D) + ATOME_RT_Z_(L) * ((K) - 1) * (D) + 2 * ATOME_RT_Z_(L) * (D) \
-      + ATOME_RT_Z_(S) * (L) + ATOME_RT_Z_(L) + (ATOME_RT_Z_(K) + 7) * (D) \
-      + ATOME_WORK_MAX_(8 * ATOME_RT_Z_(DH), 8 * ATOME_RT_Z_(K)) + 24 + 16 * ATOME_RT_Z_(TOPK) \
-    : ATOME_RT_Z_(V) + 2 * ATOME_RT_Z_(S) * (D) + ATOME_RT_Z_(S) * (DH) + (ATOME_RT_Z_(K) + 5) * (D) \
-      + ATOME_RT_Z_(L) + ATOME_WORK_MAX_(4 * ATOME_RT_Z_(DH), 8 * ATOME_RT_Z_(K)) + 12 + 8 * ATOME_RT_Z_(TOPK)))
+ * atome_rt_work_size() for every input (tests/c/rt_size.c,
+ * tests/c/rt_hostile.c): 0 when a dimension is outside 1..65535 or the size
+ * does not fit a size_t (a 32-bit target and a buffer past 4 GiB). The sum
+ * is taken in unsigned long long, every argument converted first, so no
+ * argument overflows or wraps it; a static array sized by a 0 is refused by
+ * compilers in strict mode (-pedantic-errors), and atome_rt_open refuses a
+ * 0-byte buffer with -7. */
+#define ATOME_RT_U_(x) ((unsigned long long)(x))
+#define ATOME_RT_OK_(x) ((x) >= 1 && (x) <= 65535)
+#define ATOME_RT_WORDS_(V, D, L, DH, K, TOPK, S, CACHED) ((CACHED) \
+    ? 4 + ATOME_RT_U_(S) + ATOME_RT_U_(V) + ATOME_RT_U_(S) * ATOME_RT_U_(D) + ATOME_RT_U_(L) * ATOME_RT_U_(S) * ATOME_RT_U_(DH) \
+      + ATOME_RT_U_(L) * ATOME_RT_U_(S) * ATOME_RT_U_(D) + ATOME_RT_U_(L) * (ATOME_RT_U_(K) - 1) * ATOME_RT_U_(D) \
+      + 2 * ATOME_RT_U_(L) * ATOME_RT_U_(D) + ATOME_RT_U_(S) * ATOME_RT_U_(L) + ATOME_RT_U_(L) \
+      + (ATOME_RT_U_(K) + 7) * ATOME_RT_U_(D) + ATOME_WORK_MAX_(8 * ATOME_RT_U_(DH), 8 * ATOME_RT_U_(K)) + 24 + 16 * ATOME_RT_U_(TOPK) \
+    : ATOME_RT_U_(V) + 2 * ATOME_RT_U_(S) * ATOME_RT_U_(D) + ATOME_RT_U_(S) * ATOME_RT_U_(DH) + (ATOME_RT_U_(K) + 5) * ATOME_RT_U_(D) \
+      + ATOME_RT_U_(L) + ATOME_WORK_MAX_(4 * ATOME_RT_U_(DH), 8 * ATOME_RT_U_(K)) + 12 + 8 * ATOME_RT_U_(TOPK))
+#define ATOME_RT_WORK_SIZE(V, D, L, DH, K, TOPK, S, CACHED) \
+    ((ATOME_RT_OK_(V) && ATOME_RT_OK_(D) && ATOME_RT_OK_(L) && ATOME_RT_OK_(DH) && ATOME_RT_OK_(K) && ATOME_RT_OK_(TOPK) \
+      && ATOME_RT_OK_(S) && (size_t)(4 * ATOME_RT_WORDS_(V, D, L, DH, K, TOPK, S, CACHED)) \
+             == 4 * ATOME_RT_WORDS_(V, D, L, DH, K, TOPK, S, CACHED)) \
+     ? (size_t)(4 * ATOME_RT_WORDS_(V, D, L, DH, K, TOPK, S, CACHED)) : (size_t)0)
 
 /* int16 and int32 elements of the q15 state's private areas (the same
  * formulas as build.rs). */
@@ -731,8 +743,9 @@ int atome_classify(const atome_classifier_t *clf,
 /*
  Bytes of buffer `atome_rt_open` needs for these dimensions (max_seq is
  the window) and plan (`cached` nonzero: the cached plan); 0 for a null
- pointer or a dimension outside 1..=65535. The same value as the
- header's `ATOME_RT_WORK_SIZE` macro.
+ pointer, a dimension outside 1..=65535 or a size that does not fit a
+ `size_t` (on a 32-bit target, dimensions whose buffer passes 4 GiB). The
+ same value as the header's `ATOME_RT_WORK_SIZE` macro, for every input.
 
  # Safety
  `dims` null or readable.
@@ -745,10 +758,15 @@ size_t atome_rt_work_size(const atome_dims_t *dims, int cached);
  or more) with the cached plan when `cached` is nonzero. For a container
  `dims` may be null; when given, its max_seq (if above 0) chooses the
  window, and its other fields must be 0 or equal the header's. Returns 0,
- or: -1 null pointer, unknown magic or bad dimensions; -2 truncated; -3
- more than 15 trailing bytes; -4 invalid ATOME02 byte; -5 dims that
- disagree with the container; -6 a CRC mismatch (corrupted); -7 a buffer
- too small or not 4-byte aligned. On failure `rt` is marked unusable.
+ or: -1 null pointer, fewer than 7 bytes, unknown magic or a dimension
+ outside 1..=65535; -2 truncated; -3 more than 15 trailing bytes; -4
+ invalid ATOME02 byte; -5 dims that disagree with the container; -6 a
+ CRC mismatch (corrupted); -7 a buffer too small, not 4-byte aligned or
+ one whose size does not fit a `size_t`; -8 a container header whose
+ dimensions or class count do not describe its payload exactly; -9
+ dimensions missing (a bare blob with `dims` null, or a container without
+ a window opened with `dims` null or its max_seq 0). On failure `rt` is
+ marked unusable.
 
  # Safety
  Pointers null or valid: `data` readable for `len` bytes and `work`

@@ -61,6 +61,10 @@ pub enum ContainerError {
     Trailing,
     /// A CRC does not match: the bytes changed after they were written.
     Corrupted,
+    /// The header's dimensions or class count do not describe the payload:
+    /// its length is not exactly the layout of those dimensions, or its
+    /// class count differs.
+    Mismatch,
 }
 
 /// True when `data` starts like a container (the magic only).
@@ -127,7 +131,51 @@ pub fn parse(data: &[u8]) -> Result<Container<'_>, ContainerError> {
     if magic_packing != Some(packing) || (kind == Kind::Model) != (info.n_classes == 0) {
         return Err(ContainerError::BadHeader);
     }
+    // The header must describe the payload exactly: a bare blob's 0..15
+    // padding bytes would let dims a few bytes off (K=4 around a K=5 model)
+    // read the weights at wrong offsets.
+    if layout_len(&info) != Some(payload.len() as u64) || payload_classes(payload, kind) != info.n_classes as u64 {
+        return Err(ContainerError::Mismatch);
+    }
     Ok(Container { info, metadata: meta, payload })
+}
+
+/// The class count a classifier payload stores (0 for a language model or a
+/// negative count, which never equals a header's nonzero n_classes).
+fn payload_classes(payload: &[u8], kind: Kind) -> u64 {
+    match (kind, payload.get(9..13)) {
+        (Kind::Classifier, Some(n)) => u64::try_from(i32::from_le_bytes([n[0], n[1], n[2], n[3]])).unwrap_or(u64::MAX),
+        (Kind::Classifier, None) => u64::MAX,
+        (Kind::Model, _) => 0,
+    }
+}
+
+/// Exact bytes of the payload the header describes (docs/FORMATS.md), in
+/// 64-bit arithmetic with overflow checked, so that on a 32-bit target no
+/// header can wrap to a payload's length; None on overflow or a zero
+/// dimension.
+pub fn layout_len(info: &Info) -> Option<u64> {
+    let d = &info.dims;
+    let num = |v: usize| u64::try_from(v).ok().filter(|&v| v > 0);
+    let (v, dm, l, dh, k) = (num(d.vocab)?, num(d.d_model)?, num(d.n_layers)?, num(d.d_head)?, num(d.kernel_size)?);
+    let p = info.packing;
+    // One serialized tensor of n weights: a 4-byte scale, then whole units.
+    let t = |n: u64| -> Option<u64> {
+        let (per, bytes, _) = p.unit();
+        n.checked_add(per as u64 - 1)?.checked_div(per as u64)?.checked_mul(bytes as u64)?.checked_add(4)
+    };
+    let m = |a: u64, b: u64| a.checked_mul(b);
+    let block = [m(8, dm)?, t(m(dm, k)?)?, m(12, dm)?, m(2, t(m(dh, dm)?)?)?, t(m(dm, dm)?)?, t(m(3, dm)?)?];
+    let block = block.iter().try_fold(0u64, |a, &x| a.checked_add(x))?;
+    let body = [m(2, t(m(v, dm)?)?)?, m(l, block)?, m(8, dm)?];
+    let body = body.iter().try_fold(0u64, |a, &x| a.checked_add(x))?;
+    match info.kind {
+        Kind::Model => body.checked_add(crate::format::LM_MAGIC_LEN as u64),
+        Kind::Classifier => {
+            let head = t(m(num(info.n_classes)?, dm)?)?;
+            body.checked_add(head)?.checked_add(crate::format::CL_MAGIC_LEN as u64 + 4)
+        }
+    }
 }
 
 /// Bytes of a container around a payload of `payload_len` bytes.
@@ -220,38 +268,97 @@ mod tests {
         assert_eq!(crc32_update(crc32(b"12345"), b"6789"), 0xCBF4_3926);
     }
 
-    fn sample(meta: &[u8]) -> ([u8; 256], usize) {
-        let mut payload = [0u8; 100];
+    const SAMPLE_DIMS: Dims = Dims { vocab: 6, d_model: 4, n_layers: 1, d_head: 2, kernel_size: 3, top_k: 2 };
+
+    fn sample_info() -> Info {
+        Info { kind: Kind::Model, packing: Packing::Base3, dims: SAMPLE_DIMS, max_seq: 32, n_classes: 0 }
+    }
+
+    fn sample(meta: &[u8]) -> ([u8; 512], usize) {
+        let info = sample_info();
+        let mut payload = [0u8; 256];
+        let len = layout_len(&info).unwrap() as usize;
+        let payload = &mut payload[..len];
         payload[..7].copy_from_slice(b"ATOME02");
         for (i, b) in payload.iter_mut().enumerate().skip(7) {
             *b = (i * 7 % 243) as u8;
         }
-        let info = Info {
-            kind: Kind::Model,
-            packing: Packing::Base3,
-            dims: Dims { vocab: 256, d_model: 64, n_layers: 4, d_head: 16, kernel_size: 5, top_k: 4 },
-            max_seq: 32,
-            n_classes: 0,
-        };
-        let mut out = [0u8; 256];
-        let n = write(&mut out, &info, meta, &payload).unwrap();
+        let mut out = [0u8; 512];
+        let n = write(&mut out, &info, meta, payload).unwrap();
         (out, n)
+    }
+
+    /// The container's own layout arithmetic equals the format's, for
+    /// every kind and packing over a spread of dimensions.
+    #[test]
+    fn layout_len_is_the_format_layout() {
+        use crate::format::{blob_bytes, Format};
+        for v in [1, 7, 40, 256] {
+            for d in [1, 3, 22, 64] {
+                for (l, dh, k) in [(1, 1, 1), (3, 6, 3), (2, 9, 7)] {
+                    let dims = Dims { vocab: v, d_model: d, n_layers: l, d_head: dh, kernel_size: k, top_k: 1 };
+                    for f in Format::ALL {
+                        let (kind, nc) = if f.is_classifier() { (Kind::Classifier, 5) } else { (Kind::Model, 0) };
+                        let info = Info { kind, packing: f.packing(), dims, max_seq: 0, n_classes: nc };
+                        assert_eq!(layout_len(&info), Some(blob_bytes(&dims, f, nc) as u64), "{dims:?} {f:?}");
+                    }
+                }
+            }
+        }
+        // Dimensions whose layout passes 2^64 bytes, and a zero one.
+        let huge = Dims { vocab: usize::MAX, d_model: usize::MAX, n_layers: 1, d_head: 1, kernel_size: 1, top_k: 1 };
+        assert_eq!(layout_len(&Info { dims: huge, ..sample_info() }), None);
+        assert_eq!(layout_len(&Info { dims: Dims { n_layers: 0, ..SAMPLE_DIMS }, ..sample_info() }), None);
+    }
+
+    /// A header whose dimensions or class count do not give the payload's
+    /// exact length is refused, even where the payload parses for them as a
+    /// bare blob with a few padding bytes.
+    #[test]
+    fn header_must_describe_the_payload() {
+        let (buf, n) = sample(b"");
+        let c = parse(&buf[..n]).unwrap();
+        let payload = c.payload;
+        let mut out = [0u8; 512];
+        for dims in [
+            Dims { kernel_size: 2, ..SAMPLE_DIMS },
+            Dims { vocab: 5, ..SAMPLE_DIMS },
+            Dims { d_head: 1, ..SAMPLE_DIMS },
+            Dims { kernel_size: 4, ..SAMPLE_DIMS },
+        ] {
+            let info = Info { dims, ..sample_info() };
+            let m = write(&mut out, &info, b"", payload).unwrap();
+            assert_eq!(parse(&out[..m]).unwrap_err(), ContainerError::Mismatch, "{dims:?}");
+        }
+        // A classifier payload with 5 classes under other class counts.
+        let cl = Info { kind: Kind::Classifier, n_classes: 5, ..sample_info() };
+        let len = layout_len(&cl).unwrap() as usize;
+        let mut p = [0u8; 256];
+        p[..9].copy_from_slice(b"ATOMECL02");
+        p[9..13].copy_from_slice(&5i32.to_le_bytes());
+        let m = write(&mut out, &cl, b"", &p[..len]).unwrap();
+        assert!(parse(&out[..m]).is_ok());
+        for nc in [4, 16, 99, u32::MAX as usize] {
+            let m = write(&mut out, &Info { n_classes: nc, ..cl }, b"", &p[..len]).unwrap();
+            assert_eq!(parse(&out[..m]).unwrap_err(), ContainerError::Mismatch, "n_classes {nc}");
+        }
     }
 
     #[test]
     fn round_trip() {
         let (buf, n) = sample(b"name=x");
-        assert_eq!(n, HEADER_LEN + 6 + 100);
+        let len = layout_len(&sample_info()).unwrap() as usize;
+        assert_eq!(n, HEADER_LEN + 6 + len);
         let c = parse(&buf[..n]).unwrap();
         assert_eq!(c.metadata, b"name=x");
-        assert_eq!(c.payload.len(), 100);
-        assert_eq!(c.info.dims.d_model, 64);
+        assert_eq!(c.payload.len(), len);
+        assert_eq!(c.info.dims.d_model, 4);
         assert_eq!(c.info.max_seq, 32);
         assert_eq!(c.info.packing, Packing::Base3);
         // Up to 15 bytes of padding, as for bare blobs.
         assert!(parse(&buf[..n + 15]).is_ok());
         assert_eq!(parse(&buf[..n + 16]).unwrap_err(), ContainerError::Trailing);
-        let mut small = [0u8; 100];
+        let mut small = [0u8; 60];
         assert!(write(&mut small, &c.info, b"", c.payload).is_none());
     }
 

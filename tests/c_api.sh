@@ -130,5 +130,9 @@ cc $CFLAGS -DATOME_DTYPE_Q15=1 -DLIMIT=12000 "$TMP/size.c" "$Q15/libatome.a" -o 
 Q944=$(build m944k_s64_q15 ATOME_D_MODEL=256 ATOME_N_LAYERS=8 ATOME_D_HEAD=64 ATOME_MAX_SEQ=64 ATOME_DTYPE=q15) || bad "build 944K q15"
 cc $CFLAGS $F944 -DATOME_DTYPE_Q15=1 -DLIMIT=90000 "$TMP/size.c" "$Q944/libatome.a" -o "$TMP/s4" && r=$("$TMP/s4") && ok "944K at S=64, q15 lean: $r <= 90000" || bad "944K q15 sizeof: $r"
 
+# 5. Hostile sizes, container headers and missing dimensions, on x86-64 and
+# on a 32-bit core under QEMU (a size_t of 32 bits: sizes that wrap there).
+if out=$(scripts/rt_hostile.sh "$DEF/libatome.a" 2>&1); then ok "rt_hostile.c: $(echo "$out" | tr '\n' ';')"; else bad "rt_hostile.c: $out"; fi
+
 echo "c_api: $pass passed, $fail failed"
 [ "$fail" = 0 ]

@@ -63,9 +63,9 @@ fn every_flip_and_cut_of_a_small_container_is_refused() {
         }
         for len in 0..good.len() {
             let (rc, id) = rt_open_predict(&good[..len], 0);
-            // Shorter than the magic: not a container (and, for a bare
-            // blob, no dims were given): -1; else truncated.
-            let want = if len < 6 { -1 } else { -2 };
+            // Shorter than any magic (7 bytes, as atome_load): -1; else
+            // truncated.
+            let want = if len < 7 { -1 } else { -2 };
             assert_eq!((rc, id), (want, -1), "{p:?} cut at {len}");
         }
     }
@@ -101,10 +101,15 @@ fn atome_load_takes_containers_checks_them_and_their_configuration() {
         b[bit / 8] ^= 1 << (bit % 8);
         assert_eq!(load(&b).0, -6, "bit {bit}");
     }
-    // Another configuration: -5, naming nothing by size.
+    // Another configuration, header and payload agreeing: -5, naming
+    // nothing by size.
     let mut other = cfg.dims();
     other.d_head += 1;
-    assert_eq!(load(&boxed(&blob, other, Kind::Model, Packing::Trit2, 0)).0, -5);
+    let other_cfg = Cfg { dh: cfg.dh + 1, ..cfg };
+    let other_blob = random_model(other_cfg, Packing::Trit2, None, 8).blob(Packing::Trit2);
+    assert_eq!(load(&boxed(&other_blob, other, Kind::Model, Packing::Trit2, 0)).0, -5);
+    // A header that does not describe its payload: -8.
+    assert_eq!(load(&boxed(&blob, other, Kind::Model, Packing::Trit2, 0)).0, -8);
     // A classifier container is not a language model.
     assert_eq!(load(&boxed(&blob, cfg.dims(), Kind::Classifier, Packing::Trit2, 2)).0, -1);
     // Truncated inside the payload.
@@ -174,8 +179,8 @@ fn runtime_api_null_and_bad_arguments() {
         assert_eq!(atome_rt_work_size(&zero, 0), 0);
         assert_eq!(atome_rt_open(std::ptr::null_mut(), [0u8].as_ptr(), 1, &d, 0, work.as_mut_ptr().cast(), 16384), -1);
         assert_eq!(atome_rt_open(&mut rt, std::ptr::null(), 0, &d, 0, work.as_mut_ptr().cast(), 16384), -1);
-        // A bare blob needs its dims.
-        assert_eq!(atome_rt_open(&mut rt, b"ATOME01xxxx".as_ptr(), 11, std::ptr::null(), 0, work.as_mut_ptr().cast(), 16384), -1);
+        // A bare blob needs its dims: -9.
+        assert_eq!(atome_rt_open(&mut rt, b"ATOME01xxxx".as_ptr(), 11, std::ptr::null(), 0, work.as_mut_ptr().cast(), 16384), -9);
         assert_eq!(atome_rt_predict_next(&mut rt, toks.as_ptr(), 1), -1);
         assert_eq!(atome_rt_predict_next(std::ptr::null_mut(), toks.as_ptr(), 1), -1);
         assert!(atome_rt_logits(std::ptr::null()).is_null());

@@ -3,10 +3,13 @@
 //! dimensions taken from its first bytes (so the CRCs match and the
 //! parser goes deeper), and with those dimensions as a bare blob. An open
 //! that succeeds must run; one that fails must leave the handle refused.
+//! A container that opens must have a header equal to its payload's
+//! layout (checked here with the format's layout, not the container
+//! reader's), and the buffer size of any dims must be the exact one or 0.
 #![no_main]
 use atome::container::{self, Info, Kind};
 use atome::ffi::runtime::*;
-use atome::format::{Dims, Packing};
+use atome::format::{self, Dims, Format, Packing};
 use libfuzzer_sys::fuzz_target;
 use std::ptr;
 
@@ -34,7 +37,10 @@ fn exercise(data: &[u8], dims: Option<&atome_dims_t>, cached: i32) {
     // SAFETY: every pointer is valid for the length given and outlives the calls.
     unsafe {
         let rc = atome_rt_open(&mut rt, data.as_ptr(), data.len(), dp, cached, work.as_mut_ptr().cast(), work.len() * 4);
-        assert!((-7..=0).contains(&rc), "open returned {rc}");
+        assert!((-9..=0).contains(&rc), "open returned {rc}");
+        if rc == 0 && dims.is_none() {
+            header_is_layout(data);
+        }
         // The class logits buffer: n_classes floats as the contract asks (a
         // classifier may have more classes than any fixed buffer), plus
         // guards that must stay untouched.
@@ -66,8 +72,46 @@ fn exercise(data: &[u8], dims: Option<&atome_dims_t>, cached: i32) {
     }
 }
 
+/// What opened without dims is a container whose header describes its
+/// payload exactly: its length is the layout of the header's dimensions and
+/// class count, and a classifier's count is the payload's.
+fn header_is_layout(data: &[u8]) {
+    let c = container::parse(data).expect("opened without dims: a container");
+    let fmt = Format::detect(c.payload).expect("a payload with a magic");
+    let nc = if fmt.is_classifier() { fmt.n_classes(c.payload).expect("a class count") } else { 0 };
+    assert_eq!(nc as usize, c.info.n_classes, "header n_classes against the payload's");
+    assert_eq!(format::blob_bytes(&c.info.dims, fmt, nc as usize), c.payload.len(), "payload length against the header's layout");
+}
+
+/// The buffer size in 128-bit arithmetic from the header's formula.
+fn exact_size(d: &atome_dims_t, cached: bool) -> u128 {
+    let [v, dm, l, dh, k, tk, s] = [d.vocab_size, d.d_model, d.n_layers, d.d_head, d.kernel_size, d.top_k, d.max_seq].map(|x| x as u128);
+    4 * if cached {
+        4 + s + v + s * dm + l * s * dh + l * s * dm + l * (k - 1) * dm + 2 * l * dm + s * l + l + (k + 7) * dm + (8 * dh).max(8 * k) + 24 + 16 * tk
+    } else {
+        v + 2 * s * dm + s * dh + (k + 5) * dm + l + (4 * dh).max(8 * k) + 12 + 8 * tk
+    }
+}
+
+/// Dimensions from the input's first 28 bytes, anywhere in i32: the size is
+/// the exact one, or 0 for a dimension outside 1..=65535 or a size past usize.
+fn check_size(data: &[u8]) {
+    let g = |i: usize| data.get(4 * i..4 * i + 4).map_or(1, |b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]));
+    // Mostly in range: the low 16 bits plus one, unless the top bit is set.
+    let f = |i: usize| if g(i) < 0 { g(i) & 0x7fff_ffff } else { 1 + (g(i) & 0xffff) };
+    let d = atome_dims_t { vocab_size: f(0), d_model: f(1), n_layers: f(2), d_head: f(3), kernel_size: f(4), top_k: f(5), max_seq: f(6), n_classes: 0 };
+    let ok = [d.vocab_size, d.d_model, d.n_layers, d.d_head, d.kernel_size, d.top_k, d.max_seq].iter().all(|v| (1..=65535).contains(v));
+    for cached in [false, true] {
+        // SAFETY: a live struct.
+        let got = unsafe { atome_rt_work_size(&d, cached as i32) } as u128;
+        let want = if ok { exact_size(&d, cached) } else { 0 };
+        assert_eq!(got, if want <= usize::MAX as u128 { want } else { 0 }, "{d:?} cached {cached}");
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let _ = container::parse(data);
+    check_size(data);
     exercise(data, None, 0);
     let d = dims_from(data);
     let body = data.get(7..).unwrap_or(&[]);
@@ -82,6 +126,12 @@ fuzz_target!(|data: &[u8]| {
     };
     let mut payload = b"ATOME01".to_vec();
     payload.extend_from_slice(body);
+    // The header must describe the payload exactly: cut or pad it to the
+    // layout of those dimensions (the parser goes deeper), unless the input's
+    // last byte is odd (a payload a few bytes off, which must be refused).
+    if data.last().is_some_and(|&b| b & 1 == 0) {
+        payload.resize(format::blob_bytes(&info.dims, Format::Atome01, 0), 0);
+    }
     let mut buf = vec![0u8; container::container_len(0, payload.len())];
     if container::write(&mut buf, &info, b"", &payload).is_some() {
         exercise(&buf, None, 1);

@@ -287,6 +287,7 @@ pub fn expected_load_code(dims: &Dims, max_classes: usize, b: &[u8], classifier:
             Err(ContainerError::Truncated) => return -2,
             Err(ContainerError::Trailing) => return -3,
             Err(ContainerError::Corrupted) => return -6,
+            Err(ContainerError::Mismatch) => return -8,
         };
         if (c.info.kind == Kind::Classifier) != classifier {
             return -1;

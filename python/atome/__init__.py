@@ -22,11 +22,12 @@ loaded with ctypes.
 
 from ._build import BuildError, build_library, config_name, normalize_config, repo_root
 from ._engine import AtomeError, BuildConfig, Classifier, Engine, Model, Sampling
+from ._infer import InferError
 from ._runtime import Dims, RtModel, Text, infer_dims, load, make_container, read_container_header
 
 __all__ = [
     "AtomeError", "BuildConfig", "BuildError", "Classifier", "Engine", "Model", "Sampling",
     "build_library", "config_name", "normalize_config", "repo_root",
-    "Dims", "RtModel", "Text", "infer_dims", "load", "make_container", "read_container_header",
+    "Dims", "InferError", "RtModel", "Text", "infer_dims", "load", "make_container", "read_container_header",
 ]
 __version__ = "0.1.0"

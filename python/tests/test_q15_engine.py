@@ -208,7 +208,7 @@ def test_runtime_api_runs_q15_for_any_dimensions(cached):
     for name, cfg in GOLDEN[:3] + [("default.atome", DEFAULT)]:
         blob = open(shared("models/" + name), "rb").read()
         m = q.Q15Model(nr.parse_blob(blob, nr.Config.of(cfg)))
-        rt = RtModel(blob, dims=rt_dims(cfg), cached=cached, lib=lib)
+        rt = RtModel(blob, dims=rt_dims(cfg), cached=cached, lib=lib, oov_as_zero=True)
         for toks in token_lists(cfg, 7, 5):
             assert bits(rt.logits(toks)) == bits(q.logits_q15(m, toks)), name
         assert list(rt.generate([1, 2], 5)) == q.generate_q15(m, [1, 2], 5)
@@ -218,7 +218,7 @@ def test_runtime_api_runs_q15_for_any_dimensions(cached):
     c = nr.Config.of(CLASSIFIERS[1][1])
     blob = open(shared("models/cls_odd.atomecl"), "rb").read()
     w = nr.parse_blob(blob, c)
-    rt = RtModel(blob, dims=rt_dims(CLASSIFIERS[1][1]), cached=cached, lib=lib)
+    rt = RtModel(blob, dims=rt_dims(CLASSIFIERS[1][1]), cached=cached, lib=lib, oov_as_zero=True)
     cq, lq = q.classify_q15(w, [3, 1, 4, 1, 5])
     got, lg = rt.classify([3, 1, 4, 1, 5])
     assert got == cq and bits(lg) == bits(lq)

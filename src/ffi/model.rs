@@ -186,6 +186,7 @@ pub(crate) fn container_code(e: ContainerError) -> c_int {
         ContainerError::Truncated => -2,
         ContainerError::Trailing => -3,
         ContainerError::Corrupted => -6,
+        ContainerError::Mismatch => -8,
     }
 }
 

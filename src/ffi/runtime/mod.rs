@@ -116,7 +116,35 @@ pub(crate) fn header_words(plan: Plan, s: usize) -> usize {
     }
 }
 
-/// Words of buffer for these dimensions, window and plan.
+/// Words of buffer for these dimensions, window and plan, or None when the
+/// byte count does not fit `usize_max` (the target's usize::MAX; a
+/// parameter so that a test runs the 32-bit arithmetic on any host).
+///
+/// The sum is taken in 64 bits (every dimension is at most 65535, so no term
+/// passes 2^50): on a 32-bit target the runner's own usize arithmetic would
+/// wrap for large dimensions, and a wrapped size would let `atome_rt_open`
+/// accept a buffer far too small. When the total fits, every term of the
+/// runner's layout fits too, and the runner's count is returned.
+pub(crate) fn words_within(dims: &Dims, s: usize, plan: Plan, usize_max: u64) -> Option<usize> {
+    let [v, d, l, dh, k, tk, s64] = [dims.vocab, dims.d_model, dims.n_layers, dims.d_head, dims.kernel_size, dims.top_k, s].map(|x| x as u64);
+    // The header's ATOME_RT_WORK_SIZE formula, term by term.
+    let w = match plan {
+        Plan::Cached => {
+            4 + s64 + v + s64 * d + l * s64 * dh + l * s64 * d + l * (k - 1) * d + 2 * l * d + s64 * l + l + (k + 7) * d
+                + (8 * dh).max(8 * k)
+                + 24
+                + 16 * tk
+        }
+        Plan::Lean => v + 2 * s64 * d + s64 * dh + (k + 5) * d + l + (4 * dh).max(8 * k) + 12 + 8 * tk,
+    };
+    if w.checked_mul(4)? > usize_max {
+        return None;
+    }
+    Some(words(dims, s, plan))
+}
+
+/// Words of buffer for these dimensions, window and plan (the runner's
+/// layout; call only through `words_within`, which bounds it).
 fn words(dims: &Dims, s: usize, plan: Plan) -> usize {
     header_words(plan, s) + dims.vocab + Runner::work_floats(dims, s, plan)
 }
@@ -131,8 +159,9 @@ pub(crate) fn plan_of(cached: c_int) -> Plan {
 
 /// Bytes of buffer `atome_rt_open` needs for these dimensions (max_seq is
 /// the window) and plan (`cached` nonzero: the cached plan); 0 for a null
-/// pointer or a dimension outside 1..=65535. The same value as the
-/// header's `ATOME_RT_WORK_SIZE` macro.
+/// pointer, a dimension outside 1..=65535 or a size that does not fit a
+/// `size_t` (on a 32-bit target, dimensions whose buffer passes 4 GiB). The
+/// same value as the header's `ATOME_RT_WORK_SIZE` macro, for every input.
 ///
 /// # Safety
 /// `dims` null or readable.
@@ -144,7 +173,7 @@ pub unsafe extern "C" fn atome_rt_work_size(dims: *const atome_dims_t, cached: c
     // SAFETY: non-null and readable per the contract.
     let d = unsafe { *dims };
     match dims_of(&d) {
-        Some((dims, s)) => 4 * words(&dims, s, plan_of(cached)),
+        Some((dims, s)) => words_within(&dims, s, plan_of(cached), usize::MAX as u64).map_or(0, |w| 4 * w),
         None => 0,
     }
 }
@@ -161,10 +190,15 @@ fn load_code(e: LoadError) -> c_int {
 /// or more) with the cached plan when `cached` is nonzero. For a container
 /// `dims` may be null; when given, its max_seq (if above 0) chooses the
 /// window, and its other fields must be 0 or equal the header's. Returns 0,
-/// or: -1 null pointer, unknown magic or bad dimensions; -2 truncated; -3
-/// more than 15 trailing bytes; -4 invalid ATOME02 byte; -5 dims that
-/// disagree with the container; -6 a CRC mismatch (corrupted); -7 a buffer
-/// too small or not 4-byte aligned. On failure `rt` is marked unusable.
+/// or: -1 null pointer, fewer than 7 bytes, unknown magic or a dimension
+/// outside 1..=65535; -2 truncated; -3 more than 15 trailing bytes; -4
+/// invalid ATOME02 byte; -5 dims that disagree with the container; -6 a
+/// CRC mismatch (corrupted); -7 a buffer too small, not 4-byte aligned or
+/// one whose size does not fit a `size_t`; -8 a container header whose
+/// dimensions or class count do not describe its payload exactly; -9
+/// dimensions missing (a bare blob with `dims` null, or a container without
+/// a window opened with `dims` null or its max_seq 0). On failure `rt` is
+/// marked unusable.
 ///
 /// # Safety
 /// Pointers null or valid: `data` readable for `len` bytes and `work`
@@ -186,7 +220,8 @@ pub unsafe extern "C" fn atome_rt_open(
     // SAFETY: non-null and writable per the contract; the handle is plain data.
     let rt = unsafe { &mut *rt };
     rt.valid = 0;
-    if data.is_null() || work.is_null() {
+    // Shorter than any magic: -1, as atome_load.
+    if data.is_null() || work.is_null() || len < format::LM_MAGIC_LEN {
         return -1;
     }
     // SAFETY: readable for len bytes per the contract.
@@ -199,7 +234,7 @@ pub unsafe extern "C" fn atome_rt_open(
     };
     let Some((dm, s)) = dims_of(&d) else { return -1 };
     let plan = plan_of(cached);
-    let need = words(&dm, s, plan);
+    let Some(need) = words_within(&dm, s, plan, usize::MAX as u64) else { return -7 };
     if !(work as usize).is_multiple_of(4) || work_len / 4 < need {
         return -7;
     }
@@ -246,13 +281,20 @@ fn opened(bytes: &[u8], given: Option<atome_dims_t>) -> Result<(&[u8], atome_dim
             }
         }
         (c.payload, d)
+    } else if let Some(g) = given {
+        (bytes, g)
     } else {
-        (bytes, given.ok_or(-1)?)
+        // A known blob without its dims: -9; anything else: unknown magic.
+        return Err(if format::Format::detect(bytes).is_some() { -9 } else { -1 });
     };
     if let Some(g) = given {
         if g.max_seq > 0 {
             d.max_seq = g.max_seq;
         }
+    }
+    // A window neither the header nor the caller gives.
+    if d.max_seq == 0 {
+        return Err(-9);
     }
     let (dm, _) = dims_of(&d).ok_or(-1)?;
     if format::lm_packing(payload).is_some() {
@@ -263,4 +305,73 @@ fn opened(bytes: &[u8], given: Option<atome_dims_t>) -> Result<(&[u8], atome_dim
         d.n_classes = c.head.rows as i32;
     }
     Ok((payload, d))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The buffer bytes in 128-bit arithmetic (no overflow for any i32
+    /// dims), written from the header's ATOME_RT_WORK_SIZE formula.
+    fn exact(d: &atome_dims_t, cached: bool) -> u128 {
+        let [v, dm, l, dh, k, tk, s] =
+            [d.vocab_size, d.d_model, d.n_layers, d.d_head, d.kernel_size, d.top_k, d.max_seq].map(|x| x as u128);
+        let w = if cached {
+            4 + s + v + s * dm + l * s * dh + l * s * dm + l * (k - 1) * dm + 2 * l * dm + s * l + l + (k + 7) * dm + (8 * dh).max(8 * k) + 24 + 16 * tk
+        } else {
+            v + 2 * s * dm + s * dh + (k + 5) * dm + l + (4 * dh).max(8 * k) + 12 + 8 * tk
+        };
+        4 * w
+    }
+
+    /// Small values, the full range, and the bounds.
+    fn dim() -> impl Strategy<Value = i32> {
+        prop_oneof![1..=64i32, 1..=65535i32, Just(65535), Just(1)]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+        /// On a 64-bit usize and on a simulated 32-bit one, the size is the
+        /// exact one when it fits and None (0 from the C call) when it does
+        /// not: no dimensions wrap to a small buffer.
+        #[test]
+        fn work_size_is_exact_or_refused_on_both_widths(v in dim(), d in dim(), l in dim(), dh in dim(), k in dim(), tk in dim(), s in dim()) {
+            let c = atome_dims_t { vocab_size: v, d_model: d, n_layers: l, d_head: dh, kernel_size: k, top_k: tk, max_seq: s, n_classes: 0 };
+            let (dims, s) = dims_of(&c).unwrap();
+            for (plan, cached) in [(Plan::Lean, false), (Plan::Cached, true)] {
+                let want = exact(&c, cached);
+                for max in [u32::MAX as u64, u64::MAX] {
+                    let got = words_within(&dims, s, plan, max).map(|w| 4 * w as u128);
+                    prop_assert_eq!(got, (want <= max as u128).then_some(want), "usize max {}", max);
+                }
+                // SAFETY: a live struct.
+                let f = unsafe { atome_rt_work_size(&c, cached as c_int) } as u128;
+                prop_assert_eq!(f, if want <= usize::MAX as u128 { want } else { 0 });
+            }
+        }
+
+        /// Any dimension outside 1..=65535 gives 0.
+        #[test]
+        fn out_of_range_dims_give_zero(at in 0..7usize, bad in prop_oneof![i32::MIN..=0, 65536..=i32::MAX]) {
+            let mut f = [1, 1, 1, 1, 1, 1, 1];
+            f[at] = bad;
+            let c = atome_dims_t { vocab_size: f[0], d_model: f[1], n_layers: f[2], d_head: f[3], kernel_size: f[4], top_k: f[5], max_seq: f[6], n_classes: 0 };
+            for cached in [0, 1] {
+                // SAFETY: a live struct.
+                prop_assert_eq!(unsafe { atome_rt_work_size(&c, cached) }, 0);
+            }
+        }
+    }
+
+    /// The case found on thumbv7m: 17,180,917,852 bytes, which a 32-bit
+    /// usize wrapped to 1,048,668.
+    #[test]
+    fn the_32_bit_wrap_case() {
+        let c = atome_dims_t { vocab_size: 1, d_model: 1, n_layers: 1, d_head: 65535, kernel_size: 1, top_k: 1, max_seq: 65535, n_classes: 0 };
+        let (dims, s) = dims_of(&c).unwrap();
+        assert_eq!(exact(&c, false), 17_180_917_852);
+        assert_eq!(words_within(&dims, s, Plan::Lean, u32::MAX as u64), None);
+        assert_eq!(words_within(&dims, s, Plan::Lean, u64::MAX).map(|w| 4 * w as u128), Some(17_180_917_852));
+    }
 }
