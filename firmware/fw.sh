@@ -192,7 +192,9 @@ fw_lib_path() { # CFGNAME PROFILE TARGET
 # (-nostdlib, libgcc last). RISC-V: clang --target=riscv32 (freestanding)
 # and rust-lld, no C library at all.
 # FW_LDPRE: link arguments placed before the objects (e.g. -lm first);
-# FW_LDFLAGS: appended at the end; FW_LDSPECS replaces -nostdlib (Arm).
+# FW_LDFLAGS: appended at the end; FW_LDSPECS replaces -nostdlib (Arm);
+# FW_LDSCRIPT: another linker script in place of the board's (a part's
+# memory map, firmware/boards/*/board.ld; it may INCLUDE common.ld).
 fw_link_firmware() {
     local out="$1" board="$2" target="$3" lib="$4" knobs="$5" extra="$6"; shift 6
     local b mach ld def cflags cc start
@@ -217,13 +219,13 @@ fw_link_firmware() {
     if [ $cc = clang ]; then
         # shellcheck disable=SC2086
         "$(fw_llvm_bin rust-lld)" -flavor gnu --gc-sections --no-relax -Map="${out%.elf}.map" \
-            -L"$FW_DIR/ld" -T "$FW_DIR/ld/$ld" ${FW_LDPRE:-} $objs "$lib" -o "$out" ${FW_LDFLAGS:-}
+            -L"$FW_DIR/ld" -T "${FW_LDSCRIPT:-$FW_DIR/ld/$ld}" ${FW_LDPRE:-} $objs "$lib" -o "$out" ${FW_LDFLAGS:-}
         return
     fi
     # shellcheck disable=SC2086
     arm-none-eabi-gcc $(fw_target_cflags "$target") ${FW_LDSPECS:--nostdlib} -nostartfiles \
         -Wl,--gc-sections -Wl,-Map="${out%.elf}.map" -Wl,--no-warn-rwx-segments -Wl,-z,noexecstack \
-        -L"$FW_DIR/ld" -T "$FW_DIR/ld/$ld" ${FW_LDPRE:-} $objs "$lib" -lgcc -o "$out" ${FW_LDFLAGS:-}
+        -L"$FW_DIR/ld" -T "${FW_LDSCRIPT:-$FW_DIR/ld/$ld}" ${FW_LDPRE:-} $objs "$lib" -lgcc -o "$out" ${FW_LDFLAGS:-}
 }
 
 # fw_qemu BOARD ELF TIMEOUT [extra qemu args] : runs the firmware, semihosting
