@@ -67,6 +67,10 @@ stage "soft-float routines and q15 kernels on the cores (QEMU differential)" scr
 # stage when broken; a target not met yet would only be reported (TARGET
 # lines; none today).
 stage "Cortex-M figures: .text, peak stack, bits, instruction limits (every build)" scripts/cortex_bench.sh --report-only
+# Each board of firmware/boards/: the best build that links against the
+# part's own memory map per model, its flash, RAM and tokens per second
+# (README.md#boards); a run that fails or overflows its stack fails it.
+stage "board table: fit on each part's memory map, tokens per second" scripts/board_table.sh
 stage "CMake module" scripts/cmake_test.sh
 stage "fuzz smoke" scripts/fuzz_smoke.sh
 stage "ASan+UBSan and memcheck" scripts/sanitize.sh
