@@ -101,6 +101,20 @@ blob_asm() { # MODEL OUT.S
         "$1" > "$2"
 }
 
+# part_link NAME STACK NOTE: links against the part's map with STACK bytes
+# reserved; on an overflow, keeps the candidate if it came closest so far.
+part_link() {
+    # shellcheck disable=SC2086
+    FW_LDSCRIPT="$ld" FW_LDFLAGS="$(defsym "__min_stack=$2")" \
+        fw_link_firmware "$dir/$1.elf" "$BOARD_QEMU" "$BOARD_TARGET" "$lib" "$knobs" "$xcflags" $srcs \
+        > "$dir/$1.log" 2>&1 && return 0
+    local ov n
+    ov="$(overflow "$dir/$1.log")"
+    n=$(echo "$ov" | grep -o '[0-9]*' | awk '{s += $1} END {print s + 0}')
+    if [ "$closest_n" -lt 0 ] || [ "$n" -lt "$closest_n" ]; then closest_n=$n; closest="$bname, S=$S: $ov B$3"; fi
+    return 1
+}
+
 T0=$(fw_now)
 passed=0; failed=0
 ROWS=()
@@ -138,15 +152,7 @@ for board in $BOARDS; do
                 blob_asm "$FW_MODELS/$blob" "$dir/blob.S"
                 srcs="$FW_DIR/src/board_main.c $dir/blob.S"
                 # 1. the part's map, no stack reserved
-                # shellcheck disable=SC2086
-                if ! FW_LDSCRIPT="$ld" FW_LDFLAGS="$(defsym __min_stack=0)" \
-                        fw_link_firmware "$dir/part0.elf" "$BOARD_QEMU" "$BOARD_TARGET" "$lib" "$knobs" "$xcflags" $srcs \
-                        > "$dir/part0.log" 2>&1; then
-                    ov="$(overflow "$dir/part0.log")"
-                    n=$(echo "$ov" | grep -o '[0-9]*' | awk '{s += $1} END {print s + 0}')
-                    if [ "$closest_n" -lt 0 ] || [ "$n" -lt "$closest_n" ]; then closest_n=$n; closest="$bname, S=$S: $ov B"; fi
-                    continue
-                fi
+                part_link part0 0 "" || continue
                 # 2. the same code on the QEMU machine
                 # shellcheck disable=SC2086
                 fw_link_firmware "$dir/qemu.elf" "$BOARD_QEMU" "$BOARD_TARGET" "$lib" "$knobs" "$xcflags" $srcs \
@@ -161,15 +167,7 @@ for board in $BOARDS; do
                     failed=$((failed + 1)); continue
                 fi
                 # 3. the part's map with the measured stack reserved
-                # shellcheck disable=SC2086
-                if ! FW_LDSCRIPT="$ld" FW_LDFLAGS="$(defsym "__min_stack=$stack")" \
-                        fw_link_firmware "$dir/part.elf" "$BOARD_QEMU" "$BOARD_TARGET" "$lib" "$knobs" "$xcflags" $srcs \
-                        > "$dir/part.log" 2>&1; then
-                    ov="$(overflow "$dir/part.log")"
-                    n=$(echo "$ov" | grep -o '[0-9]*' | awk '{s += $1} END {print s + 0}')
-                    if [ "$closest_n" -lt 0 ] || [ "$n" -lt "$closest_n" ]; then closest_n=$n; closest="$bname, S=$S: $ov B (with its $stack B stack)"; fi
-                    continue
-                fi
+                part_link part "$stack" " (with its $stack B stack)" || continue
                 passed=$((passed + 1))
                 read -r eng oth ram <<< "$(python3 firmware/tools/mapsize.py "${dir}/part.map" --json | python3 -c "
 import json, sys
