@@ -5,7 +5,8 @@
 //! [`Q15Runner`] has the float [`crate::runner::Runner`]'s calls (predict,
 //! logits, classify, generate, router entropy) over caller-owned memory: an
 //! int16 area, an int32 area and the V logits, sized by [`Q15Layout`].
-//! Only the lean plan exists: every call recomputes the window.
+//! [`Q15Runner`] is the lean plan (every call recomputes the window);
+//! [`Q15CachedRunner`] the cached one (engine/cached: only new positions).
 
 pub mod arith;
 pub mod engine;
@@ -16,6 +17,7 @@ use crate::forward::sample::{sampled_pick, Sampling};
 use crate::forward::tokens::generate_loop;
 use crate::forward::Tokens;
 use engine::Bufs;
+pub use engine::cached::{Q15CachedLayout, Q15CachedRunner, Q15CachedState};
 
 /// Element counts of a q15 lean state's two areas (docs/Q15.md#ram-of-the-q15-lean-state).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,18 +115,18 @@ impl<'w> Q15Runner<'w> {
     }
 
     /// Runs the layers and the final LayerNorm; the final row's exponent.
-    fn body(&mut self, model: &Model, tokens: &Tokens) -> Option<i32> {
+    fn body(&mut self, model: &Model, tokens: &Tokens, all: &mut [f32]) -> Option<i32> {
         let toks = tokens.window(self.s);
         let n = toks.len();
         if n == 0 || model.dims != self.dims {
             return None;
         }
-        engine::run(model, &toks, n, &mut self.b, self.logits)?;
+        engine::run(model, &toks, n, &mut self.b, self.logits, all)?;
         engine::final_row(model, n, &mut self.b)
     }
 
-    fn predict_into(&mut self, model: &Model, tokens: &Tokens) -> Option<usize> {
-        let eh = self.body(model, tokens)?;
+    fn predict_into(&mut self, model: &Model, tokens: &Tokens, all: &mut [f32]) -> Option<usize> {
+        let eh = self.body(model, tokens, all)?;
         let h = self.b.ring.get(..self.dims.d_model)?;
         Some(engine::head_logits(&model.unembed, h, eh, self.b.mv, Some(self.logits)))
     }
@@ -133,7 +135,7 @@ impl<'w> Q15Runner<'w> {
     /// the logits are then [`Self::logits`]. None for an empty list or a
     /// model of other dimensions.
     pub fn predict(&mut self, model: &Model, tokens: &[i32]) -> Option<usize> {
-        self.predict_into(model, &Tokens::new(tokens))
+        self.predict_into(model, &Tokens::new(tokens), &mut [])
     }
 
     /// The V logits of the last predict.
@@ -149,10 +151,23 @@ impl<'w> Q15Runner<'w> {
         }
     }
 
+    /// predict_next that also writes every layer's router entropy at every
+    /// position of the window: out[t * L + l]. The positions n = min(len,
+    /// S), or None as predict or when `out` is shorter than n * L.
+    pub fn router_entropy_all(&mut self, model: &Model, tokens: &[i32], out: &mut [f32]) -> Option<usize> {
+        let n = tokens.len().min(self.s);
+        let out = out.get_mut(..n * self.dims.n_layers)?;
+        if out.is_empty() {
+            return None;
+        }
+        self.predict_into(model, &Tokens::new(tokens), out)?;
+        Some(n)
+    }
+
     /// classify: the body, the final LayerNorm, then the head; the class
     /// logits into `out` when given; the first largest class.
     pub fn classify(&mut self, clf: &Classifier, tokens: &[i32], out: Option<&mut [f32]>) -> Option<usize> {
-        let eh = self.body(&clf.base, &Tokens::new(tokens))?;
+        let eh = self.body(&clf.base, &Tokens::new(tokens), &mut [])?;
         let h = self.b.ring.get(..self.dims.d_model)?;
         Some(engine::head_logits(&clf.head, h, eh, self.b.mv, out))
     }
@@ -163,7 +178,7 @@ impl<'w> Q15Runner<'w> {
     pub fn generate(&mut self, model: &Model, prompt: &[i32], out: &mut [i32], mut pick: impl FnMut(usize, &[f32]) -> usize) -> usize {
         let s = self.s;
         generate_loop(s, prompt, out, |toks| {
-            let greedy = self.predict_into(model, toks)?;
+            let greedy = self.predict_into(model, toks, &mut [])?;
             Some(pick(greedy, self.logits))
         })
     }
