@@ -1,7 +1,8 @@
 //! Beyond the reference: build configuration, router entropy, sampled generation.
 use super::run::generate_call;
+use super::run::{ints, with_runner};
 #[cfg(not(atome_q15))]
-use super::run::{ints, with_runner, PLAN};
+use super::run::PLAN;
 use super::types::*;
 use crate::config::*;
 use crate::forward::sample::Sampling;
@@ -57,7 +58,11 @@ pub unsafe extern "C" fn atome_router_entropy(state: *const atome_state_t, out: 
     {
         // SAFETY: writable for ATOME_N_LAYERS floats.
         let dst = unsafe { core::slice::from_raw_parts_mut(out, ATOME_N_LAYERS) };
-        if !crate::q15::Q15Runner::stored_entropy(&st.work32, &DIMS, ATOME_MAX_SEQ, dst) {
+        #[cfg(not(atome_cached))]
+        let ok = crate::q15::Q15Runner::stored_entropy(&st.work32, &DIMS, ATOME_MAX_SEQ, dst);
+        #[cfg(atome_cached)]
+        let ok = crate::q15::Q15CachedRunner::stored_entropy(&st.work32, &DIMS, dst);
+        if !ok {
             return -1;
         }
         ATOME_N_LAYERS as c_int
@@ -99,13 +104,6 @@ pub unsafe extern "C" fn atome_router_entropy_all(
     if (out_len as usize) < n * ATOME_N_LAYERS {
         return -1;
     }
-    // The q15 engine keeps the last position's entropies only.
-    #[cfg(atome_q15)]
-    {
-        let _ = (model, state);
-        -1
-    }
-    #[cfg(not(atome_q15))]
     {
         // SAFETY: checked; validity per the contract; only the n * L floats
         // written are sliced.

@@ -17,14 +17,17 @@ pub(crate) const PLAN: Plan = if ATOME_STATE_CACHED == 1 { Plan::Cached } else {
 #[cfg(not(any(atome_cached, atome_q15)))]
 pub(crate) type StateRunner<'a> = Runner<'a, crate::runner::NoCache>;
 /// The runner type of this build's state: the integer engine.
-#[cfg(atome_q15)]
+#[cfg(all(atome_q15, not(atome_cached)))]
 pub(crate) type StateRunner<'a> = crate::q15::Q15Runner<'a>;
+/// The runner type of this build's state: the integer engine, cached plan.
+#[cfg(all(atome_q15, atome_cached))]
+pub(crate) type StateRunner<'a> = crate::q15::Q15CachedRunner<'a>;
 /// The runner type of this build's state.
-#[cfg(atome_cached)]
+#[cfg(all(atome_cached, not(atome_q15)))]
 pub(crate) type StateRunner<'a> = Runner<'a, crate::forward::cached::CacheHeader<'a>>;
 
 /// The runner over a q15 C state (lean; no cache to key).
-#[cfg(atome_q15)]
+#[cfg(all(atome_q15, not(atome_cached)))]
 fn runner(st: &mut atome_state_t, _salt: u32) -> Option<StateRunner<'_>> {
     crate::q15::Q15Runner::new(&mut st.work16, &mut st.work32, &mut st.logits, &DIMS, ATOME_MAX_SEQ)
 }
@@ -35,8 +38,16 @@ fn runner(st: &mut atome_state_t, salt: u32) -> Option<StateRunner<'_>> {
     Some(Runner::lean(&mut st.work, &mut st.logits, &DIMS, ATOME_MAX_SEQ)?.salted(salt))
 }
 
+/// The runner over a q15 cached C state.
+#[cfg(all(atome_q15, atome_cached))]
+fn runner(st: &mut atome_state_t, salt: u32) -> Option<StateRunner<'_>> {
+    let atome_state_t { logits, work32, work16, cache_magic, cache_model, cache_len, cache_tokens } = st;
+    let header = crate::forward::cached::CacheHeader { magic: cache_magic, fingerprint: cache_model, len: cache_len, tokens: cache_tokens };
+    Some(crate::q15::Q15CachedRunner::new(work16, work32, logits, header, &DIMS, ATOME_MAX_SEQ)?.salted(salt))
+}
+
 /// The runner over a cached C state.
-#[cfg(atome_cached)]
+#[cfg(all(atome_cached, not(atome_q15)))]
 fn runner(st: &mut atome_state_t, salt: u32) -> Option<StateRunner<'_>> {
     let atome_state_t { logits, work, cache_magic, cache_model, cache_len, cache_tokens } = st;
     let header = crate::forward::cached::CacheHeader { magic: cache_magic, fingerprint: cache_model, len: cache_len, tokens: cache_tokens };
