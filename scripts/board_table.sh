@@ -40,7 +40,12 @@ while [ $# -gt 0 ]; do
         *) fw_die "usage: $0 [--boards \"...\"] [--models \"...\"]" ;;
     esac
 done
-[ -f "$FW_GOLDEN" ] || fw_die "needs ../shared (models and golden configurations); set ATOME_SHARED"
+if [ ! -f "$FW_GOLDEN" ]; then
+    # Needs ../shared (models, golden configurations): skipped in a fresh
+    # clone, required in CI.
+    if [ -n "${CI:-}" ] && [ "${CI}" != false ] && [ "${CI}" != 0 ]; then fw_die "../shared is absent in CI"; fi
+    echo "board_table: skipped (needs ../shared; set ATOME_SHARED)"; exit 0
+fi
 fw_ensure_tools apt rust llvm
 OUT="$FW_BUILD/boards"
 rm -rf "$OUT"; mkdir -p "$OUT"
