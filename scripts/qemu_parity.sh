@@ -113,7 +113,7 @@ host_prog() { # KEY CFG LIBATOME CDEFS NAME
     local g="$OUT/gen/$1"
     cat <<EOF
 gcc -O2 -std=gnu11 -Wall -Wextra -Werror -Iinclude -Ifirmware/common $(fw_knob_defs "${KN[$2]}") $4 \\
-    firmware/host/host_platform.c firmware/common/runner.c "$g/cases.c" "$g/blobs.S" \\
+    firmware/host/host_platform.c firmware/host/parity_host.c firmware/common/runner.c "$g/cases.c" "$g/blobs.S" \\
     "$3" -lm -o "$g/$5" > "$g/$5.log" 2>&1 || { cat "$g/$5.log"; exit 1; }
 "$g/$5" > "$g/$5.txt" || { echo "host run failed ($1, $5)"; exit 1; }
 EOF

@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 HOSTLIB="$1"
 OUT="$FW_ROOT/target/rt_hostile"
 mkdir -p "$OUT"
-cc -std=c99 -Wall -Wextra -Werror -O2 -DRT_HOSTILE_HOST -Iinclude -Ifirmware/common tests/c/rt_hostile.c "$HOSTLIB" -lm -o "$OUT/host"
+cc -std=c99 -Wall -Wextra -Werror -O2 -Iinclude -Ifirmware/common tests/c/rt_hostile.c firmware/host/host_platform.c "$HOSTLIB" -lm -o "$OUT/host"
 host=$("$OUT/host") || { echo "host: $host"; exit 1; }
 echo "x86-64: $host"
 fw_ensure_tools apt rust

@@ -1,13 +1,12 @@
 /*
- * Host twin of the board platform layer: the same runner
- * (firmware/common/runner.c) and generated cases, printing through stdio in
- * exactly the firmware's format. Built against the host (x86-64) libatome.a.
+ * Host twin of the board platform layer (fw.h), printing through stdio in
+ * exactly the firmware's format: the parity runner's host build
+ * (host/parity_host.c) and tests/c/rt_hostile.c's host run link it.
  * Stack and timer functions report 0 (the comparison ignores '#' lines).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include "fw.h"
-#include "cases.h"
 
 const uint32_t fw_tick_insns_x10 = 0;
 
@@ -24,8 +23,3 @@ int fw_stack_overflowed(void) { return 0; }
 uint32_t fw_stack_size(void) { return 0; }
 void fw_timer_start(void) { }
 uint32_t fw_timer_ticks(void) { return 0; }
-
-int main(void)
-{
-    return fw_run_cases();
-}

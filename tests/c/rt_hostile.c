@@ -13,17 +13,6 @@
 #include "atome.h"
 #include "fw.h"
 
-#ifdef RT_HOSTILE_HOST
-#include <stdio.h>
-#include <stdlib.h>
-void fw_putc(char c) { putchar(c); }
-void fw_puts(const char *s) { fputs(s, stdout); }
-void fw_put_hex32(uint32_t v) { printf("%08x", (unsigned)v); }
-void fw_put_uint(uint32_t v) { printf("%u", (unsigned)v); }
-void fw_put_int(int32_t v) { printf("%d", (int)v); }
-void fw_flush(void) { fflush(stdout); }
-void fw_exit(int code) { fflush(stdout); exit(code); }
-#endif
 
 static int checks, failed;
 
