@@ -40,24 +40,48 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(atome_q15)");
     // atome_portable: the microcontroller code path (every target but
     // x86-64, or any target with the `portable` feature).
-    println!("cargo::rustc-check-cfg=cfg(atome_portable)");
-    let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
-    if arch != "x86_64" || std::env::var_os("CARGO_FEATURE_PORTABLE").is_some() {
-        println!("cargo:rustc-cfg=atome_portable");
-    }
-    // atome_dsp: Armv7E-M (Cortex-M4/M7), whose DSP instruction SMLAD the
-    // q15 matvec uses through asm (stable Rust exposes no cfg for it).
-    println!("cargo::rustc-check-cfg=cfg(atome_dsp)");
-    if env::var("TARGET").unwrap_or_default().starts_with("thumbv7em") {
-        println!("cargo:rustc-cfg=atome_dsp");
-    }
-    // atome_thumb2: Arm cores with Thumb-2 (Armv7-M, Armv7E-M, Armv8-M
-    // Mainline), whose soft-float accumulate runs the Thumb-2 asm loop
-    // (src/kernels/device/soft_t2.rs; stable Rust exposes no cfg for it).
-    println!("cargo::rustc-check-cfg=cfg(atome_thumb2)");
+    // The cores, each named once. The code tests only these names (and
+    // target_arch = "arm" for what every Arm core shares); docs/ARCHITECTURE.md
+    // maps each to its kernels. Supported targets: thumbv6m, thumbv7m,
+    // thumbv7em (soft and hard float), thumbv8m.main, riscv32imc/imac and
+    // x86-64; any other target gets the portable code its cfgs select.
+    //   atome_portable  the microcontroller code path: every target but
+    //                   x86-64, or any target with the `portable` feature
+    //   atome_device    atome_portable without the `size-first` feature: the
+    //                   device float kernels (src/kernels/device/)
+    //   atome_x86       x86-64 without `portable`: AVX2 chosen at run time
+    //   atome_armv6m    Armv6-M (Cortex-M0/M0+): no 32-bit atomics, Thumb-1
+    //   atome_thumb2    Armv7-M, Armv7E-M, Armv8-M Mainline (M3, M4, M7, M33)
+    //   atome_dsp       Armv7E-M (M4, M7): the DSP instructions (SMLAD, SMMULR)
+    //   atome_fpu       hard-float Arm (eabihf: M4F, M7, M33)
+    //   atome_arm_soft  soft-float Arm (atome_armv6m or atome_t2_soft)
+    //   atome_t2_soft   soft-float Thumb-2 (M3, M4 without its FPU)
+    //   atome_rv32      RV32 (riscv32imc, riscv32imac)
+    // (Stable Rust exposes no cfg for Thumb-2 or the DSP extension.)
     let target = env::var("TARGET").unwrap_or_default();
-    if ["thumbv7m", "thumbv7em", "thumbv8m.main"].iter().any(|p| target.starts_with(p)) {
-        println!("cargo:rustc-cfg=atome_thumb2");
+    let arch = env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    let abi = env::var("CARGO_CFG_TARGET_ABI").unwrap_or_default();
+    let atomic32 = env::var("CARGO_CFG_TARGET_HAS_ATOMIC").unwrap_or_default().split(',').any(|a| a == "32");
+    let portable = arch != "x86_64" || env::var_os("CARGO_FEATURE_PORTABLE").is_some();
+    let arm = arch == "arm";
+    let thumb2 = ["thumbv7m", "thumbv7em", "thumbv8m.main"].iter().any(|p| target.starts_with(p));
+    let cores = [
+        ("atome_portable", portable),
+        ("atome_device", portable && env::var_os("CARGO_FEATURE_SIZE_FIRST").is_none()),
+        ("atome_x86", arch == "x86_64" && !portable),
+        ("atome_armv6m", arm && !atomic32),
+        ("atome_thumb2", thumb2),
+        ("atome_dsp", target.starts_with("thumbv7em")),
+        ("atome_fpu", arm && abi == "eabihf"),
+        ("atome_arm_soft", arm && abi != "eabihf"),
+        ("atome_t2_soft", thumb2 && abi != "eabihf"),
+        ("atome_rv32", arch == "riscv32"),
+    ];
+    for (name, on) in cores {
+        println!("cargo::rustc-check-cfg=cfg({name})");
+        if on {
+            println!("cargo:rustc-cfg={name}");
+        }
     }
     let mut vals = Vec::new();
     for k in KNOBS {

@@ -13,7 +13,7 @@ mod fixed;
 /// no `SMULL`/`UMULL`; no 32-bit compare-and-swap either, which is how cfg
 /// tells it). The fixed-point expf/tanhf and the q15 kernels build their
 /// wide products from 16-bit multiplies there.
-pub(crate) const NO_MULL: bool = cfg!(all(target_arch = "arm", not(target_has_atomic = "32")));
+pub(crate) const NO_MULL: bool = cfg!(atome_armv6m);
 
 /// Where count-leading-zeros is a library routine (`__clzsi2`, about 30
 /// instructions and a call): the same cores as [`NO_MULL`] (ARMv6-M has
@@ -123,7 +123,7 @@ fn exp_parts(x: f64) -> (f64, i32) {
 /// e^x for binary32, the same bits on every target.
 #[cfg(not(feature = "system-libm"))]
 // One copy of the fast path for the callers (the 24 KiB .text budget).
-#[cfg_attr(all(atome_portable, not(feature = "size-first")), inline(never))]
+#[cfg_attr(atome_device, inline(never))]
 pub fn expf(x: f32) -> f32 {
     if FAST {
         if let Some(y) = expf_fast(x) {
@@ -135,7 +135,7 @@ pub fn expf(x: f32) -> f32 {
 
 /// tanh(x) for binary32, the same bits on every target.
 #[cfg(not(feature = "system-libm"))]
-#[cfg_attr(all(atome_portable, not(feature = "size-first")), inline(never))]
+#[cfg_attr(atome_device, inline(never))]
 pub fn tanhf(x: f32) -> f32 {
     if x.is_nan() {
         return x + x;
@@ -164,7 +164,7 @@ pub fn tanhf(x: f32) -> f32 {
 /// smaller binary64-only code. Hosts with hardware binary64 keep it too
 /// (fewer instructions there); the tests still run the fast path on them.
 #[cfg(not(feature = "system-libm"))]
-const FAST: bool = cfg!(all(atome_portable, not(feature = "size-first")));
+const FAST: bool = cfg!(atome_device);
 
 /// Today's binary64 expf: the reference bits the fast path must equal,
 /// and its fallback. Public for the exhaustive tests only.
@@ -256,13 +256,13 @@ pub fn sqrtf(x: f32) -> f32 {
         // SAFETY: SSE is part of the x86_64 baseline; sqrtss is correctly rounded.
         unsafe { _mm_cvtss_f32(_mm_sqrt_ss(_mm_set_ss(x))) }
     }
-    #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+    #[cfg(atome_fpu)]
     {
         // SAFETY: a leaf routine of two instructions (below) under the
         // hard-float ABI every eabihf target has: x and the result in s0.
         unsafe { atome_vsqrt_f32(x) }
     }
-    #[cfg(not(any(target_arch = "x86_64", all(target_arch = "arm", target_abi = "eabihf"))))]
+    #[cfg(not(any(target_arch = "x86_64", atome_fpu)))]
     {
         sqrtf_soft(x)
     }
@@ -272,7 +272,7 @@ pub fn sqrtf(x: f32) -> f32 {
 // VSQRT.F32 is correctly rounded, the same bits as sqrtf_soft, in 4 bytes
 // instead of ~480. Written in assembly because rustc does not expose the
 // single-precision-only FPU as the `sreg` register class.
-#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+#[cfg(atome_fpu)]
 core::arch::global_asm!(
     ".section .text.atome_vsqrt_f32,\"ax\",%progbits",
     ".global atome_vsqrt_f32",
@@ -286,13 +286,13 @@ core::arch::global_asm!(
     ".size atome_vsqrt_f32, . - atome_vsqrt_f32",
 );
 
-#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+#[cfg(atome_fpu)]
 extern "C" {
     fn atome_vsqrt_f32(x: f32) -> f32;
 }
 
 /// Integer, correctly rounded square root: the same result as the hardware's.
-#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(dead_code))]
+#[cfg_attr(atome_fpu, allow(dead_code))]
 pub fn sqrtf_soft(x: f32) -> f32 {
     if x.is_nan() || x == 0.0 || x == f32::INFINITY {
         return x + x * 0.0;

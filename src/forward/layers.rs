@@ -316,8 +316,8 @@ fn project_one(acc: Accel, w: &Tensor, xs: &[f32], from: usize, m: usize, out: &
 // device matvec kernels have that stack. Inlined elsewhere: the size-first
 // build (less code), and x86-64, where the AVX2 lanes need the caller's
 // target feature, which a separate function would not have.)
-#[cfg_attr(all(atome_portable, not(feature = "size-first")), inline(never))]
-#[cfg_attr(not(all(atome_portable, not(feature = "size-first"))), inline(always))]
+#[cfg_attr(atome_device, inline(never))]
+#[cfg_attr(not(atome_device), inline(always))]
 fn attend<K: KeyLayout, S: Lanes<N>, const N: usize>(sc: &mut Scratch, mem: &LayerMem, kc: K, ch: Chunk, topk: usize, inv_sqrt_dh: f32) {
     let Chunk { c0, m, i_full, .. } = ch;
     let dh = kc.dh();
@@ -341,8 +341,8 @@ fn attend<K: KeyLayout, S: Lanes<N>, const N: usize>(sc: &mut Scratch, mem: &Lay
 /// SSM state over all of them, N channels at a time: fixed-size lanes let
 /// the compiler use vector instructions; every lane keeps its own contract
 /// expression. Conv rows are decoded once per channel block and chunk.
-#[cfg_attr(all(atome_portable, not(feature = "size-first")), inline(never))]
-#[cfg_attr(not(all(atome_portable, not(feature = "size-first"))), inline(always))]
+#[cfg_attr(atome_device, inline(never))]
+#[cfg_attr(not(atome_device), inline(always))]
 #[allow(clippy::too_many_arguments)]
 fn mix<S: Lanes<N>, const N: usize>(x: &mut [f32], sc: &mut Scratch, mem: &mut LayerMem, blk: &Block, ch: Chunk, d: usize, kk: usize, topk: usize) {
     let Chunk { c0, m, i_full, .. } = ch;

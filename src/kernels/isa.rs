@@ -23,7 +23,7 @@
 //! Nothing else changes: the forward pass is generic over the lane type,
 //! and the size profile and key-cache layout are separate choices
 //! ([`super::choice`]). Every lane type must give the portable lanes' bits.
-#[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+#[cfg(atome_x86)]
 use super::x86;
 use super::choice::SCALAR_LANES;
 use super::job::MvJob;
@@ -33,7 +33,7 @@ use crate::format::Tensor;
 /// The vector units this CPU lets the kernels use.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Accel {
-    #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+    #[cfg(atome_x86)]
     avx2: Option<x86::Avx2>,
 }
 
@@ -41,7 +41,7 @@ impl Accel {
     /// Asks the CPU.
     pub fn detect() -> Accel {
         Accel {
-            #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+            #[cfg(atome_x86)]
             avx2: x86::Avx2::detect(),
         }
     }
@@ -49,9 +49,9 @@ impl Accel {
     /// True when AVX2 may be used (x86-64 only).
     #[inline]
     pub fn avx2(&self) -> bool {
-        #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+        #[cfg(atome_x86)]
         return self.avx2.is_some();
-        #[cfg(not(all(target_arch = "x86_64", not(atome_portable))))]
+        #[cfg(not(atome_x86))]
         false
     }
 
@@ -59,7 +59,7 @@ impl Accel {
     /// instruction set).
     #[inline(always)]
     pub fn with_lanes<J: LaneJob>(self, job: J) -> J::Out {
-        #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+        #[cfg(atome_x86)]
         if let Some(cpu) = self.avx2 {
             return x86::with_avx8(cpu, job);
         }
@@ -70,7 +70,7 @@ impl Accel {
     /// one for the shape; false (nothing done) otherwise.
     #[inline(always)]
     pub fn matvec_batch(self, w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut [f32], ostride: usize) -> bool {
-        #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+        #[cfg(atome_x86)]
         if let Some(cpu) = self.avx2 {
             return x86::matvec_batch_with(cpu, w, xs, xstride, n, out, ostride);
         }
@@ -82,7 +82,7 @@ impl Accel {
     /// one for the shapes; false (nothing done) otherwise.
     #[inline(always)]
     pub fn matvec_multi(self, jobs: &mut [MvJob], xs: &[f32], xstride: usize, n: usize) -> bool {
-        #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+        #[cfg(atome_x86)]
         if let Some(cpu) = self.avx2 {
             return x86::matvec_multi_with(cpu, jobs, xs, xstride, n);
         }

@@ -34,7 +34,7 @@ pub fn matvec_batch_accel(acc: Accel, w: &Tensor, xs: &[f32], xstride: usize, n:
     if acc.matvec_batch(w, xs, xstride, n, out, ostride) {
         return;
     }
-    #[cfg(all(atome_portable, not(feature = "size-first")))]
+    #[cfg(atome_device)]
     super::device::matvec_device(w, xs, xstride, n, out, ostride);
     #[cfg(any(not(atome_portable), feature = "size-first"))]
     matvec_portable(w, xs, xstride, n, out, ostride);

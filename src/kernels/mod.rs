@@ -18,7 +18,7 @@ pub mod norm;
 pub mod q15;
 pub mod softmax;
 
-#[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+#[cfg(atome_x86)]
 pub mod x86;
 
 /// Device matvec kernels (compiled everywhere, so host tests check them).

@@ -383,7 +383,7 @@ pub fn fquant_scalar(f: f32) -> (i64, i32) {
 }
 
 /// The coefficients in the order [`exp2_horner_t1`] adds them.
-#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+#[cfg(atome_armv6m)]
 static EXP2_C_DOWN: [i32; 5] = [EXP2_C[4] as i32, EXP2_C[3] as i32, EXP2_C[2] as i32, EXP2_C[1] as i32, EXP2_C[0] as i32];
 
 /// exp2q's Horner steps acc = C_i + rshr(acc f, 24) from acc = C5, on
@@ -391,7 +391,7 @@ static EXP2_C_DOWN: [i32; 5] = [EXP2_C[4] as i32, EXP2_C[3] as i32, EXP2_C[2] as
 /// 2^30 and 0 <= f < 2^24 are within its bounds) with f's halves in
 /// registers for all five steps: 21 instructions a step where LLVM's
 /// spilled loop took about 30.
-#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+#[cfg(atome_armv6m)]
 #[inline(always)]
 fn exp2_horner_t1(f: i32) -> i32 {
     let acc: i32;
@@ -467,9 +467,9 @@ pub fn exp2q(v: i64) -> i64 {
         // below sum |C1..C5| < 2^30, and f < 2^24, so each product is
         // below 2^54, its rshr below 2^30 and each new acc below 2^31.
         let (ip, f) = ((v >> 24) as i32, (v & ((1 << 24) - 1)) as i32);
-        #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+        #[cfg(atome_armv6m)]
         let acc = exp2_horner_t1(f);
-        #[cfg(not(all(target_arch = "arm", not(target_has_atomic = "32"))))]
+        #[cfg(not(atome_armv6m))]
         let acc = {
             let mut acc = EXP2_C[5] as i32;
             for &c in EXP2_C[..5].iter().rev() {
@@ -567,7 +567,7 @@ pub fn div_q32(n: u64, d: u64) -> u64 {
     if cfg!(target_pointer_width = "64") {
         return n / d.max(1);
     }
-    #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+    #[cfg(atome_armv6m)]
     if let Some(q) = div_bits_t1(n, d) {
         return u64::from(q);
     }
@@ -579,7 +579,7 @@ pub fn div_q32(n: u64, d: u64) -> u64 {
 /// restoring division in asm, one quotient bit a step and six instructions
 /// a step: for 0 < d < 2^32 and n < d 2^32 (a quotient below 2^32), else
 /// None.
-#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+#[cfg(atome_armv6m)]
 #[inline(never)]
 fn div_bits_t1(n: u64, d: u64) -> Option<u32> {
     let (hi, lo) = ((n >> 32) as u32, n as u32);

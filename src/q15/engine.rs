@@ -7,11 +7,11 @@ use super::params::{Area, LayerQ, PSrc, PVec, Scale, Vals};
 use crate::format::{Model, Packing, Tensor};
 use crate::forward::Tokens;
 use crate::kernels::isa::Accel;
-#[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+#[cfg(atome_x86)]
 use crate::kernels::q15::conv::{conv5_avx2, Taps};
 #[cfg(atome_thumb2)]
 use crate::kernels::q15::conv_t2::{conv5_t2, Taps5};
-#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+#[cfg(atome_armv6m)]
 use crate::kernels::q15::{conv_t1::conv5_t1, has_code10, Taps5};
 use crate::kernels::q15::norm::row_stats;
 use crate::kernels::q15::quant::{or_abs, rshr_sat};
@@ -87,7 +87,7 @@ macro_rules! kernel {
             }
             /// # Safety
             /// The CPU must have AVX2.
-            #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+            #[cfg(atome_x86)]
             #[target_feature(enable = "avx2")]
             #[inline(never)]
             pub(super) unsafe fn avx2($($a: $t),*) -> $r {
@@ -95,7 +95,7 @@ macro_rules! kernel {
             }
             #[inline(always)]
             pub(super) fn call(acc: Accel, $($a: $t),*) -> $r {
-                #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+                #[cfg(atome_x86)]
                 if acc.avx2() {
                     // SAFETY: `Accel::avx2` is true only when cpuid and
                     // xgetbv showed AVX2 and the OS saving the YMM state.
@@ -248,7 +248,7 @@ fn layer_norm<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &
         let c1 = [(d as i32).wrapping_mul(m1), r1.wrapping_sub(s32.wrapping_mul(m1)), (im as i32) * m2, r2, r3, m4, r4];
         let t = [t1, t2, t3, t4];
         // Cortex-M0: three passes in asm (kernels::q15::norm).
-        #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+        #[cfg(atome_armv6m)]
         if let (Some(gv), Some(bv), Some(wr)) = (g.vals(), b.vals(), w.get_mut(..xm.len())) {
             let ((gp, gn), (bp, bn)) = (gv.words(), bv.words());
             if gn >= wr.len() && bn >= wr.len() {
@@ -313,7 +313,7 @@ fn ln_sums(xm: &[i16], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i
     // stay in registers (one pass spills about ten loads an element there;
     // on Armv6-M and RV32 one pass is the faster: S3 q15 M4F -49K, M3
     // -33K, M0 +26K, RV32 +33K instructions with two).
-    if !cfg!(all(target_arch = "arm", target_has_atomic = "32")) {
+    if !cfg!(atome_thumb2) {
         let mut mx = 0u32;
         for ((o, &m), (gm, bm)) in w.iter_mut().zip(xm).zip(gi.zip(bi)) {
             let cm = i32::from(m).wrapping_mul(dm).wrapping_add(c) >> t0;
@@ -551,7 +551,7 @@ fn ssm_step<const GENERAL: bool>(sb: &PSrc, tanh: Vals, hs: &mut [i32], ehs: i32
     // below 2^30, the sum an int32 (docs/Q15.md#ssm-state-pathway).
     let a = align_at(&[top(e1, 60), top(e2, QP as i32 + QA as i32)], SSM_ROOM);
     let (s1, s2) = (ashift(a, e1).max(1) as u32, ashift(a, e2).max(1) as u32);
-    #[cfg(all(target_arch = "arm", target_has_atomic = "32"))]
+    #[cfg(atome_thumb2)]
     if let (false, 30..=32, 1..=32, Some(bv)) = (GENERAL, s1, s2, sb.vals()) {
         let ((tp, tn), (bp, bn)) = (tanh.words(), bv.words());
         if tn >= hs.len() && bn >= hs.len() {
@@ -688,7 +688,7 @@ fn conv_sums(avx2: bool, clean: bool, conv: &Tensor, ring: &[i16], ering: &[i16]
     // cores that divide in hardware gain nothing from the branch).
     let slot0 = t % kk;
     let ring_row = |k: usize| {
-        if cfg!(all(target_arch = "arm", not(target_has_atomic = "32"))) {
+        if cfg!(atome_armv6m) {
             if k <= slot0 {
                 slot0 - k
             } else {
@@ -736,7 +736,7 @@ fn conv_sums(avx2: bool, clean: bool, conv: &Tensor, ring: &[i16], ering: &[i16]
                     a[k] = (1 << s) >> 1;
                 }
             }
-            #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+            #[cfg(atome_x86)]
             if avx2 {
                 let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
                 let taps = Taps { rows: [row(0), row(1), row(2), row(3), row(4)], a, s: sv, mask };
@@ -758,7 +758,7 @@ fn conv_sums(avx2: bool, clean: bool, conv: &Tensor, ring: &[i16], ering: &[i16]
                     return (or_abs(out), et);
                 }
             }
-            #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+            #[cfg(atome_armv6m)]
             if sv.iter().all(|&s| s <= 1) {
                 // (A missing tap's row is not read.)
                 let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
@@ -872,7 +872,7 @@ fn conv_sums(avx2: bool, clean: bool, conv: &Tensor, ring: &[i16], ering: &[i16]
 /// once per layer and call rather than at every position.
 #[inline(never)]
 fn conv_clean(conv: &Tensor, d: usize) -> bool {
-    #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+    #[cfg(atome_armv6m)]
     if conv.packing == Packing::Trit2 {
         return conv.data.get(..d / 4 * 5).is_some_and(|p| !has_code10(p));
     }
@@ -1135,7 +1135,7 @@ fn attention_sum(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32> {
             }
             let [r0, r1, r2, r3] = rows;
             let [k0, k1, k2, k3] = ks;
-            if cfg!(all(target_arch = "arm", not(target_has_atomic = "32"))) {
+            if cfg!(atome_armv6m) {
                 // Armv6-M: two rows a pass (four rows, their weights and
                 // the sums do not fit its eight low registers; S3 M0 -20K;
                 // RV32 and Thumb-2 gain nothing).

@@ -168,7 +168,7 @@ macro_rules! term {
 /// The four trits of pattern P (base-3 digits) in column order; x[b] holds
 /// lane b's four inputs.
 #[inline(always)]
-#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(dead_code))]
+#[cfg_attr(atome_fpu, allow(dead_code))]
 fn apply<const P: u8, const B: usize>(a: &mut [f32; B], x: [&[f32; 4]; B]) {
     term!(a, x, 0, P % 3);
     term!(a, x, 1, (P / 3) % 3);
@@ -177,7 +177,7 @@ fn apply<const P: u8, const B: usize>(a: &mut [f32; B], x: [&[f32; 4]; B]) {
 }
 
 /// Calls `$m!(args; 0 1 ... 80)`: the 81 pattern indices.
-#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(unused_macros))]
+#[cfg_attr(atome_fpu, allow(unused_macros))]
 macro_rules! with_patterns {
     ($m:ident!($($args:tt)*)) => {
         $m!($($args)*;
@@ -201,7 +201,7 @@ macro_rules! term1 {
 /// The four trits of pattern P (base-3 digits) for one accumulator; the
 /// inputs come by value (already in registers); the portable twin of the
 /// assembly arms of [`rows_quads`].
-#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(dead_code))]
+#[cfg_attr(atome_fpu, allow(dead_code))]
 #[inline(always)]
 fn apply1<const P: u8>(a: &mut f32, x: [f32; 4]) {
     term1!(a, x[0], P % 3);
@@ -211,7 +211,7 @@ fn apply1<const P: u8>(a: &mut f32, x: [f32; 4]) {
 }
 
 /// [`apply1`] for the pattern index `$p` (a [`PATTERN`] entry).
-#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(unused_macros))]
+#[cfg_attr(atome_fpu, allow(unused_macros))]
 macro_rules! dispatch1 {
     ($p:expr, $a:expr, $x:expr; $($v:literal)*) => {
         match $p {
@@ -226,7 +226,7 @@ macro_rules! dispatch1 {
 }
 
 /// [`apply`] for the pattern index `$p` (a [`PATTERN`] entry).
-#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(unused_macros))]
+#[cfg_attr(atome_fpu, allow(unused_macros))]
 macro_rules! dispatch {
     ($p:expr, $a:expr, $x:expr; $($v:literal)*) => {
         match $p {
@@ -246,14 +246,14 @@ fn in_place(w: &Tensor) -> bool {
 
 /// Input quads of a slice (a tail of fewer than four is left out).
 #[inline(always)]
-#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(dead_code))]
+#[cfg_attr(atome_fpu, allow(dead_code))]
 fn quads(x: &[f32]) -> core::slice::ChunksExact<'_, f32> {
     x.chunks_exact(4)
 }
 
 /// A chunk of [`quads`] as an array (always four long).
 #[inline(always)]
-#[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(dead_code))]
+#[cfg_attr(atome_fpu, allow(dead_code))]
 fn q4(c: &[f32]) -> &[f32; 4] {
     <&[f32; 4]>::try_from(c).unwrap_or(&[0.0; 4])
 }
@@ -327,12 +327,12 @@ fn row_sums4(w: &Tensor, j: usize, xr: [&[f32]; 4], buf: &mut [u8; QUADS]) -> [f
 #[derive(Clone, Copy)]
 struct X4<'a> {
     /// The vectors.
-    #[cfg_attr(all(target_arch = "arm", target_abi = "eabihf"), allow(dead_code))]
+    #[cfg_attr(atome_fpu, allow(dead_code))]
     x: [&'a [f32]; 4],
     /// Whole quads that all four have.
     nq: usize,
     /// Their addresses, as the assembly routine takes them.
-    #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+    #[cfg(atome_fpu)]
     p: [*const f32; 4],
 }
 
@@ -342,7 +342,7 @@ impl<'a> X4<'a> {
         X4 {
             x,
             nq: x.iter().fold(usize::MAX, |n, x| n.min(x.len() / 4)),
-            #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+            #[cfg(atome_fpu)]
             p: [x[0].as_ptr(), x[1].as_ptr(), x[2].as_ptr(), x[3].as_ptr()],
         }
     }
@@ -353,7 +353,7 @@ impl<'a> X4<'a> {
 #[inline(always)]
 fn dot4_quads(a: [f32; 4], x: &X4, w: &[u8]) -> [f32; 4] {
     let nq = w.len().min(x.nq);
-    #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+    #[cfg(atome_fpu)]
     {
         // SAFETY: each x.p[b] is the start of x.x[b], which holds at least
         // 4 * x.nq >= 4 * nq floats, and w holds nq bytes; the routine's
@@ -364,7 +364,7 @@ fn dot4_quads(a: [f32; 4], x: &X4, w: &[u8]) -> [f32; 4] {
         let r = unsafe { atome_fpu_dot4(a[0], a[1], a[2], a[3], x.p.as_ptr(), w.as_ptr(), nq) };
         [r.a0, r.a1, r.a2, r.a3]
     }
-    #[cfg(not(all(target_arch = "arm", target_abi = "eabihf")))]
+    #[cfg(not(atome_fpu))]
     {
         const B: usize = 4;
         let mut a = a;
@@ -379,7 +379,7 @@ fn dot4_quads(a: [f32; 4], x: &X4, w: &[u8]) -> [f32; 4] {
 
 /// Four sums, returned in s0-s3.
 /// cbindgen:ignore
-#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+#[cfg(atome_fpu)]
 #[repr(C)]
 struct Sums4 {
     a0: f32,
@@ -391,7 +391,7 @@ struct Sums4 {
 // Not part of the C API (cbindgen would list it in include/atome.h).
 #[allow(unused_doc_comments)]
 /// cbindgen:ignore
-#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+#[cfg(atome_fpu)]
 extern "C" {
     /// s0-s3 = a, r0 = the four input pointers, r1 = w, r2 = nq: see
     /// [`dot4_quads`].
@@ -402,7 +402,7 @@ extern "C" {
 // input vectors at once: per quad one VLDM per vector (s8-s11, s12-s15,
 // s16-s19, s20-s23), one weight byte's dispatch, then per nonzero trit four
 // VADD/VSUB, one per accumulator (s0-s3).
-#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+#[cfg(atome_fpu)]
 core::arch::global_asm!(
     ".macro atome_fpu_op4 d, r0, r1, r2, r3",
     ".if \\d == 1",
@@ -559,7 +559,7 @@ fn rows_quads(init: f32, scale: f32, x: &[f32], w: &[u8], nq: usize, out: &mut [
         }
         return;
     }
-    #[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+    #[cfg(atome_fpu)]
     {
         // SAFETY: x holds at least 4 * nq floats, w at least n * nq bytes
         // and out n floats (n >= 1, nq >= 1: checked above); the routine's
@@ -569,7 +569,7 @@ fn rows_quads(init: f32, scale: f32, x: &[f32], w: &[u8], nq: usize, out: &mut [
         // caller-saved ones.
         unsafe { atome_fpu_rows(init, scale, x.as_ptr(), w.as_ptr(), nq, n, out.as_mut_ptr()) }
     }
-    #[cfg(not(all(target_arch = "arm", target_abi = "eabihf")))]
+    #[cfg(not(atome_fpu))]
     for (o, r) in out.iter_mut().zip(w.chunks_exact(nq)) {
         let mut a = init;
         for (q, &p) in quads(x).zip(r) {
@@ -583,7 +583,7 @@ fn rows_quads(init: f32, scale: f32, x: &[f32], w: &[u8], nq: usize, out: &mut [
 // Not part of the C API (cbindgen would list it in include/atome.h).
 #[allow(unused_doc_comments)]
 /// cbindgen:ignore
-#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+#[cfg(atome_fpu)]
 extern "C" {
     /// s0 = init, s1 = scale, r0 = x, r1 = w, r2 = nq, r3 = n, then out on
     /// the stack: see [`rows_quads`] (n >= 1, nq >= 1).
@@ -605,7 +605,7 @@ extern "C" {
 // Each VADD.F32/VSUB.F32/VMUL.F32 is the IEEE binary32 operation the
 // compiler emits for `a + x` / `a - x` / `a * s`: the same bits, in column
 // order.
-#[cfg(all(target_arch = "arm", target_abi = "eabihf"))]
+#[cfg(atome_fpu)]
 core::arch::global_asm!(
     ".macro atome_fpu_op d, a, r",
     ".if \\d == 1",

@@ -5,7 +5,7 @@
 //! [`matvec_device`] has exactly the semantics of the portable loop in
 //! `super::matvec`; shapes a device kernel does not cover go to that loop.
 
-#[cfg_attr(not(target_abi = "eabihf"), allow(dead_code))]
+#[cfg_attr(not(atome_fpu), allow(dead_code))]
 pub mod fpu;
 pub mod sf;
 mod sf_asm;
@@ -25,7 +25,7 @@ use crate::format::Tensor;
 /// same bits as [`super::matvec::matvec_portable`], which it falls back to.
 pub fn matvec_device(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut [f32], ostride: usize) {
     // FPU cores: per-byte code selection, accumulators in FPU registers.
-    #[cfg(target_abi = "eabihf")]
+    #[cfg(atome_fpu)]
     if fast_shape(w, xs, xstride, n, ostride) {
         fpu::matvec(w, xs, xstride, n, out, ostride);
         return;
@@ -44,7 +44,7 @@ pub fn matvec_device(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut
 /// they decode, every input row in range (the portable loop skips a short
 /// row block by block) and no output slot shared by two (row, vector) pairs
 /// (the kernels keep running sums there and write in another order).
-#[cfg_attr(not(target_abi = "eabihf"), allow(dead_code))]
+#[cfg_attr(not(atome_fpu), allow(dead_code))]
 pub(crate) fn fast_shape(w: &Tensor, xs: &[f32], xstride: usize, n: usize, ostride: usize) -> bool {
     if n == 0 || w.rows == 0 || w.cols == 0 || !fpu::supports(w) {
         return false;

@@ -25,8 +25,7 @@
 /// True on cores without an FPU in the default device build (not
 /// size-first): there [`sub`] and [`add`] may run the integer routine.
 pub const ACTIVE: bool = cfg!(all(
-    atome_portable,
-    not(feature = "size-first"),
+    atome_device,
     not(any(target_abi = "eabihf", target_arch = "x86_64", target_arch = "aarch64", target_feature = "f"))
 ));
 
@@ -128,9 +127,9 @@ pub fn trit_times_int(c: i8, scale: f32) -> f32 {
 /// passed to the add in registers).
 #[inline(always)]
 pub fn mul_add(acc: f32, a: f32, b: f32) -> f32 {
-    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), target_has_atomic = "32", atome_portable, not(feature = "size-first")))]
+    #[cfg(all(atome_t2_soft, atome_device))]
     return super::sf_asm::mul_add(acc, a, b);
-    #[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
+    #[cfg(all(atome_rv32, atome_device))]
     return super::sf_rv::mul_add(acc, a, b);
     #[allow(unreachable_code)]
     add(acc, mul(a, b))
@@ -140,9 +139,9 @@ pub fn mul_add(acc: f32, a: f32, b: f32) -> f32 {
 /// (sf_rv.rs) on riscv32, else [`add_int`].
 #[inline(always)]
 fn add_dev(a: f32, b: f32) -> f32 {
-    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_portable, not(feature = "size-first")))]
+    #[cfg(all(atome_arm_soft, atome_device))]
     return super::sf_asm::add(a, b);
-    #[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
+    #[cfg(all(atome_rv32, atome_device))]
     return super::sf_rv::add(a, b);
     #[allow(unreachable_code)]
     add_int(a, b)
@@ -153,9 +152,9 @@ fn add_dev(a: f32, b: f32) -> f32 {
 /// the RV32 one on riscv32 (sf_rv.rs), else [`mul_int`].
 #[inline(always)]
 fn mul_dev(a: f32, b: f32) -> f32 {
-    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_portable, not(feature = "size-first")))]
+    #[cfg(all(atome_arm_soft, atome_device))]
     return super::sf_asm::mul(a, b);
-    #[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
+    #[cfg(all(atome_rv32, atome_device))]
     return super::sf_rv::mul(a, b);
     #[allow(unreachable_code)]
     mul_int(a, b)

@@ -13,48 +13,48 @@
 //! sticky bit below the rounding position.
 
 /// a + b, bit-exact binary32 (the bits of `a + b` on these targets).
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_portable, not(feature = "size-first")))]
+#[cfg(all(atome_arm_soft, atome_device))]
 #[inline(always)]
 pub(super) fn add(a: f32, b: f32) -> f32 {
     // SAFETY: the routine reads and writes only registers and its own
     // stack slots, preserves every callee-saved register (AAPCS), and is
     // total: every input has a result (the builtin's for the cases it does
     // not take).
-    #[cfg(not(target_has_atomic = "32"))]
+    #[cfg(atome_armv6m)]
     return f32::from_bits(unsafe { atome_sf_add_t1(a.to_bits(), b.to_bits()) });
     // SAFETY: as above.
-    #[cfg(target_has_atomic = "32")]
+    #[cfg(not(atome_armv6m))]
     return f32::from_bits(unsafe { atome_sf_add_t2(a.to_bits(), b.to_bits()) });
 }
 
 /// a * b, bit-exact binary32 (the bits of `a * b` on these targets).
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_portable, not(feature = "size-first")))]
+#[cfg(all(atome_arm_soft, atome_device))]
 #[inline(always)]
 pub(super) fn mul(a: f32, b: f32) -> f32 {
     // SAFETY: as for `add`.
-    #[cfg(not(target_has_atomic = "32"))]
+    #[cfg(atome_armv6m)]
     return f32::from_bits(unsafe { atome_sf_mul_t1(a.to_bits(), b.to_bits()) });
     // SAFETY: as for `add`.
-    #[cfg(target_has_atomic = "32")]
+    #[cfg(not(atome_armv6m))]
     return f32::from_bits(unsafe { atome_sf_mul_t2(a.to_bits(), b.to_bits()) });
 }
 
 /// acc + a * b, the product rounded first: the bits of `add(acc, mul(a,
 /// b))` in one call (Thumb-2: the product goes straight into the add).
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), target_has_atomic = "32", atome_portable, not(feature = "size-first")))]
+#[cfg(all(atome_t2_soft, atome_device))]
 #[inline(always)]
 pub(super) fn mul_add(acc: f32, a: f32, b: f32) -> f32 {
     // SAFETY: as for `add`.
     f32::from_bits(unsafe { atome_sf_mul_add_t2(acc.to_bits(), a.to_bits(), b.to_bits()) })
 }
 
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(target_has_atomic = "32"), atome_portable, not(feature = "size-first")))]
+#[cfg(all(atome_armv6m, atome_device))]
 extern "C" {
     fn atome_sf_add_t1(a: u32, b: u32) -> u32;
     fn atome_sf_mul_t1(a: u32, b: u32) -> u32;
 }
 
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), target_has_atomic = "32", atome_portable, not(feature = "size-first")))]
+#[cfg(all(atome_t2_soft, atome_device))]
 extern "C" {
     fn atome_sf_add_t2(a: u32, b: u32) -> u32;
     fn atome_sf_mul_t2(a: u32, b: u32) -> u32;
@@ -88,7 +88,7 @@ extern "C" {
 // ah*bh << 32; h = product >> 16 in [2^30, 2^32), bit 0 jammed with the
 // low 16 bits. h >= 2^31: round at bit 8, exponent ea + eb - 126; else at
 // bit 7, exponent ea + eb - 127.
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(target_has_atomic = "32"), atome_portable, not(feature = "size-first")))]
+#[cfg(all(atome_armv6m, atome_device))]
 core::arch::global_asm!(
     ".section .text.atome_sf_add_t1,\"ax\",%progbits",
     ".global atome_sf_add_t1",
@@ -239,7 +239,7 @@ core::arch::global_asm!(
 );
 
 // The multiply: thumbv6m only (Armv7-M uses the Rust routine, one UMULL).
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(target_has_atomic = "32"), atome_portable, not(feature = "size-first")))]
+#[cfg(all(atome_armv6m, atome_device))]
 core::arch::global_asm!(
     ".section .text.atome_sf_mul_t1,\"ax\",%progbits",
     ".global atome_sf_mul_t1",
@@ -358,7 +358,7 @@ core::arch::global_asm!(
 // rounds at bit 7 (bit 7 - k of t; the sticky bit stays below the guard
 // bit), and the exponent field is ea - k before the rounded mantissa's
 // implicit bit (or carry) adds 1.
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), target_has_atomic = "32", atome_portable, not(feature = "size-first")))]
+#[cfg(all(atome_t2_soft, atome_device))]
 core::arch::global_asm!(
     ".section .text.atome_sf_add_t2,\"ax\",%progbits",
     ".global atome_sf_add_t2",
@@ -463,7 +463,7 @@ core::arch::global_asm!(
 // The product macro: a in \ra, b in \rb (both clobbered), scratch \rs
 // and r12; the product's bits in \rb; \slow taken before any register
 // is written.
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), target_has_atomic = "32", atome_portable, not(feature = "size-first")))]
+#[cfg(all(atome_t2_soft, atome_device))]
 core::arch::global_asm!(
     ".macro atome_t2_prod ra, rb, rs, slow",
     "ubfx \\rs, \\ra, #23, #8",

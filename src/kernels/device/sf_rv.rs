@@ -15,7 +15,7 @@
 //! order, so those bits are the plain code's.
 
 /// a + b, bit-exact binary32 (the bits of `a + b` on these targets).
-#[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
+#[cfg(all(atome_rv32, atome_device))]
 #[inline(always)]
 pub(super) fn add(a: f32, b: f32) -> f32 {
     // SAFETY: the routine reads and writes only caller-saved registers
@@ -25,7 +25,7 @@ pub(super) fn add(a: f32, b: f32) -> f32 {
 }
 
 /// a * b, bit-exact binary32 (the bits of `a * b` on these targets).
-#[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
+#[cfg(all(atome_rv32, atome_device))]
 #[inline(always)]
 pub(super) fn mul(a: f32, b: f32) -> f32 {
     // SAFETY: as for `add`.
@@ -34,7 +34,7 @@ pub(super) fn mul(a: f32, b: f32) -> f32 {
 
 /// acc + a * b, the product rounded first: the bits of `add(acc, mul(a,
 /// b))` in one call (the product goes straight into the add).
-#[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
+#[cfg(all(atome_rv32, atome_device))]
 #[inline(always)]
 pub(super) fn mul_add(acc: f32, a: f32, b: f32) -> f32 {
     // SAFETY: as for `add`.
@@ -44,12 +44,12 @@ pub(super) fn mul_add(acc: f32, a: f32, b: f32) -> f32 {
 /// The rare cases of `atome_sf_mul_add_rv` (an operand zero-or-finite
 /// rules do not settle, or a product at the range's edges): the builtin's
 /// product, then the add.
-#[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
+#[cfg(all(atome_rv32, atome_device))]
 extern "C" fn mul_add_slow(acc: f32, a: f32, b: f32) -> f32 {
     add(acc, a * b)
 }
 
-#[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
+#[cfg(all(atome_rv32, atome_device))]
 extern "C" {
     fn atome_sf_add_rv(a: u32, b: u32) -> u32;
     fn atome_sf_mul_rv(a: u32, b: u32) -> u32;
@@ -60,7 +60,7 @@ extern "C" {
 // smaller magnitude (one copy of the body per order), \A2 = \A << 1,
 // \B2 = \B << 1; a4 = eb then d, a5 = ea, a6 = x (+-mb), a7 = s, t0 =
 // 2^29, t1 = r or t, t2 scratch.
-#[cfg(all(target_arch = "riscv32", atome_portable, not(feature = "size-first")))]
+#[cfg(all(atome_rv32, atome_device))]
 core::arch::global_asm!(
     ".macro atome_rv_add A, B, A2, B2, sfx, fma, bn, af",
     "srli a4, \\B2, 24",

@@ -159,14 +159,14 @@ const PB: usize = 32;
 /// Input vectors per pass: 4, or 3 on thumbv6m (no 32-bit atomics is how
 /// cfg tells it), where four vectors' 128-byte word blocks would take
 /// predict_next's peak stack past 2 KiB.
-const SNB: usize = if cfg!(all(target_arch = "arm", not(target_has_atomic = "32"))) { 3 } else { 4 };
+const SNB: usize = if cfg!(atome_armv6m) { 3 } else { 4 };
 
 /// The entries' layout: column << ENT_COL | negate << ENT_NEG. On riscv32
 /// the column is kept as its word's byte offset (column * 4) and the sign
 /// in bit 7, so the assembly loop (soft_rv.rs) takes the sign with one
 /// branch on a sign-extending byte load and adds the offset as it is.
-const ENT_COL: u32 = if cfg!(target_arch = "riscv32") { 2 } else { 3 };
-const ENT_NEG: u32 = if cfg!(target_arch = "riscv32") { 7 } else { 0 };
+const ENT_COL: u32 = if cfg!(atome_rv32) { 2 } else { 3 };
+const ENT_NEG: u32 = if cfg!(atome_rv32) { 7 } else { 0 };
 /// [`ENT_COL`] of a Trit2 byte's first column for the next byte (four
 /// columns on), in each of a word's byte lanes.
 const KX: u32 = (4 << ENT_COL) * 0x0101_0101;
@@ -219,7 +219,7 @@ fn word(v: f32) -> Option<i32> {
 /// The words' layout of the Thumb-2 loop (soft_t2.rs): exponent on top,
 /// where one shifted operand takes it (d = e - (w >> 26)) and one shift
 /// the mantissa (x6 = w << 6), instead of two masks and a subtract.
-const WORD_HI: bool = cfg!(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2));
+const WORD_HI: bool = cfg!(atome_t2_soft);
 
 /// A word's signed mantissa << 6.
 #[inline(always)]
@@ -334,7 +334,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
     let general = w.packing == Packing::P3;
     // Every vector's sum of every row is within `out` (then the assembly
     // loop may run the vectors of a row block in one call).
-    #[cfg(any(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2), target_arch = "riscv32"))]
+    #[cfg(any(atome_t2_soft, atome_rv32))]
     let vecs_ok = nb >= 1 && (b0 + nb - 1).checked_mul(ostride).and_then(|v| v.checked_add(rows)).is_some_and(|v| v <= out.len());
     let mut c0 = 0;
     while c0 < cols {
@@ -350,14 +350,14 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             let Some(x) = xs.get(base + c0..base + c0 + len) else { continue };
             mode[b] = Mode::Soft;
             // RV32: in assembly (two inputs a round, no constants spilled).
-            #[cfg(target_arch = "riscv32")]
+            #[cfg(atome_rv32)]
             {
                 // SAFETY: x holds len <= SB floats, xb[b] SB words.
                 if !unsafe { super::soft_rv::block_words(x.as_ptr(), x.len().min(SB), xb[b].as_mut_ptr()) } {
                     mode[b] = Mode::Float;
                 }
             }
-            #[cfg(not(target_arch = "riscv32"))]
+            #[cfg(not(atome_rv32))]
             for (&v, xw) in x.iter().zip(xb[b].iter_mut()) {
                 match word(v) {
                     Some(u) => *xw = u,
@@ -367,7 +367,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
         }
         let codes = &mut codes[..len];
         // Which vectors' blocks are soft, bit b for vector b.
-        #[cfg(any(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2), target_arch = "riscv32"))]
+        #[cfg(any(atome_t2_soft, atome_rv32))]
         let soft = mode.iter().enumerate().take(nb).fold(0u32, |s, (b, &m)| s | ((m == Mode::Soft) as u32) << b);
         for j in 0..rows {
             let start = j * cols + c0;
@@ -379,7 +379,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             // RV32, a full pass of soft vectors on whole Trit2 bytes: the
             // four sums in one loop straight from the bytes (no entries
             // built); entries only when a vector stops for the Rust step.
-            #[cfg(target_arch = "riscv32")]
+            #[cfg(atome_rv32)]
             if let (true, Packing::Trit2, 0, 0, Some(tb)) = (vecs_ok && (nb == SNB || nb == 1) && soft == (1 << nb) - 1, w.packing, start % 4, len % 4, tb) {
                 // SAFETY: the four vectors have their sums in `out`
                 // (vecs_ok), spaced ostride floats, and their words in
@@ -426,7 +426,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
             // RV32, a full pass of soft vectors: the four sums in one loop
             // (one entry load and decode for four steps); a vector stopped
             // by a case for the Rust step is finished here vector by vector.
-            #[cfg(target_arch = "riscv32")]
+            #[cfg(atome_rv32)]
             if vecs_ok && !general && !ents.is_empty() && nb == SNB && soft == (1 << SNB) - 1 {
                 let n = ents.len();
                 // SAFETY: the four vectors have their sums in `out`
@@ -450,7 +450,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                 // Thumb-2 and RV32: the assembly loop runs the vectors' sums in a row
                 // while it can; vector bn is then left to the code below,
                 // or finished here from where the loop stopped.
-                #[cfg(any(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2), target_arch = "riscv32"))]
+                #[cfg(any(atome_t2_soft, atome_rv32))]
                 if vecs_ok && !general && !ents.is_empty() {
                     let n = ents.len();
                     // SAFETY: vectors bn..nb have their sums in `out`
@@ -524,7 +524,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
 #[inline(always)]
 fn acc_block(o: &mut f32, ents: &[u8], x: &[i32; SB]) -> Option<Option<usize>> {
     // Thumb-2 and RV32: the assembly loop unpacks and packs the sum itself.
-    #[cfg(any(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2), target_arch = "riscv32"))]
+    #[cfg(any(atome_t2_soft, atome_rv32))]
     if !ents.is_empty() {
         let n = ents.len();
         // SAFETY: ents[0..n] are entries built by soft_pass (column < SB,
@@ -555,7 +555,7 @@ fn acc_end(o: &mut f32, ents: &[u8], st: [i32; 2], done: usize) -> Option<usize>
 /// loop over them stopped at entry k for vector `stop`: vectors below it
 /// from entry k + 1, the others from entry k, each through [`acc_block`]
 /// (the float add from an overflow on).
-#[cfg(target_arch = "riscv32")]
+#[cfg(atome_rv32)]
 #[allow(clippy::too_many_arguments)]
 #[inline(never)]
 fn finish_vecs(
@@ -581,7 +581,7 @@ fn finish_vecs(
 /// (soft_rv.rs `run_vec4_t2`): the first in the top byte, each its column
 /// in the byte * 4 | 2 | negate << 7 (never zero, so a zero byte ends
 /// them), the unused low bytes zero.
-#[cfg(target_arch = "riscv32")]
+#[cfg(atome_rv32)]
 static TRIT2_V4: [u32; 256] = {
     let mut t = [0u32; 256];
     let mut b = 0;
@@ -688,20 +688,20 @@ static TRIT2_TABS: Trit2Tabs = Trit2Tabs { ents: TRIT2_ENTS, n: TRIT2_N };
 // (Out of line on the Thumb-2 loop's cores, where soft_pass is short of
 // registers: fewer instructions per row block there. Inlined elsewhere:
 // out of line costs M0 and riscv32 more than it saves.)
-#[cfg_attr(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2), inline(never))]
-#[cfg_attr(not(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2)), inline(always))]
+#[cfg_attr(atome_t2_soft, inline(never))]
+#[cfg_attr(not(atome_t2_soft), inline(always))]
 fn trit2_ents(bytes: &[u8], len: usize, ents: &mut [u8; SB + 4]) -> usize {
     let (full, part) = bytes.split_at((len / 4).min(bytes.len()));
     // Column << ENT_COL of the byte's first weight, in every byte lane
     // (each lane stays below 256: column <= 31): kx.
-    #[cfg(not(all(target_arch = "arm", not(target_abi = "eabihf"))))]
+    #[cfg(not(atome_arm_soft))]
     let (mut ne, mut kx) = (0, 0u32);
     // Cortex-M0: the whole bytes in Thumb-1 (soft_t1.rs: 15.5 instructions a
     // byte; 27 when inlined here, where its constants were spilled).
-    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
+    #[cfg(atome_armv6m)]
     let (full, mut ne, mut kx) = (&[] as &[u8], super::soft_t1::trit2_ents(full, ents, &TRIT2_TABS), (full.len() as u32).wrapping_mul(KX));
     // The other Arm cores without an FPU: in Thumb-2 (soft_t2.rs: 9 a byte).
-    #[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+    #[cfg(atome_t2_soft)]
     let (full, mut ne, mut kx) = (&[] as &[u8], super::soft_t2::trit2_ents(full, ents, &TRIT2_TABS), (full.len() as u32).wrapping_mul(KX));
     let mut put = |b: usize, ne: &mut usize| {
         let e = TRIT2_TABS.ents[b & 255].wrapping_add(kx);
@@ -873,7 +873,7 @@ fn run_words(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2]) -> usize {
 /// blocks need nothing else): no call into the general loop for them.
 #[inline(always)]
 fn run_words_fast(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2]) -> usize {
-    #[cfg(any(all(target_arch = "arm", not(target_abi = "eabihf")), target_arch = "riscv32"))]
+    #[cfg(any(atome_arm_soft, atome_rv32))]
     {
         let n = ents.len();
         if n > 0 && (st[0] == 0 || st[1] >= 0) {
@@ -894,14 +894,14 @@ fn run_words_fast(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2]) -> usize {
 fn run_words_from(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2], mut i: usize) -> usize {
     let n = ents.len();
     while i < n {
-        #[cfg(not(any(all(target_arch = "arm", not(target_abi = "eabihf")), target_arch = "riscv32")))]
+        #[cfg(not(any(atome_arm_soft, atome_rv32)))]
         if st[0] == 0 || st[1] >= 0 {
             i = fast_words(st, ents, x, i);
             if i >= n {
                 break;
             }
         }
-        #[cfg(any(all(target_arch = "arm", not(target_abi = "eabihf")), target_arch = "riscv32"))]
+        #[cfg(any(atome_arm_soft, atome_rv32))]
         if st[0] == 0 || st[1] >= 0 {
             // SAFETY: ents[i..n] are entries built by soft_pass (column <
             // SB, so the words read are x's), n - i >= 1, st is two
@@ -930,21 +930,21 @@ fn run_words_from(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2], mut i: usize) -
 
 /// The assembly loop of this core (one contract): Thumb-1 on Cortex-M0,
 /// Thumb-2 on the other Arm cores without an FPU, RV32 on riscv32.
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
+#[cfg(atome_armv6m)]
 use super::soft_t1::run as asm_run;
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+#[cfg(atome_t2_soft)]
 use super::soft_t2::run as asm_run;
-#[cfg(target_arch = "riscv32")]
+#[cfg(atome_rv32)]
 use super::soft_rv::run as asm_run;
 /// The assembly loop on a float accumulator (Thumb-2 and RV32).
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+#[cfg(atome_t2_soft)]
 use super::soft_t2::run_acc as asm_run_acc;
-#[cfg(target_arch = "riscv32")]
+#[cfg(atome_rv32)]
 use super::soft_rv::run_acc as asm_run_acc;
 /// The assembly loop over a row block's vectors (Thumb-2 and RV32).
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), atome_thumb2))]
+#[cfg(atome_t2_soft)]
 use super::soft_t2::run_vecs as asm_run_vecs;
-#[cfg(target_arch = "riscv32")]
+#[cfg(atome_rv32)]
 use super::soft_rv::run_vecs as asm_run_vecs;
 
 /// The steps of the Thumb-1 loop (soft_t1.rs) in Rust, case for case, for
@@ -964,7 +964,7 @@ use super::soft_rv::run_vecs as asm_run_vecs;
 /// [0, 155]. Every accumulator stays below 2^30 - 32 in magnitude, so no
 /// sum overflows 32 bits.
 // (The Arm soft-float cores and riscv32 run the assembly instead.)
-#[cfg_attr(any(all(target_arch = "arm", not(target_abi = "eabihf")), target_arch = "riscv32"), allow(dead_code))]
+#[cfg_attr(any(atome_arm_soft, atome_rv32), allow(dead_code))]
 #[inline(always)]
 fn fast_words(st: &mut [i32; 2], ents: &[u8], x: &[i32; SB], mut i: usize) -> usize {
     let (mut m, mut e) = (st[0], st[1]);

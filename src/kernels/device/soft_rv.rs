@@ -18,7 +18,7 @@
 /// SB), `words` has SB readable words, `st` two writable words, rem >= 1;
 /// the accumulator holds the invariant of `soft::run_words` (zero, or a
 /// normal m6 with e - WB >= 0).
-#[cfg(target_arch = "riscv32")]
+#[cfg(atome_rv32)]
 pub(super) unsafe fn run(st: &mut [i32; 2], neg_rem: i32, ents_end: *const u8, words: &[i32; super::soft::SB]) -> i32 {
     // SAFETY: the caller's contract above; the routine reads only those
     // bytes and words, writes only `st`, uses no stack and only
@@ -37,7 +37,7 @@ pub(super) unsafe fn run(st: &mut [i32; 2], neg_rem: i32, ents_end: *const u8, w
 ///
 /// # Safety
 /// As [`run`], with `o` in place of `st`.
-#[cfg(target_arch = "riscv32")]
+#[cfg(atome_rv32)]
 pub(super) unsafe fn run_acc(o: &mut f32, neg_rem: i32, ents_end: *const u8, words: &[i32; super::soft::SB]) -> u64 {
     // SAFETY: as in `run`; the routine writes only `*o`.
     unsafe { atome_soft_acc_rv(o, neg_rem, ents_end, words.as_ptr()) }
@@ -55,14 +55,14 @@ pub(super) unsafe fn run_acc(o: &mut f32, neg_rem: i32, ents_end: *const u8, wor
 /// # Safety
 /// As [`run_acc`] for each of the `nv` >= 1 vectors (all the sums are
 /// writable floats, all the words readable).
-#[cfg(target_arch = "riscv32")]
+#[cfg(atome_rv32)]
 pub(super) unsafe fn run_vecs(o: *mut f32, nv: usize, ents_end: *const u8, words: *const i32, soft: u32, ostride: usize, neg_rem: i32) -> u64 {
     // SAFETY: as in `run_acc`, for each vector; the routine's 16-byte
     // frame is its own.
     unsafe { atome_soft_vec_rv(o, nv, ents_end, words, soft, ostride, neg_rem) }
 }
 
-#[cfg(target_arch = "riscv32")]
+#[cfg(atome_rv32)]
 extern "C" {
     fn atome_soft_vec_rv(o: *mut f32, nv: usize, ents_end: *const u8, words: *const i32, soft: u32, ostride: usize, neg_rem: i32) -> u64;
     fn atome_soft_run_rv(st: *mut i32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> i32;
@@ -88,7 +88,7 @@ extern "C" {
 // the words' low six bits are zero) the tie goes to even. m6 and the
 // exponent change only when a step is taken, so a case handed back to
 // Rust leaves the sum before it in place.
-#[cfg(target_arch = "riscv32")]
+#[cfg(atome_rv32)]
 core::arch::global_asm!(
     // Next entry, or done.
     ".macro atome_rv_next k",
@@ -442,7 +442,7 @@ core::arch::global_asm!(
 ///
 /// # Safety
 /// As [`run_vecs`] with four vectors, all of them soft.
-#[cfg(target_arch = "riscv32")]
+#[cfg(atome_rv32)]
 pub(super) unsafe fn run_vec4(o: *mut f32, ostride: usize, ents_end: *const u8, words: *const i32, neg_rem: i32) -> u32 {
     // SAFETY: as in `run_vecs`; the routine saves the callee-saved
     // registers it uses (s0-s5) in its own 32-byte frame.
@@ -460,7 +460,7 @@ pub(super) unsafe fn run_vec4(o: *mut f32, ostride: usize, ents_end: *const u8, 
 /// # Safety
 /// As [`run_vec4`], with `bytes` readable for `nbytes` >= 0 bytes
 /// (nbytes * 4 <= SB) in place of the entries.
-#[cfg(target_arch = "riscv32")]
+#[cfg(atome_rv32)]
 pub(super) unsafe fn run_vec4_t2(o: *mut f32, ostride: usize, bytes: *const u8, words: *const i32, nbytes: usize, tab: &[u32; 256], zero: bool) -> u32 {
     // SAFETY: as in `run_vec4`; the routine reads the bytes, their
     // table entries and the words they name, saves s0-s7 in its own
@@ -473,13 +473,13 @@ pub(super) unsafe fn run_vec4_t2(o: *mut f32, ostride: usize, bytes: *const u8, 
 ///
 /// # Safety
 /// As [`run_vec4_t2`], for one vector.
-#[cfg(target_arch = "riscv32")]
+#[cfg(atome_rv32)]
 pub(super) unsafe fn run_vec1_t2(o: *mut f32, bytes: *const u8, nbytes: usize, words: *const i32, tab: &[u32; 256], zero: bool) -> u32 {
     // SAFETY: as in `run_vec4_t2`; a 16-byte frame for s6, s7.
     unsafe { atome_soft_vt1_rv(o, bytes, nbytes, words, tab.as_ptr(), zero as u32) }
 }
 
-#[cfg(target_arch = "riscv32")]
+#[cfg(atome_rv32)]
 extern "C" {
     fn atome_soft_vt1_rv(o: *mut f32, bytes: *const u8, nbytes: usize, words: *const i32, tab: *const u32, zero: u32) -> u32;
     fn atome_soft_vt2_rv(o: *mut f32, ostride: usize, bytes: *const u8, words: *const i32, nbytes: usize, tab: *const u32, zero: u32) -> u32;
@@ -493,7 +493,7 @@ extern "C" {
 // above; a4-a7 and t2 scratch as there. Each vector's step is the step
 // above with its registers; its common case falls through to the next
 // vector's step, the other cases come back to it (.Lv4n<sfx>).
-#[cfg(target_arch = "riscv32")]
+#[cfg(atome_rv32)]
 core::arch::global_asm!(
     // The common line of one vector's step: the word at \OFF from a0.
     ".macro atome_v4_main M, E, OFF, neg, sfx",
@@ -1031,21 +1031,21 @@ core::arch::global_asm!(
 ///
 /// # Safety
 /// `x` readable for n floats, `out` writable for n words.
-#[cfg(target_arch = "riscv32")]
+#[cfg(atome_rv32)]
 pub(super) unsafe fn block_words(x: *const f32, n: usize, out: *mut i32) -> bool {
     // SAFETY: the caller's contract; the routine touches only those
     // floats and words and caller-saved registers.
     unsafe { atome_words_rv(x, n, out) != 0 }
 }
 
-#[cfg(target_arch = "riscv32")]
+#[cfg(atome_rv32)]
 extern "C" {
     fn atome_words_rv(x: *const f32, n: usize, out: *mut i32) -> u32;
 }
 
 // a0 = the next float, a1 = the end, a2 = the next word, a3 = ok; a4 =
 // 63, a5 = 2^31; two floats a round (t0-t2, a6, a7 scratch).
-#[cfg(target_arch = "riscv32")]
+#[cfg(atome_rv32)]
 core::arch::global_asm!(
     // The float in \F as its word into \W (\T scratch); outside the
     // window: \W = 0 when it is a zero, else a3 = 0 and \W unchanged.

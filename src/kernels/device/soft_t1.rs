@@ -18,7 +18,7 @@
 /// SB), `words` has SB readable words, `st` two writable words, rem >= 1;
 /// the accumulator holds the invariant of `soft::run_words` (zero, or a
 /// normal m6 with e - WB >= 0).
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf")))]
+#[cfg(atome_arm_soft)]
 pub(super) unsafe fn run(st: &mut [i32; 2], neg_rem: i32, ents_end: *const u8, words: &[i32; super::soft::SB]) -> i32 {
     // SAFETY: the caller's contract above; the routine reads only those
     // bytes and words, writes only `st`, and preserves every callee-saved
@@ -26,7 +26,7 @@ pub(super) unsafe fn run(st: &mut [i32; 2], neg_rem: i32, ents_end: *const u8, w
     unsafe { atome_soft_run_t1(st.as_mut_ptr(), neg_rem, ents_end, words.as_ptr()) }
 }
 
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf")))]
+#[cfg(atome_arm_soft)]
 extern "C" {
     fn atome_soft_run_t1(st: *mut i32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> i32;
 }
@@ -49,7 +49,7 @@ extern "C" {
 // decides; with d <= 6 nothing was lost, as the words' low six bits are
 // zero, and the half is an exact tie), or the exponent leaves [0, 155]. The bounds keep every accumulator below 2^30 in magnitude, so
 // no sum overflows 32 bits. Everything else goes back to Rust.
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf")))]
+#[cfg(atome_arm_soft)]
 core::arch::global_asm!(
     ".macro atome_soft_tail exit, sfx",
     // r7 = t, r1 = the exponent of big.
@@ -230,7 +230,7 @@ core::arch::global_asm!(
 /// `soft::trit2_ents` builds them (byte q's entries + q * 0x20 in each
 /// lane, four bytes stored per byte, the count advanced by its number of
 /// nonzero weights); returns the count.
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
+#[cfg(atome_armv6m)]
 pub(super) fn trit2_ents(bytes: &[u8], ents: &mut [u8; super::soft::SB + 4], tabs: &super::soft::Trit2Tabs) -> usize {
     // At most SB / 4 bytes: every store (count <= 4q, four bytes) stays
     // within the SB + 4 entries.
@@ -244,7 +244,7 @@ pub(super) fn trit2_ents(bytes: &[u8], ents: &mut [u8; super::soft::SB + 4], tab
     unsafe { atome_trit2_ents_t1(bytes.as_ptr(), bytes.len(), ents.as_mut_ptr(), tabs) }
 }
 
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
+#[cfg(atome_armv6m)]
 extern "C" {
     fn atome_trit2_ents_t1(bytes: *const u8, n: usize, ents: *mut u8, tabs: *const super::soft::Trit2Tabs) -> usize;
 }
@@ -252,7 +252,7 @@ extern "C" {
 // r0 = next byte (two a pass), r1 = end, r2 = where the byte's entries
 // go, r3 = the entry table, r4 = the count table, r7 = the column offset
 // of the byte in every lane, r12 = 0x20202020 (its step).
-#[cfg(all(target_arch = "arm", not(target_abi = "eabihf"), not(atome_thumb2)))]
+#[cfg(atome_armv6m)]
 core::arch::global_asm!(
     ".section .text.atome_trit2_ents_t1,\"ax\",%progbits",
     ".global atome_trit2_ents_t1",

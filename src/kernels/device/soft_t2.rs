@@ -18,7 +18,7 @@
 /// SB), `words` has SB readable words, `st` two writable words, rem >= 1;
 /// the accumulator holds the invariant of `soft::run_words` (zero, or a
 /// normal m6 with e - WB >= 0).
-#[cfg(all(atome_thumb2, not(target_abi = "eabihf")))]
+#[cfg(atome_t2_soft)]
 pub(super) unsafe fn run(st: &mut [i32; 2], neg_rem: i32, ents_end: *const u8, words: &[i32; super::soft::SB]) -> i32 {
     // SAFETY: the caller's contract above; the routine reads only those
     // bytes and words, writes only `st`, and preserves every callee-saved
@@ -36,7 +36,7 @@ pub(super) unsafe fn run(st: &mut [i32; 2], neg_rem: i32, ents_end: *const u8, w
 ///
 /// # Safety
 /// As [`run`], with `o` in place of `st`.
-#[cfg(all(atome_thumb2, not(target_abi = "eabihf")))]
+#[cfg(atome_t2_soft)]
 pub(super) unsafe fn run_acc(o: &mut f32, neg_rem: i32, ents_end: *const u8, words: &[i32; super::soft::SB]) -> u64 {
     // SAFETY: as in `run`; the routine writes only `*o`.
     unsafe { atome_soft_acc_t2(o, neg_rem, ents_end, words.as_ptr()) }
@@ -54,13 +54,13 @@ pub(super) unsafe fn run_acc(o: &mut f32, neg_rem: i32, ents_end: *const u8, wor
 /// # Safety
 /// As [`run_acc`] for each of the `nv` >= 1 vectors (all the sums are
 /// writable floats, all the words readable).
-#[cfg(all(atome_thumb2, not(target_abi = "eabihf")))]
+#[cfg(atome_t2_soft)]
 pub(super) unsafe fn run_vecs(o: *mut f32, nv: usize, ents_end: *const u8, words: *const i32, soft: u32, ostride: usize, neg_rem: i32) -> u64 {
     // SAFETY: as in `run_acc`, for each vector.
     unsafe { atome_soft_vec_t2(o, nv, ents_end, words, soft, ostride, neg_rem) }
 }
 
-#[cfg(all(atome_thumb2, not(target_abi = "eabihf")))]
+#[cfg(atome_t2_soft)]
 extern "C" {
     fn atome_soft_run_t2(st: *mut i32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> i32;
     fn atome_soft_acc_t2(o: *mut f32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> u64;
@@ -91,7 +91,7 @@ extern "C" {
 // the words' low six bits being zero), d in [7, 31] (a half exits), d > 31
 // (the term is below a quarter of the accumulator's bit 0: skipped), d < 0
 // (the term is big; a zero accumulator, e - WB = -96, always lands here).
-#[cfg(all(atome_thumb2, not(target_abi = "eabihf")))]
+#[cfg(atome_t2_soft)]
 core::arch::global_asm!(
     // Next entry, or done.
     ".macro atome_t2_next",
@@ -441,7 +441,7 @@ core::arch::global_asm!(
 /// `soft::trit2_ents` builds them (byte q's entries + q * 0x20 in each
 /// lane, four bytes stored per byte, the count advanced by its number of
 /// nonzero weights); returns the count.
-#[cfg(all(atome_thumb2, not(target_abi = "eabihf")))]
+#[cfg(atome_t2_soft)]
 pub(super) fn trit2_ents(bytes: &[u8], ents: &mut [u8; super::soft::SB + 4], tabs: &super::soft::Trit2Tabs) -> usize {
     // At most SB / 4 bytes: every store (count <= 4q, four bytes) stays
     // within the SB + 4 entries.
@@ -456,7 +456,7 @@ pub(super) fn trit2_ents(bytes: &[u8], ents: &mut [u8; super::soft::SB + 4], tab
     unsafe { atome_trit2_ents_t2(bytes.as_ptr(), bytes.len(), ents.as_mut_ptr(), tabs) }
 }
 
-#[cfg(all(atome_thumb2, not(target_abi = "eabihf")))]
+#[cfg(atome_t2_soft)]
 extern "C" {
     fn atome_trit2_ents_t2(bytes: *const u8, n: usize, ents: *mut u8, tabs: *const super::soft::Trit2Tabs) -> usize;
 }
@@ -464,7 +464,7 @@ extern "C" {
 // r0 = next byte, r1 = end, r2 = where the byte's entries go, r3 = the
 // entry table, r4 = the count table, r7 = the column offset of the byte in
 // every lane, r12 = 0x20202020 (its step): 9 instructions a byte.
-#[cfg(all(atome_thumb2, not(target_abi = "eabihf")))]
+#[cfg(atome_t2_soft)]
 core::arch::global_asm!(
     ".section .text.atome_trit2_ents_t2,\"ax\",%progbits",
     ".global atome_trit2_ents_t2",

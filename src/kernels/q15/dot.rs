@@ -26,13 +26,13 @@ pub fn dot_q(a: &[i16], b: &[i16]) -> i64 {
         }
         dot_smlal(a.as_ptr(), b.as_ptr(), n)
     }
-    #[cfg(all(not(target_arch = "arm"), target_pointer_width = "32"))]
+    #[cfg(atome_rv32)]
     {
         dot_by_pairs(a, b)
     }
     // (Armv6-M: this loop too; with its six allocatable low registers the
     // pair loop and a hand-written one both came out longer.)
-    #[cfg(not(any(atome_dsp, atome_thumb2, all(not(target_arch = "arm"), target_pointer_width = "32"))))]
+    #[cfg(not(any(atome_dsp, atome_thumb2, atome_rv32)))]
     {
         let mut acc = 0i64;
         for (&x, &y) in a.iter().zip(b) {
@@ -144,7 +144,7 @@ fn dot_smlal(a: *const i16, b: *const i16, n: usize) -> i64 {
 /// (RV32 has no 32x32+64 accumulate; the 64-bit hosts' loop vectorizes
 /// instead, and the unit test runs this one there). Out of line: inlined
 /// into the attention's selection loop, its registers spilled.
-#[cfg_attr(not(all(not(target_arch = "arm"), target_pointer_width = "32")), allow(dead_code))]
+#[cfg_attr(not(atome_rv32), allow(dead_code))]
 #[inline(never)]
 fn dot_by_pairs(a: &[i16], b: &[i16]) -> i64 {
     // Each product is in (-2^30, 2^30], so the pair sum s is in (-2^31 + 2^16, 2^31]: it

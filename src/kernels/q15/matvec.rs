@@ -42,11 +42,11 @@
 use super::super::isa::Accel;
 use crate::format::{Packing, Tensor};
 
-#[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+#[cfg(atome_x86)]
 mod avx2;
 #[cfg(atome_dsp)]
 mod dsp;
-#[cfg(all(target_arch = "arm", target_has_atomic = "32", not(atome_dsp)))]
+#[cfg(all(atome_thumb2, not(atome_dsp)))]
 mod thumb2;
 
 /// Columns decoded per step (the decode buffer lives on the stack).
@@ -59,7 +59,7 @@ const BLOCK: usize = 32;
 /// cost (sum load and store, pointer step, loop test: 5 of 26 instructions
 /// per chunk of 8) is spread over sixteen weights (48 instructions); the
 /// q15 build's peak stack there stays within 2 KiB (cortex_bench checks).
-const CHUNK: usize = if cfg!(all(target_arch = "arm", not(target_has_atomic = "32"))) { 16 } else { 8 };
+const CHUNK: usize = if cfg!(atome_armv6m) { 16 } else { 8 };
 /// Bytes of codes per row and chunk.
 const CBYTES: usize = CHUNK / 4;
 /// 2-column tables per chunk.
@@ -102,7 +102,7 @@ pub fn trit2_no_code10(acc: Accel, w: &Tensor) -> bool {
     }
     let len = w.rows.saturating_mul(w.cols).div_ceil(4);
     let d = w.data.get(..len).unwrap_or(w.data);
-    #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+    #[cfg(atome_x86)]
     if acc.avx2() {
         // SAFETY: `Accel::avx2` is true only when cpuid and xgetbv showed
         // AVX2 with the YMM state enabled by the OS.
@@ -121,7 +121,7 @@ fn accel_checked(acc: Accel, w: &Tensor, xs: &[i16], xstride: usize, n: usize, o
     if n > 1 && ostride < w.rows {
         return matvec_q_naive(w, xs, xstride, n, out, ostride);
     }
-    #[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+    #[cfg(atome_x86)]
     if acc.avx2() {
         // SAFETY: `Accel::avx2` is true only when cpuid and xgetbv showed
         // AVX2 with the YMM state enabled by the OS.
@@ -324,7 +324,7 @@ type Tables = [[i32; PAIRS]; 16];
 /// zero (entries 0, 2, 8, 10 are never written).
 #[inline]
 fn build_tables(t: &mut Tables, x: &[i16], c0: usize) {
-    #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+    #[cfg(atome_armv6m)]
     if let Some(xc) = x.get(c0..c0 + CHUNK) {
         build_tables_t1(t, xc);
         return;
@@ -363,7 +363,7 @@ fn build_tables(t: &mut Tables, x: &[i16], c0: usize) {
 /// immediate offsets from four bases (code-major rows of 32 bytes; a
 /// Thumb-1 store reaches 124 bytes): 34 instructions a pair where LLVM's
 /// loop took 40 computing each address.
-#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+#[cfg(atome_armv6m)]
 #[inline(always)]
 fn build_tables_t1(t: &mut Tables, x: &[i16]) {
     if x.len() < CHUNK {
@@ -433,7 +433,7 @@ fn build_tables_t1(t: &mut Tables, x: &[i16]) {
 /// Whether the row loop stores (rather than adds to) the sums of a
 /// position's first chunk, so that the caller need not zero the outputs
 /// first (ARMv6-M, whose zeroing is a library call per job).
-const STORE_FIRST: bool = cfg!(all(target_arch = "arm", not(target_has_atomic = "32")));
+const STORE_FIRST: bool = cfg!(atome_armv6m);
 
 /// Four Trit2 codes (one payload byte, byte K of a chunk) against pair
 /// tables 2K and 2K+1.
@@ -446,7 +446,7 @@ fn byte_sum<const K: usize>(t: &Tables, b: u8) -> i32 {
 
 /// The Thumb-2 row loop (`thumb2::rows_jobs`: Cortex-M3, M33) reads the
 /// paged layout, the others the code-major one.
-const PAGED: bool = cfg!(all(target_arch = "arm", target_has_atomic = "32", not(atome_dsp)));
+const PAGED: bool = cfg!(all(atome_thumb2, not(atome_dsp)));
 
 /// Where the entry of nibble `nib` (codes c0 + 4*c1) of pair table `p`
 /// lives. Code-major: `t[nib][p]`, byte offset 16*nib + 4*p (ARMv6-M's
@@ -492,13 +492,13 @@ fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32], wh
     let step = step.max(1);
     // All rows inside the payload (the usual case): no per-row checks.
     if let (true, Some(d)) = (whole, data.get(at..)) {
-        #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+        #[cfg(atome_armv6m)]
         if first {
             rows_thumb::<true>(t, d, step, out);
         } else {
             rows_thumb::<false>(t, d, step, out);
         }
-        #[cfg(all(target_arch = "arm", target_has_atomic = "32", not(atome_dsp)))]
+        #[cfg(all(atome_thumb2, not(atome_dsp)))]
         if d.len() >= CBYTES {
             let mut descs = [thumb2::RowsDesc::new(out, d.as_ptr()), thumb2::RowsDesc::END];
             // SAFETY: out is one slice; row j < out.len() reads CBYTES
@@ -544,7 +544,7 @@ fn rows_whole(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
 
 /// [`rows_thumb`]'s loop; `$first` "1": the sums start at 0 (the
 /// position's first chunk, stored), "0": they are loaded and added to.
-#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+#[cfg(atome_armv6m)]
 macro_rules! rows_t1_asm {
     ($first:literal, $o:ident, $d:ident, $t:ident, $n:expr, $step:ident) => {
         core::arch::asm!(
@@ -607,7 +607,7 @@ macro_rules! rows_t1_asm {
 /// chunk of 16 weights (four bytes, eight table reads) where LLVM's code
 /// for the same loop spills and reloads. `d` holds (out.len() - 1) * step
 /// + 4 bytes at least.
-#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+#[cfg(atome_armv6m)]
 #[inline(always)]
 fn rows_thumb<const FIRST: bool>(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
     if out.is_empty() || d.len() < CBYTES {
@@ -637,7 +637,7 @@ fn rows_thumb<const FIRST: bool>(t: &Tables, d: &[u8], step: usize, out: &mut [i
 #[inline(always)]
 fn zero_tables(t: &mut core::mem::MaybeUninit<Tables>) -> &mut Tables {
     // (Named registers: the list must be in ascending order.)
-    #[cfg(any(atome_thumb2, all(target_arch = "arm", not(target_has_atomic = "32"))))]
+    #[cfg(any(atome_thumb2, atome_armv6m))]
     {
         const STEPS: usize = core::mem::size_of::<Tables>() / 64;
         // SAFETY: writes STEPS * 64 bytes = the whole of t (512 or 256
@@ -669,7 +669,7 @@ fn zero_tables(t: &mut core::mem::MaybeUninit<Tables>) -> &mut Tables {
             t.assume_init_mut()
         }
     }
-    #[cfg(not(any(atome_thumb2, all(target_arch = "arm", not(target_has_atomic = "32")))))]
+    #[cfg(not(any(atome_thumb2, atome_armv6m)))]
     t.write([[0; PAIRS]; 16])
 }
 
@@ -714,7 +714,7 @@ fn trit2_tables_group(jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize)
     // Armv7-M / Armv8-M Mainline, every row whole, every position's
     // inputs there and every chunk full: tables and rows in asm, one row
     // loop call per chunk for all the jobs.
-    #[cfg(all(target_arch = "arm", target_has_atomic = "32", not(atome_dsp)))]
+    #[cfg(all(atome_thumb2, not(atome_dsp)))]
     if cols.is_multiple_of(CHUNK)
         && whole.iter().take(jobs.len()).all(|&f| f)
         && last.checked_sub(1).is_none_or(|b| b.checked_mul(xstride).and_then(|v| v.checked_add(cols)).is_some_and(|e| e <= xs.len()))

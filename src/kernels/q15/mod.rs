@@ -33,9 +33,9 @@ pub fn has_code10(d: &[u8]) -> bool {
     d.iter().any(|&b| b & !(b << 1) & 0xAA != 0)
 }
 
-#[cfg(all(target_arch = "x86_64", not(atome_portable)))]
+#[cfg(atome_x86)]
 pub mod conv;
-#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+#[cfg(atome_armv6m)]
 pub mod conv_t1;
 #[cfg(atome_thumb2)]
 pub mod conv_t2;
@@ -50,7 +50,7 @@ pub mod quant;
 pub use dot::dot_q;
 pub use matvec::{matvec_q, matvec_q_multi, matvec_q_multi_checked, matvec_q_naive, trit2_no_code10, MvJobQ};
 
-#[cfg(any(atome_thumb2, all(target_arch = "arm", not(target_has_atomic = "32"))))]
+#[cfg(any(atome_thumb2, atome_armv6m))]
 /// The five taps' inputs: rows (k = 0 the newest) and which shift by one.
 pub struct Taps5<'a> {
     /// Tap rows, at least `out.len()` long.

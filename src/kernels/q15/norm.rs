@@ -14,13 +14,13 @@
 pub fn row_stats(xm: &[i16]) -> (i32, i64, i32, i32) {
     let (mut s, mut q, mut lo, mut hi) = (0i32, 0i64, i32::MAX, i32::MIN);
     // The elements the asm leaves (all of them elsewhere).
-    #[cfg(not(any(atome_dsp, atome_thumb2, all(target_arch = "arm", not(target_has_atomic = "32")))))]
+    #[cfg(not(any(atome_dsp, atome_thumb2, atome_armv6m)))]
     let rest = xm;
     // ARMv6-M: two elements a step, their squares added in 32 bits (each
     // at most 2^30) before the 64-bit add; the extremes in high registers
     // (CMP and MOV reach them): about 12.5 instructions an element where
     // LLVM's loop took 25.
-    #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+    #[cfg(atome_armv6m)]
     let rest = if xm.len() >= 2 {
         let pairs = xm.len() / 2;
         let (mut ql, mut qh): (u32, u32);
@@ -219,7 +219,7 @@ mod tests {
 /// Thumb-1 asm text: the word at `[$base, #$off]` into the high register
 /// `$hi` through the low scratch `$tmp` (Thumb-1 loads only into low
 /// registers; asm operands may name high ones only as clobbers).
-#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+#[cfg(atome_armv6m)]
 macro_rules! to_high {
     ($tmp:literal, $base:literal, $off:literal, $hi:literal) => {
         concat!("ldr ", $tmp, ", [", $base, ", #", $off, "]\n", "mov ", $hi, ", ", $tmp, "\n")
@@ -239,7 +239,7 @@ macro_rules! to_high {
 ///
 /// # Safety
 /// `g` and `b` must be readable for `w.len()` int32 each.
-#[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+#[cfg(atome_armv6m)]
 pub unsafe fn ln_passes_t1(xm: &[i16], g: *const i32, b: *const i32, k: [i32; 7], t: [u32; 4], w: &mut [i32]) -> Option<u32> {
     let n = w.len();
     if xm.len() != n || n < 2 || !n.is_multiple_of(2) || t.iter().any(|&s| s > 31) {

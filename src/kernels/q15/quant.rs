@@ -51,7 +51,7 @@ pub fn or_abs(src: &[i32]) -> u32 {
         }
         return src.get(2 * pairs..).unwrap_or(&[]).iter().fold(mx, |m, v| m | v.unsigned_abs());
     }
-    #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+    #[cfg(atome_armv6m)]
     if src.len() >= 4 {
         // ARMv6-M: four elements a step (LLVM's loop: 7 instructions an
         // element with its loop test; 5.5 here).
@@ -233,7 +233,7 @@ pub fn rshr_sat(src: &[i32], n: u32, out: &mut [i16]) {
         }
         return;
     }
-    #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
+    #[cfg(atome_armv6m)]
     if let len @ 2.. = src.len().min(out.len()) {
         // ARMv6-M: two elements a step, the bounds in registers (LLVM's
         // loop reloads them from the literal pool every element: 17

@@ -9,7 +9,7 @@
 /// The loop of [`ssm_sums_s`] for a decay shift of `s1` (its rounding
 /// addend `rnd` = 2^(s1-1) and the high word's shift `ls` = 32 - s1 as
 /// literals: immediates keep two registers free).
-#[cfg(all(target_arch = "arm", target_has_atomic = "32"))]
+#[cfg(atome_thumb2)]
 macro_rules! ssm_loop {
     ($s1:literal, $rnd:literal, $ls:literal, $t:ident, $b:ident, $hp:ident, $h:ident, $n:ident, $s2:ident, $mx:ident) => {
         core::arch::asm!(
@@ -118,7 +118,7 @@ macro_rules! ssm_loop_dsp {
 /// # Safety
 /// `t` and `b` must be readable for `hs.len()` int32 each (any alignment
 /// of 4); `h` at least as long as `hs`; 30 <= s1 <= 32, 1 <= s2 <= 32.
-#[cfg(all(target_arch = "arm", target_has_atomic = "32"))]
+#[cfg(atome_thumb2)]
 #[inline(always)]
 pub unsafe fn ssm_sums_s(t: *const i32, b: *const i32, hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> u32 {
     let n = hs.len().min(h.len());
