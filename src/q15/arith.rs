@@ -765,6 +765,13 @@ fn to_f32_f64(v: i64, e: i32) -> f32 {
     ((v as f64) * pow2(half) * pow2(e - half)) as f32
 }
 
+/// A plain exponent sum (as the contract writes `se + e_h`): any E_ZERO
+/// operand only ever meets zero mantissas.
+#[inline(always)]
+pub(crate) fn ecomb_plain(a: i32, b: i32) -> i32 {
+    a + b
+}
+
 #[cfg(test)]
 mod tests {
 

@@ -392,7 +392,7 @@ fn matvec_case(r: &mut Rng, f: &mut Found, case: u32) {
 /// wrapping integer steps: random constants and shifts, even lengths.
 #[cfg(all(target_arch = "arm", not(target_has_atomic = "32")))]
 fn ln_case(r: &mut Rng, f: &mut Found, case: u32) {
-    use atome::kernels::q15::norm::ln_passes_t1;
+    use atome::kernels::q15::norm_t1::ln_passes_t1;
     let n = 2 * (1 + (r.next() % 32) as usize);
     let mut xm = [0i16; 64];
     let (mut g, mut b) = ([0i32; 64], [0i32; 64]);
@@ -427,7 +427,7 @@ fn ln_case(r: &mut Rng, f: &mut Found, case: u32) {
 /// = 2^30 - 1, |b| = 2^23 - 1, h = +-32767) and anywhere below.
 #[cfg(all(target_arch = "arm", target_has_atomic = "32"))]
 fn ssm_case(r: &mut Rng, f: &mut Found, case: u32) {
-    use atome::kernels::q15::ssm::ssm_sums_s;
+    use atome::kernels::q15::ssm_t2::ssm_sums_s;
     let n = 1 + (r.next() % 64) as usize;
     let s1 = 30 + r.next() % 3;
     let s2 = 1 + r.next() % 32;
@@ -467,7 +467,7 @@ fn ssm_case(r: &mut Rng, f: &mut Found, case: u32) {
 /// and states at their bounds, even lengths.
 #[cfg(softcheck_dsp)]
 fn mix_case(r: &mut Rng, f: &mut Found, case: u32) {
-    use atome::kernels::q15::mix::mix_sums_dsp;
+    use atome::kernels::q15::mix_dsp::mix_sums_dsp;
     let n = 2 * (1 + (r.next() % 32) as usize);
     let mut pick = |lim: i32| -> i32 {
         match r.next() % 6 {
@@ -518,7 +518,7 @@ fn mix_case(r: &mut Rng, f: &mut Found, case: u32) {
 /// products and mantissas at their bounds.
 #[cfg(softcheck_dsp)]
 fn affine_case(r: &mut Rng, f: &mut Found, case: u32) {
-    use atome::kernels::q15::norm::ln_affine_dsp;
+    use atome::kernels::q15::norm_dsp::ln_affine_dsp;
     let n = 2 * (1 + (r.next() % 32) as usize);
     let t2 = 1 + r.next() % 31;
     let t3 = if r.next().is_multiple_of(3) { 0 } else { r.next() % 32 };
@@ -558,7 +558,7 @@ fn affine_case(r: &mut Rng, f: &mut Found, case: u32) {
 /// values at their bounds, even lengths; a weight of 2^15 must decline.
 #[cfg(softcheck_dsp)]
 fn att_case(r: &mut Rng, f: &mut Found, case: u32) {
-    use atome::kernels::q15::mix::att_sum4_dsp;
+    use atome::kernels::q15::attention_dsp::att_sum4_dsp;
     let n = 2 * (1 + (r.next() % 32) as usize);
     let mut v = [[0i16; 64]; 4];
     for x in v.iter_mut().flatten() {
@@ -603,7 +603,7 @@ fn mix_case(_: &mut Rng, _: &mut Found, _: u32) {}
 /// shifts 0 to 31, even lengths.
 #[cfg(all(target_arch = "arm", target_has_atomic = "32"))]
 fn ln_first_case(r: &mut Rng, f: &mut Found, case: u32) {
-    use atome::kernels::q15::norm::ln_first_t2;
+    use atome::kernels::q15::norm_t2::ln_first_t2;
     let n = 2 * (1 + (r.next() % 32) as usize);
     let mut xm = [0i16; 64];
     for x in xm.iter_mut() {
@@ -660,8 +660,8 @@ fn conv_case(r: &mut Rng, f: &mut Found, case: u32) {
 /// A random K = 5 case through `run`, each channel against the contract's
 /// sum (`clear10`: code 10 cleared from the payload first).
 #[cfg(target_arch = "arm")]
-fn conv_check(r: &mut Rng, f: &mut Found, case: u32, clear10: bool, run: impl Fn(&[u8], &atome::kernels::q15::Taps5, &mut [i32]) -> Option<()>) {
-    use atome::kernels::q15::Taps5;
+fn conv_check(r: &mut Rng, f: &mut Found, case: u32, clear10: bool, run: impl Fn(&[u8], &atome::kernels::q15::conv::Taps5, &mut [i32]) -> Option<()>) {
+    use atome::kernels::q15::conv::Taps5;
     let d = 4 * (1 + (r.next() % 16) as usize);
     let mut rows = [[0i16; 64]; 5];
     for row in rows.iter_mut() {

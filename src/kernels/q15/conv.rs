@@ -1,114 +1,245 @@
-//! The q15 engine's depthwise conv for K = 5 Trit2 (the models' shape) on
-//! x86-64 with AVX2, eight channels a step: the exact sums
-//! L_c = sum_k w(c, k) rshr(x_k[c], s_k) of one position, where channel c's
-//! five 2-bit codes are bits 10c..10c+9 of the payload (tap k at 10c + 2k;
-//! 01: +1, 11: -1, 00 and 10: 0). The engine's own loop (`conv_sums`) does
-//! the same sums one channel at a time everywhere else; integer sums, so
-//! the same bits by construction (and the q15 parity tests compare).
-use core::arch::x86_64::*;
+//! The q15 depthwise conv's exact sums of one position
+//! (docs/Q15.md#mix): K = 5 Trit2 (the models' shape) one pass over the
+//! channels, with AVX2 (conv_avx2.rs), Thumb-2 (conv_t2.rs) and Armv6-M
+//! (conv_t1.rs) fast paths; every other shape by tap or by decoded codes.
+#[cfg(atome_x86)]
+use super::conv_avx2::{conv5_avx2, Taps};
+#[cfg(atome_thumb2)]
+use super::conv_t2::conv5_t2;
+#[cfg(atome_armv6m)]
+use super::{conv_t1::conv5_t1, has_code10};
+#[cfg(any(atome_thumb2, atome_armv6m))]
+use super::quant::or_abs;
+use crate::format::{Packing, Tensor};
+use crate::q15::arith::*;
 
-/// One position's inputs: the five tap rows (x_k, k = 0 the newest), each
-/// tap's rounding (x + a_k) >> s_k (a_k = 2^(s_k - 1) or 0), and `mask`,
-/// whose code bits 2k..2k+1 are set for the taps that count.
-pub struct Taps<'a> {
-    /// Tap rows.
+#[cfg(any(atome_thumb2, atome_armv6m))]
+/// The five taps' inputs of the Arm conv kernels: rows (k = 0 the newest)
+/// and which shift by one.
+pub struct Taps5<'a> {
+    /// Tap rows, at least `out.len()` long.
     pub rows: [&'a [i16]; 5],
-    /// Rounding addends.
-    pub a: [i32; 5],
-    /// Shifts (0..=16).
-    pub s: [u32; 5],
-    /// Enabled code bits (3 << 2k for tap k).
-    pub mask: u32,
+    /// Bit k set: tap k is rounded by one bit (rshr(x, 1)), else taken as is.
+    pub shifted: u32,
+    /// Bit k set: tap k counts (else its weight is 0 and its row, which
+    /// must still be readable, is not used).
+    pub valid: u32,
 }
 
-/// The sums of every channel into `out` (out.len() channels); OR of their
-/// magnitudes. None (nothing written) when a row is shorter than `out`.
-/// Missing payload bytes read as 0.
-///
-/// # Safety
-/// The CPU must have AVX2.
-#[target_feature(enable = "avx2")]
-pub unsafe fn conv5_avx2(data: &[u8], t: &Taps, out: &mut [i32]) -> Option<u32> {
-    let n = out.len();
-    if t.rows.iter().any(|r| r.len() < n) {
-        return None;
+kernel!(
+    /// The conv sums of position t ([`conv_sums_impl`]) through the build's dispatch.
+    conv_sums = conv_sums_impl(avx2: bool, clean: bool, conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out: &mut [i32]) -> (u32, i32));
+
+/// The exact conv sums of position t into `out` (D values; |L| <= 9 K 32767
+/// fits an int32 for K <= 7281, which `run` checks): (max |L|, E_t).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+pub(super) fn conv_sums_impl(avx2: bool, clean: bool, conv: &Tensor, ring: &[i16], ering: &[i16], t: usize, d: usize, out: &mut [i32]) -> (u32, i32) {
+    let kk = ering.len();
+    if kk == 0 {
+        // (run checks K >= 1.)
+        return (0, E_ZERO);
     }
-    // Lane i (channel c0 + i) wants payload bytes 10i/8 and the next, its
-    // codes at bit 10i % 8 of them.
-    let pick = _mm256_setr_epi8(
-        0, 1, -1, -1, 1, 2, -1, -1, 2, 3, -1, -1, 3, 4, -1, -1, //
-        5, 6, -1, -1, 6, 7, -1, -1, 7, 8, -1, -1, 8, 9, -1, -1,
-    );
-    let bitsh = _mm256_setr_epi32(0, 2, 4, 6, 0, 2, 4, 6);
-    // Code -> weight (vpermd reads the low three bits; the third is the
-    // next tap's, so the table repeats).
-    let lut = _mm256_setr_epi32(0, 1, 0, -1, 0, 1, 0, -1);
-    let mask = _mm256_set1_epi32(t.mask as i32);
-    let a: [__m256i; 5] = core::array::from_fn(|k| _mm256_set1_epi32(t.a[k]));
-    let s: [__m128i; 5] = core::array::from_fn(|k| _mm_cvtsi32_si128(t.s[k] as i32));
-    let shifted = t.s.iter().any(|&s| s > 0);
-    // Eight channels from 16 payload bytes and five rows of eight.
-    let step = |src: &[u8; 16], xs: [&[i16; 8]; 5]| -> __m256i {
-        // SAFETY: each pointer reads the 16 bytes of its array.
-        unsafe {
-            let b = _mm256_broadcastsi128_si256(_mm_loadu_si128(src.as_ptr().cast()));
-            let v = _mm256_and_si256(_mm256_srlv_epi32(_mm256_shuffle_epi8(b, pick), bitsh), mask);
-            let mut acc = _mm256_setzero_si256();
-            macro_rules! tap {
-                ($k:literal) => {{
-                    let x = _mm256_cvtepi16_epi32(_mm_loadu_si128(xs[$k].as_ptr().cast()));
-                    let x = if shifted { _mm256_sra_epi32(_mm256_add_epi32(x, a[$k]), s[$k]) } else { x };
-                    let w = _mm256_permutevar8x32_epi32(lut, _mm256_srli_epi32::<{ 2 * $k }>(v));
-                    acc = _mm256_add_epi32(acc, _mm256_sign_epi32(x, w));
-                }};
+    let nt = kk.min(t + 1);
+    // Ring row of tap k: (t - k) mod K; on Armv6-M, whose divisions are
+    // library calls, stepped down from t mod K instead (S3 M0 -60K; the
+    // cores that divide in hardware gain nothing from the branch).
+    let slot0 = t % kk;
+    let ring_row = |k: usize| {
+        if cfg!(atome_armv6m) {
+            if k <= slot0 {
+                slot0 - k
+            } else {
+                slot0 + kk - k
             }
-            tap!(0);
-            tap!(1);
-            tap!(2);
-            tap!(3);
-            tap!(4);
-            acc
+        } else {
+            (t - k) % kk
         }
     };
-    let mut mxv = _mm256_setzero_si256();
-    let mut c0 = 0;
-    while c0 < n {
-        let at = 10 * c0 / 8;
-        let m = (n - c0).min(8);
-        let acc = match (data.get(at..at + 16), m == 8) {
-            (Some(src), true) => {
-                let src: &[u8; 16] = src.try_into().ok()?;
-                let xs: [&[i16; 8]; 5] = core::array::from_fn(|k| t.rows[k][c0..c0 + 8].try_into().unwrap_or(&[0; 8]));
-                step(src, xs)
-            }
-            _ => {
-                // The last channels (or payload): zero-padded copies.
-                let mut src = [0u8; 16];
-                for (d, &b) in src.iter_mut().zip(data.get(at..).unwrap_or(&[])) {
-                    *d = b;
-                }
-                let mut rows = [[0i16; 8]; 5];
-                for (r, row) in rows.iter_mut().zip(t.rows) {
-                    r[..m].copy_from_slice(&row[c0..c0 + m]);
-                }
-                step(&src, [&rows[0], &rows[1], &rows[2], &rows[3], &rows[4]])
-            }
-        };
-        match out.get_mut(c0..c0 + 8) {
-            // SAFETY: 8 writable int32.
-            Some(o) => unsafe { _mm256_storeu_si256(o.as_mut_ptr().cast(), acc) },
-            None => {
-                let mut lanes = [0i32; 8];
-                // SAFETY: 32 writable bytes.
-                unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), acc) };
-                out[c0..c0 + m].copy_from_slice(&lanes[..m]);
+    // Taps aligned to the largest exponent among them.
+    let mut et = E_ZERO;
+    for k in 0..nt {
+        let ek = i32::from(ering.get(ring_row(k)).copied().unwrap_or(E_ZERO as i16));
+        if ek != E_ZERO {
+            et = if et == E_ZERO { ek } else { et.max(ek) };
+        }
+    }
+    let mut mx = 0u32;
+    const TAPS: usize = 16;
+    if kk <= TAPS {
+        // Each tap's row and shift once per position (-1: a zero row).
+        let (mut rows, mut shs) = ([0usize; TAPS], [-1i32; TAPS]);
+        for k in 0..nt {
+            let row = ring_row(k);
+            let ek = i32::from(ering.get(row).copied().unwrap_or(E_ZERO as i16));
+            rows[k] = row * d;
+            if ek != E_ZERO {
+                shs[k] = et - ek;
             }
         }
-        mxv = _mm256_or_si256(mxv, _mm256_abs_epi32(acc));
-        c0 += 8;
+        if conv.packing == Packing::Trit2 && kk == 5 {
+            // K = 5 (the models' width; a zero or missing row's weights
+            // masked to 0): one pass over the channels, each channel's ten
+            // code bits read at once, its five taps summed in a register
+            // (with AVX2: conv_avx2.rs, eight channels a step).
+            let mut mask = 0u32;
+            // A tap's rounding shift as (x + a) >> s (rshr; s = 0 keeps x;
+            // s >= 16 rounds every int16 to 0, so 16 stands for more).
+            let (mut a, mut sv) = ([0i32; 5], [0u32; 5]);
+            for (k, &sh) in shs.iter().enumerate().take(nt) {
+                if sh >= 0 {
+                    mask |= 3 << (2 * k);
+                    let s = sh.min(16) as u32;
+                    sv[k] = s;
+                    a[k] = (1 << s) >> 1;
+                }
+            }
+            #[cfg(atome_x86)]
+            if avx2 {
+                let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
+                let taps = Taps { rows: [row(0), row(1), row(2), row(3), row(4)], a, s: sv, mask };
+                // SAFETY: `avx2` comes from `Accel::avx2` (cpuid and xgetbv
+                // showed AVX2).
+                if let Some(mx) = unsafe { conv5_avx2(conv.data, &taps, out) } {
+                    return (mx, et);
+                }
+            }
+            let _ = avx2;
+            #[cfg(any(atome_thumb2, atome_armv6m))]
+            if sv.iter().all(|&s| s <= 1) {
+                // (A missing tap's row: Thumb-2 reads row 0 and masks it
+                // out, Armv6-M does not read it.)
+                let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
+                let shifted = sv.iter().enumerate().fold(0, |m, (k, &s)| m | s << k);
+                let valid = (0..5).fold(0, |v, k| v | ((mask >> (2 * k)) & 1) << k);
+                let taps = Taps5 { rows: [row(0), row(1), row(2), row(3), row(4)], shifted, valid };
+                #[cfg(atome_thumb2)]
+                let done = conv5_t2(conv.data, &taps, out);
+                #[cfg(atome_armv6m)]
+                let done = conv5_t1(conv.data, &taps, clean, out);
+                if done.is_some() {
+                    return (or_abs(out), et);
+                }
+            }
+            let _ = clean;
+            let shifted = sv.iter().any(|&s| s > 0);
+            let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
+            let xs = out.iter_mut().zip(row(0)).zip(row(1)).zip(row(2)).zip(row(3)).zip(row(4));
+            let (data, mut bit) = (conv.data, 0usize);
+            // (A missing row is empty: the zip then stops early, and the
+            // general path below does the channels.)
+            if xs.len() == d {
+                const W: [i32; 4] = [0, 1, 0, -1];
+                let w = |b: u32, k: u32| W[((b >> (2 * k)) & 3) as usize];
+                for (((((o, &x0), &x1), &x2), &x3), &x4) in xs {
+                    let at = bit >> 3;
+                    let bits = match data.get(at..at + 4) {
+                        Some(&[b0, b1, b2, b3]) => u32::from_le_bytes([b0, b1, b2, b3]),
+                        _ => {
+                            let mut v = 0u32;
+                            for i in 0..4 {
+                                v |= u32::from(data.get(at + i).copied().unwrap_or(0)) << (8 * i);
+                            }
+                            v
+                        }
+                    };
+                    let b = (bits >> (bit & 7)) & mask;
+                    let (x0, x1, x2, x3, x4) = if shifted {
+                        let r = |x: i16, k: usize| (i32::from(x) + a[k]) >> sv[k];
+                        (r(x0, 0), r(x1, 1), r(x2, 2), r(x3, 3), r(x4, 4))
+                    } else {
+                        (i32::from(x0), i32::from(x1), i32::from(x2), i32::from(x3), i32::from(x4))
+                    };
+                    let acc = w(b, 0) * x0 + w(b, 1) * x1 + w(b, 2) * x2 + w(b, 3) * x3 + w(b, 4) * x4;
+                    *o = acc;
+                    mx |= acc.unsigned_abs();
+                    bit += 10;
+                }
+                return (mx, et);
+            }
+        }
+        if conv.packing == Packing::Trit2 {
+            // The sums by tap, the 2-bit codes read in place (c * K + k;
+            // 1: +1, 3: -1, 0 and 2: 0; past the end of the data: 0, as
+            // decode); a tap's shift is the same for every channel.
+            out.fill(0);
+            for k in 0..nt {
+                let xk = ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
+                match shs[k] {
+                    0 => conv_tap_trit2(conv.data, k, kk, xk, out, |x| x),
+                    sh if sh > 0 => conv_tap_trit2(conv.data, k, kk, xk, out, |x| rshr32(x, sh)),
+                    _ => {}
+                }
+            }
+            for &o in out.iter() {
+                mx |= o.unsigned_abs();
+            }
+            return (mx, et);
+        }
+        // The taps of several channels decoded at once.
+        let mut taps = [0i8; 4 * TAPS];
+        let per = taps.len() / kk;
+        let mut c0 = 0;
+        while c0 < d {
+            let nc = per.min(d - c0);
+            // (nc K <= 4 TAPS.)
+            let Some(tc) = taps.get_mut(..nc * kk) else { break };
+            conv.decode(c0 * kk, tc);
+            for (i, (o, ct)) in out.iter_mut().skip(c0).zip(tc.chunks_exact(kk)).enumerate() {
+                let c = c0 + i;
+                let mut acc = 0i32;
+                for k in 0..nt {
+                    if shs[k] >= 0 {
+                        let x = i32::from(ring.get(rows[k] + c).copied().unwrap_or(0));
+                        let w = i32::from(ct.get(k).copied().unwrap_or(0));
+                        acc += w * rshr32(x, shs[k]);
+                    }
+                }
+                *o = acc;
+                mx |= acc.unsigned_abs();
+            }
+            c0 += nc;
+        }
+    } else {
+        for (c, o) in out.iter_mut().enumerate() {
+            let mut acc = 0i32;
+            for k in 0..nt {
+                let row = ring_row(k);
+                let ek = i32::from(ering.get(row).copied().unwrap_or(E_ZERO as i16));
+                if ek == E_ZERO {
+                    continue;
+                }
+                let x = i32::from(ring.get(row * d + c).copied().unwrap_or(0));
+                acc += i32::from(conv.weight(c * kk + k)) * rshr32(x, et - ek);
+            }
+            *o = acc;
+            mx |= acc.unsigned_abs();
+        }
     }
-    let mut lanes = [0u32; 8];
-    // SAFETY: 32 writable bytes.
-    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast(), mxv) };
-    Some(lanes.iter().fold(0, |m, &l| m | l))
+    (mx, et)
+}
+
+/// Whether the Cortex-M0 conv kernel may read the layer's K = 5 conv
+/// payload of `d` channels (no code `10` in the bytes it reads): checked
+/// once per layer and call rather than at every position.
+#[inline(never)]
+pub(crate) fn conv_clean(conv: &Tensor, d: usize) -> bool {
+    #[cfg(atome_armv6m)]
+    if conv.packing == Packing::Trit2 {
+        return conv.data.get(..d / 4 * 5).is_some_and(|p| !has_code10(p));
+    }
+    let _ = (conv, d);
+    false
+}
+
+/// out[c] += w(c, k) * f(x[c]) over the channels, w read from Trit2 codes
+/// at c * kk + k.
+#[inline(always)]
+fn conv_tap_trit2(data: &[u8], k: usize, kk: usize, x: &[i16], out: &mut [i32], f: impl Fn(i32) -> i32) {
+    let mut n = k;
+    for (o, &xv) in out.iter_mut().zip(x) {
+        let code = i32::from(data.get(n >> 2).copied().unwrap_or(0) >> ((n & 3) * 2)) & 3;
+        *o += (code & 1) * (1 - (code & 2)) * f(i32::from(xv));
+        n += kk;
+    }
 }

@@ -12,7 +12,7 @@
 //! by 30: 01 is +1, 11 is -1, 00 is 0), which is wrong only for the unused
 //! code `10`: a payload with one goes to the engine's loop.
 
-use super::Taps5;
+use super::conv::Taps5;
 
 /// One pass of tap `$k` (a literal) over the channels: out[c] += w(c, k)
 /// x[c], x rounded by one bit (x - (x >> 1) = rshr(x, 1)) when `$shift`

@@ -120,7 +120,7 @@ macro_rules! conv_loop {
     };
 }
 
-pub use super::Taps5;
+pub use super::conv::Taps5;
 
 /// The sums of every channel into `out`; None (nothing written) unless
 /// out.len() is a multiple of 4, every row is at least that long and the

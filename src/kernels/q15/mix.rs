@@ -1,282 +1,142 @@
-//! The mix's sums on Armv7E-M (Cortex-M4, M7), two elements a step in
-//! asm (and the sparse pathway's weighted sum, [`att_sum4_dsp`]) (docs/Q15.md#mix): W = x' + k0 rshr(L, tl) + k1 rshr(hs, ts) + k2
-//! sp, where `SMMULR` gives floor((A B + 2^31) / 2^32), so that rshr(v,
-//! t) = SMMULR(v, 2^(32 - t)) for 2 <= t <= 31 in one instruction and one
-//! register (LLVM's (v + r) >> t takes two of each), `SMMLAR` adds the
-//! residual's rshr(x, sx) = SMMLAR(x, 2^(32 - sx), W) straight into the
-//! sum, and `SMLABB`/`SMLATB` take the int16 halves of a word of sparse
-//! outputs or residuals. 16 instructions an element in two passes, where
-//! LLVM's two passes take 24.
+//! The q15 mix (docs/Q15.md#mix): the router's probabilities and the sum
+//! of the residual and the three pathways on one grid. Fast path: the
+//! DSP sums of Armv7E-M (mix_dsp.rs); two passes on Thumb-2, one
+//! elsewhere.
+use super::quant::{or_abs, quant_at};
+use crate::math::lnf;
+use crate::q15::arith::*;
+use crate::q15::params::{LayerQ, Scale};
 
-/// How a pathway's rounding shift runs: `SHIFT_NONE` (t <= 0 or t >= 32,
-/// which the caller folds into its coefficient), `SHIFT_MUL` (2 <= t <=
-/// 31: SMMULR by 2^(32 - t)) or `SHIFT_ONE` (t = 1, whose multiplier 2^31
-/// is no int32: the value doubled first, then SMMULR by 2^30; the values
-/// are below 2^30).
-pub const SHIFT_NONE: usize = 0;
-/// See [`SHIFT_NONE`].
-pub const SHIFT_ONE: usize = 1;
-/// See [`SHIFT_NONE`].
-pub const SHIFT_MUL: usize = 2;
+kernel!(
+    /// The mix of position t ([`mix_impl`]) through the build's dispatch.
+    mix = mix_impl::<false>(p: &LayerQ, st: State, lm: &mut [i32], l: (u32, i32), sp: (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32);
 
-/// The multiplier of a rounding shift by 1 <= t <= 31 (see [`SHIFT_NONE`]).
-pub const fn shift_mul(t: u32) -> i32 {
-    if t <= 1 {
-        1 << 30
-    } else {
-        1 << (32 - t)
+/// Q30 router probabilities (3) from the exact router sums `acc3` of a
+/// normalized row at exponent eh.
+#[inline(never)]
+pub(crate) fn router(sc: Scale, acc3: &[i32], eh: i32) -> [i32; 3] {
+    let mut acc = [0i32; 3];
+    for (a, &m) in acc.iter_mut().zip(acc3) {
+        *a = m;
     }
+    let mut r = [0i32; 3];
+    softmax_q(|j| acc.get(j).map_or(0, |&a| i64::from(a)), sc.m, ecomb_plain(sc.e, eh), &mut r);
+    r
 }
 
-/// The residual's term: `X_SHIFT` rshr(x, sx) by SMMLAR (factor
-/// [`shift_mul`](sx) for 2 <= sx <= 31, 0 for sx >= 32), `X_MUL` x kx
-/// (factor kx <= 2^14), `X_HALF` rshr(x, 1) of both halves by `SHADD16`
-/// with 1 (factor 0x00010001), then `SXTAH`.
-pub const X_SHIFT: usize = 0;
-/// See [`X_SHIFT`].
-pub const X_MUL: usize = 1;
-/// See [`X_SHIFT`].
-pub const X_HALF: usize = 2;
-
-/// One pair of [`pass_local`] (no instruction here sets N, Z or C).
-macro_rules! local_pair {
-    () => {
-        concat!(
-            "ldrd {w0}, {w1}, [{wp}]\n",
-            "ldr {s}, [{sp}], #4\n",
-            ".if {loc} == 1\n",
-            "lsl {w0}, {w0}, #1\n",
-            "lsl {w1}, {w1}, #1\n",
-            ".endif\n",
-            ".if {loc}\n",
-            "smmulr {w0}, {w0}, {ml}\n",
-            "smmulr {w1}, {w1}, {ml}\n",
-            ".endif\n",
-            "mul {w0}, {w0}, {k0}\n",
-            "mul {w1}, {w1}, {k0}\n",
-            "smlabb {w0}, {s}, {k2}, {w0}\n",
-            "smlatb {w1}, {s}, {k2}, {w1}\n",
-            "strd {w0}, {w1}, [{wp}], #8\n",
-        )
-    };
-}
-
-/// First pass: w = k0 rshr(w, tl) + k2 sp (wrapping) over pairs of
-/// elements (`LOC`: [`SHIFT_NONE`] or [`SHIFT_MUL`] with `ml` =
-/// [`shift_mul`](tl)); |k2| < 2^15.
-///
-/// # Safety
-/// `w.len()` and `sp.len()` at least 2 * pairs, pairs >= 1.
+/// The router entropy (nats) of probabilities r (Q30), as binary32 bits.
 #[inline(always)]
-unsafe fn pass_local<const LOC: usize>(w: *mut i32, sp: *const i16, pairs: usize, ml: i32, k0: i32, k2: i32) {
-    // SAFETY: the caller's contract: pairs steps, each reading two int32
-    // at w (word aligned, as LDRD needs: an i32 slice) and one word of two
-    // int16 at sp (Armv7E-M allows unaligned LDR from normal memory), and
-    // writing the two int32 back. Only the named registers and the flags
-    // (Q included) change.
-    unsafe {
-        core::arch::asm!(
-            // (No instruction of a pair sets N, Z or C.)
-            odd_then_pairs!("n", local_pair()),
-            loc = const LOC,
-            wp = inout(reg) w => _,
-            sp = inout(reg) sp => _,
-            n = inout(reg) pairs => _,
-            ml = in(reg) ml,
-            k0 = in(reg) k0,
-            k2 = in(reg) k2,
-            w0 = out(reg) _,
-            w1 = out(reg) _,
-            s = out(reg) _,
-            options(nostack),
-        );
-    }
-}
-
-/// One pair of [`pass_state`] (no instruction here sets N, Z or C).
-macro_rules! state_pair {
-    () => {
-        concat!(
-            "ldrd {w0}, {w1}, [{wp}]\n",
-            "ldrd {h0}, {h1}, [{hp}], #8\n",
-            ".if {sta} == 1\n",
-            "lsl {h0}, {h0}, #1\n",
-            "lsl {h1}, {h1}, #1\n",
-            ".endif\n",
-            ".if {sta}\n",
-            "smmulr {h0}, {h0}, {ms}\n",
-            "smmulr {h1}, {h1}, {ms}\n",
-            ".endif\n",
-            "mla {w0}, {h0}, {k1}, {w0}\n",
-            "mla {w1}, {h1}, {k1}, {w1}\n",
-            "ldr {h0}, [{xp}], #4\n",
-            ".if {xmul} == 1\n",
-            "smlabb {w0}, {h0}, {m}, {w0}\n",
-            "smlatb {w1}, {h0}, {m}, {w1}\n",
-            ".elseif {xmul} == 2\n",
-            "shadd16 {h0}, {h0}, {m}\n",
-            "sxtah {w0}, {w0}, {h0}\n",
-            "add {w1}, {w1}, {h0}, asr #16\n",
-            ".else\n",
-            "sxth {h1}, {h0}\n",
-            "asr {h0}, {h0}, #16\n",
-            "smmlar {w0}, {h1}, {m}, {w0}\n",
-            "smmlar {w1}, {h0}, {m}, {w1}\n",
-            ".endif\n",
-            "strd {w0}, {w1}, [{wp}], #8\n",
-            "eor {h0}, {w0}, {w0}, asr #31\n",
-            "sub {h0}, {h0}, {w0}, asr #31\n",
-            "orr {or}, {or}, {h0}\n",
-            "eor {h0}, {w1}, {w1}, asr #31\n",
-            "sub {h0}, {h0}, {w1}, asr #31\n",
-            "orr {or}, {or}, {h0}\n",
-        )
-    };
-}
-
-/// Second pass: w += the residual's term (`XMUL`: [`X_SHIFT`], [`X_MUL`]
-/// or [`X_HALF`], `mx` its factor) + k1 rshr(hs, ts) (`STA` as `LOC`
-/// above, `ms` its multiplier); the OR of |w|.
-///
-/// # Safety
-/// `w.len()`, `hs.len()` and `x.len()` at least 2 * pairs, pairs >= 1.
-#[inline(always)]
-unsafe fn pass_state<const STA: usize, const XMUL: usize>(w: *mut i32, hs: *const i32, x: *const i16, pairs: usize, ms: i32, k1: i32, mx: i32) -> u32 {
-    let mut or = 0u32;
-    // SAFETY: the caller's contract: pairs steps, each reading two int32
-    // at w and at hs (word aligned: i32 slices) and one word of two int16
-    // at x (unaligned LDR allowed), and writing the two int32 of w back.
-    // Only the named registers and the flags (Q included) change.
-    unsafe {
-        core::arch::asm!(
-            // (No instruction of a pair sets N, Z or C.)
-            odd_then_pairs!("n", state_pair()),
-            sta = const STA,
-            xmul = const XMUL,
-            wp = inout(reg) w => _,
-            hp = inout(reg) hs => _,
-            xp = inout(reg) x => _,
-            n = inout(reg) pairs => _,
-            ms = in(reg) ms,
-            k1 = in(reg) k1,
-            m = in(reg) mx,
-            or = inout(reg) or,
-            w0 = out(reg) _,
-            w1 = out(reg) _,
-            h0 = out(reg) _,
-            h1 = out(reg) _,
-            options(nostack),
-        );
-    }
-    or
-}
-
-/// The mix's sums (see the module) into `lm` (the exact conv sums on
-/// entry, |L| < 2^18; |hs| < 2^30), each pathway's shift as the engine's
-/// grid gives it (tl, ts: 0 when folded into the coefficient, else 1 to
-/// 31) and the residual's shift sx (<= 0: a left shift by at most 14;
-/// else rshr by sx, 0 from 32 on); the OR of |W|. None (nothing written)
-/// for an odd or mismatched length or a shift outside those ranges.
-#[inline(always)]
-pub fn mix_sums_dsp(lm: &mut [i32], hs: &[i32], sp: &[i16], xr: &[i16], (tl, ts, sx): (u32, u32, i32), [k0, k1, k2]: [i32; 3]) -> Option<u32> {
-    let n = lm.len();
-    if n == 0 || !n.is_multiple_of(2) || hs.len() < n || sp.len() < n || xr.len() < n || !(-32768..32768).contains(&k2) || tl > 31 || ts > 31 {
-        return None;
-    }
-    let mode = |t: u32| match t {
-        0 => (SHIFT_NONE, 0),
-        1 => (SHIFT_ONE, shift_mul(1)),
-        _ => (SHIFT_MUL, shift_mul(t)),
-    };
-    let ((loc, ml), (sta, ms)) = (mode(tl), mode(ts));
-    let (xm, m) = match sx {
-        ..=0 => (X_MUL, 1 << (-sx).min(14)),
-        1 => (X_HALF, 0x0001_0001),
-        2..=31 => (X_SHIFT, shift_mul(sx as u32)),
-        _ => (X_SHIFT, 0),
-    };
-    let (w, pairs) = (lm.as_mut_ptr(), n / 2);
-    // SAFETY: every slice holds at least n = 2 * pairs elements, pairs >= 1.
-    unsafe {
-        match loc {
-            SHIFT_MUL => pass_local::<SHIFT_MUL>(w, sp.as_ptr(), pairs, ml, k0, k2),
-            SHIFT_ONE => pass_local::<SHIFT_ONE>(w, sp.as_ptr(), pairs, ml, k0, k2),
-            _ => pass_local::<SHIFT_NONE>(w, sp.as_ptr(), pairs, ml, k0, k2),
+pub(crate) fn entropy(r: [i32; 3]) -> i32 {
+    let mut hsum = 0.0f32;
+    for &ri in &r {
+        let v = to_f32(i64::from(ri), -30);
+        if v >= f32::MIN_POSITIVE {
+            hsum -= v * lnf(v);
         }
-        let (h, x) = (hs.as_ptr(), xr.as_ptr());
-        Some(match (sta, xm) {
-            (SHIFT_MUL, X_MUL) => pass_state::<SHIFT_MUL, X_MUL>(w, h, x, pairs, ms, k1, m),
-            (SHIFT_MUL, X_HALF) => pass_state::<SHIFT_MUL, X_HALF>(w, h, x, pairs, ms, k1, m),
-            (SHIFT_MUL, _) => pass_state::<SHIFT_MUL, X_SHIFT>(w, h, x, pairs, ms, k1, m),
-            (SHIFT_ONE, X_MUL) => pass_state::<SHIFT_ONE, X_MUL>(w, h, x, pairs, ms, k1, m),
-            (SHIFT_ONE, X_HALF) => pass_state::<SHIFT_ONE, X_HALF>(w, h, x, pairs, ms, k1, m),
-            (SHIFT_ONE, _) => pass_state::<SHIFT_ONE, X_SHIFT>(w, h, x, pairs, ms, k1, m),
-            (_, X_MUL) => pass_state::<SHIFT_NONE, X_MUL>(w, h, x, pairs, ms, k1, m),
-            (_, X_HALF) => pass_state::<SHIFT_NONE, X_HALF>(w, h, x, pairs, ms, k1, m),
-            (_, _) => pass_state::<SHIFT_NONE, X_SHIFT>(w, h, x, pairs, ms, k1, m),
-        })
     }
+    hsum.to_bits() as i32
 }
 
-/// The sparse pathway's weighted sum of four value rows on Armv7E-M:
-/// out[c] = k0 v0[c] + k1 v1[c] + k2 v2[c] + k3 v3[c], two channels a
-/// step (one word of each row, `SMULBB`/`SMLABB` on the low halves and
-/// `SMULTB`/`SMLATB` on the high ones, the weights two to a register and
-/// picked by the B/T of `SMLAxy`); the OR of
-/// |out|. 10.5 instructions a channel against 18. None (nothing written)
-/// for an odd length, short rows or a weight outside int16.
+/// The SSM hidden state (c_out * h) of a mix.
+pub(crate) struct State<'b> {
+    /// The hidden mantissas, D.
+    pub hs: &'b [i32],
+    /// Their exponent.
+    pub ehs: i32,
+}
+
+/// The mix of position t (docs/Q15.md#mix) into its residual row `xr`
+/// (exponent ex); the new exponent. `lm` holds the exact conv sums and
+/// becomes scratch. (`GENERAL`: the rshr32 loop for every grid.)
+#[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub fn att_sum4_dsp(out: &mut [i32], rows: [&[i16]; 4], ks: [i32; 4]) -> Option<u32> {
-    let n = out.len();
-    if n == 0 || !n.is_multiple_of(2) || rows.iter().any(|r| r.len() < n) || ks.iter().any(|k| !(-32768..32768).contains(k)) {
-        return None;
-    }
-    let [k0, k1, k2, k3] = ks;
-    let o = out.as_mut_ptr();
+pub(super) fn mix_impl<const GENERAL: bool>(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32 {
+    // The local and state pathways on their 15-bit grids (shifts sl, ss),
+    // formed in the sum's loop (docs/Q15.md#mix).
+    let (sl, el) = (qshift(u64::from(mxl), QA), qexp(u64::from(mxl), et, QA));
+    let hs = st.hs;
+    let mxs = or_abs(hs);
+    let (ss, es) = (qshift(u64::from(mxs), QA), qexp(u64::from(mxs), st.ehs, QA));
+    let (c0m, c0e) = quant_scalar(i64::from(r[0]) * p.conv.m, p.conv.e - 30, QA);
+    let (c1m, c1e) = quant_scalar(i64::from(r[1]), -30, QA);
+    let (c2m, c2e) = quant_scalar(i64::from(r[2]) * p.wv.m, p.wv.e - 30, QA);
+    let (e0, e1, e2) = (ecomb(c0e, el), ecomb(c1e, es), ecomb(c2e, esp));
+    // Every coefficient rounded once onto the sum's grid A (its shift is at
+    // least 1: |k| <= 2^14), the residual too: each term is at most 2^29
+    // and the sum an int32.
+    let a = align_at(&[top(ex, QA as i32), top(e0, 30), top(e1, 30), top(e2, 30)], MIX_ROOM);
+    let k = |c: i64, e: i32| rshr(c, ashift(a, e)) as i32;
+    let ks = [k(c0m, e0), k(c1m, e1), k(c2m, e2)];
+    let sx = ashift(a, ex);
+    let mx = if !GENERAL {
+        // Each pathway's grid as (v + r) >> t: a right shift s in 1..=31
+        // rounds (r = 2^(s-1)); a left shift (s <= 0, exact) moves into
+        // its coefficient instead (k (v << n) = (k << n) v, wrapping: the
+        // product fits an int32, so the wrapped factor gives it exactly),
+        // and s >= 32 (every rshr32 0) makes the coefficient 0.
+        let grid = |s: i32, k: i32| -> (i32, u32, i32) {
+            match s {
+                1..=31 => (1 << (s - 1), s as u32, k),
+                ..=0 => (0, 0, k.wrapping_shl((-s).min(31) as u32)),
+                _ => (0, 0, 0),
+            }
+        };
+        let ((rl, tl, k0), (rs, ts, k1)) = (grid(sl, ks[0]), grid(ss, ks[1]));
+        let ks = [k0, k1, ks[2]];
+        let loc = move |w: i32| (w + rl) >> tl;
+        let sta = move |h: i32| (h + rs) >> ts;
+        // Armv7E-M: the same sums by SMMULR/SMMLAR (mix_dsp.rs).
+        #[cfg(atome_dsp)]
+        let fast = super::mix_dsp::mix_sums_dsp(lm, hs, sp, xr, (tl, ts, sx), ks);
+        #[cfg(not(atome_dsp))]
+        let fast: Option<u32> = None;
+        if let Some(mx) = fast {
+            mx
+        } else if sx <= 0 {
+            // The residual shifted left (exact): a fourth product.
+            let kx = 1 << (-sx).min(14);
+            mix_sums(lm, hs, sp, xr, ks, loc, sta, move |x| x * kx)
+        } else {
+            let n = (sx - 1).min(30);
+            mix_sums(lm, hs, sp, xr, ks, loc, sta, move |x| ((x >> n) + 1) >> 1)
+        }
+    } else {
+        // (|L| < 2^18, |hs| < 2^30: every rshr32 result within +-2^15.)
+        mix_sums(lm, hs, sp, xr, ks, move |w| rshr32(w, sl), move |h| rshr32(h, ss), move |x| rshr32(x, sx))
+    };
+    quant_at(lm, qshift(u64::from(mx), QA), xr);
+    qexp(u64::from(mx), a, QA)
+}
+
+/// The grid of the mix: 29 bits below its largest term's bound.
+const MIX_ROOM: i32 = 29;
+
+/// The mix's sums W = x' + k0 local + k1 state + k2 sparse into `lm`,
+/// which holds the exact conv sums on entry; local, state and x' come
+/// from their closures (grids and the residual's shift); OR of |W|.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn mix_sums(lm: &mut [i32], hs: &[i32], sp: &[i16], xr: &[i16], [k0, k1, k2]: [i32; 3], loc: impl Fn(i32) -> i32, sta: impl Fn(i32) -> i32, xf: impl Fn(i32) -> i32) -> u32 {
     let mut mx = 0u32;
-    // SAFETY: n / 2 steps, each reading one word (two int16) of each row
-    // (rows at least n long; unaligned LDR is allowed on Armv7E-M) and
-    // writing two int32 at o (word aligned: an i32 slice), stopping when
-    // the out pointer reaches o + n. Only the named registers and the
-    // flags (Q included) change.
-    unsafe {
-        core::arch::asm!(
-            "2:",
-            "ldr {a}, [{r0}], #4",
-            "smulbb {s0}, {a}, {k01}",
-            "smultb {s1}, {a}, {k01}",
-            "ldr {a}, [{r1}], #4",
-            "smlabt {s0}, {a}, {k01}, {s0}",
-            "smlatt {s1}, {a}, {k01}, {s1}",
-            "ldr {a}, [{r2}], #4",
-            "smlabb {s0}, {a}, {k23}, {s0}",
-            "smlatb {s1}, {a}, {k23}, {s1}",
-            "ldr {a}, [{r3}], #4",
-            "smlabt {s0}, {a}, {k23}, {s0}",
-            "smlatt {s1}, {a}, {k23}, {s1}",
-            "strd {s0}, {s1}, [{o}], #8",
-            "eor {a}, {s0}, {s0}, asr #31",
-            "sub {a}, {a}, {s0}, asr #31",
-            "orr {mx}, {mx}, {a}",
-            "eor {a}, {s1}, {s1}, asr #31",
-            "sub {a}, {a}, {s1}, asr #31",
-            "orr {mx}, {mx}, {a}",
-            "cmp {o}, {end}",
-            "bne 2b",
-            r0 = inout(reg) rows[0].as_ptr() => _,
-            r1 = inout(reg) rows[1].as_ptr() => _,
-            r2 = inout(reg) rows[2].as_ptr() => _,
-            r3 = inout(reg) rows[3].as_ptr() => _,
-            o = inout(reg) o => _,
-            end = in(reg) o.wrapping_add(n),
-            k01 = in(reg) (k0 as u32 & 0xFFFF) | (k1 as u32) << 16,
-            k23 = in(reg) (k2 as u32 & 0xFFFF) | (k3 as u32) << 16,
-            mx = inout(reg) mx,
-            a = out(reg) _,
-            s0 = out(reg) _,
-            s1 = out(reg) _,
-            options(nostack),
-        );
+    if cfg!(atome_thumb2) {
+        // Two passes on Thumb-2, each with few enough constants to stay
+        // in registers (one pass reloads some every element).
+        for (w, &spc) in lm.iter_mut().zip(sp) {
+            *w = k0.wrapping_mul(loc(*w)).wrapping_add(k2 * i32::from(spc));
+        }
+        for ((w, &h), &xc) in lm.iter_mut().zip(hs).zip(xr) {
+            let v = w.wrapping_add(xf(i32::from(xc))).wrapping_add(k1.wrapping_mul(sta(h)));
+            mx |= v.unsigned_abs();
+            *w = v;
+        }
+        return mx;
     }
-    Some(mx)
+    for (((w, &h), &spc), &xc) in lm.iter_mut().zip(hs).zip(sp).zip(xr) {
+        // (Wrapping: a coefficient may carry a left shift, see `mix`; the
+        // sum itself is an int32.)
+        let v = xf(i32::from(xc)).wrapping_add(k0.wrapping_mul(loc(*w))).wrapping_add(k1.wrapping_mul(sta(h))).wrapping_add(k2 * i32::from(spc));
+        mx |= v.unsigned_abs();
+        *w = v;
+    }
+    mx
 }

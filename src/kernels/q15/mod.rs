@@ -33,31 +33,76 @@ pub fn has_code10(d: &[u8]) -> bool {
     d.iter().any(|&b| b & !(b << 1) & 0xAA != 0)
 }
 
-#[cfg(atome_x86)]
+/// One operation's dispatch: its kernel as an out-of-line function,
+/// compiled twice on x86-64: once for the baseline and once with AVX2,
+/// where LLVM turns the integer loops into 8-lane ones (integer results:
+/// the same bits by construction). The public function `$name(accel, ..)`
+/// picks the copy; elsewhere there is one copy. (The per-core fast paths
+/// of Arm and RV32 are chosen at build time inside the kernel.)
+macro_rules! kernel {
+    ($(#[$m:meta])* $name:ident = $body:ident $(::<$g:literal>)? ($($a:ident : $t:ty),* $(,)?) -> $r:ty) => {
+        #[allow(clippy::too_many_arguments)]
+        mod $name {
+            #[allow(unused_imports)]
+            use super::*;
+            #[inline(never)]
+            pub(super) fn port($($a: $t),*) -> $r {
+                $body$(::<$g>)?($($a),*)
+            }
+            /// # Safety
+            /// The CPU must have AVX2.
+            #[cfg(atome_x86)]
+            #[target_feature(enable = "avx2")]
+            #[inline(never)]
+            pub(super) unsafe fn avx2($($a: $t),*) -> $r {
+                $body$(::<$g>)?($($a),*)
+            }
+        }
+        $(#[$m])*
+        #[allow(clippy::too_many_arguments)]
+        #[inline(always)]
+        pub(crate) fn $name(acc: crate::kernels::isa::Accel, $($a: $t),*) -> $r {
+            #[cfg(atome_x86)]
+            if acc.avx2() {
+                // SAFETY: `Accel::avx2` is true only when cpuid and
+                // xgetbv showed AVX2 and the OS saving the YMM state.
+                return unsafe { $name::avx2($($a),*) };
+            }
+            let _ = acc;
+            $name::port($($a),*)
+        }
+    };
+}
+
+pub mod attention;
+#[cfg(atome_dsp)]
+pub mod attention_dsp;
 pub mod conv;
+#[cfg(atome_x86)]
+pub mod conv_avx2;
 #[cfg(atome_armv6m)]
 pub mod conv_t1;
 #[cfg(atome_thumb2)]
 pub mod conv_t2;
 pub mod dot;
-pub mod ssm;
+pub mod head;
 pub mod matvec;
-#[cfg(atome_dsp)]
 pub mod mix;
+#[cfg(atome_dsp)]
+pub mod mix_dsp;
 pub mod norm;
+#[cfg(atome_dsp)]
+pub mod norm_dsp;
+#[cfg(atome_armv6m)]
+pub mod norm_t1;
+#[cfg(atome_thumb2)]
+pub mod norm_t2;
 pub mod quant;
+pub mod ssm;
+#[cfg(atome_thumb2)]
+pub mod ssm_t2;
+#[cfg(test)]
+mod tests;
 
 pub use dot::dot_q;
 pub use matvec::{matvec_q, matvec_q_multi, matvec_q_multi_checked, matvec_q_naive, trit2_no_code10, MvJobQ};
-
-#[cfg(any(atome_thumb2, atome_armv6m))]
-/// The five taps' inputs: rows (k = 0 the newest) and which shift by one.
-pub struct Taps5<'a> {
-    /// Tap rows, at least `out.len()` long.
-    pub rows: [&'a [i16]; 5],
-    /// Bit k set: tap k is rounded by one bit (rshr(x, 1)), else taken as is.
-    pub shifted: u32,
-    /// Bit k set: tap k counts (else its weight is 0 and its row, which
-    /// must still be readable, is not used).
-    pub valid: u32,
-}

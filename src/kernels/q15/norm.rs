@@ -1,11 +1,186 @@
-//! LayerNorm's first pass over a row of int16 mantissas: the sum, the sum
-//! of squares and the extremes. On Armv7E-M two elements a step in asm
+//! The q15 LayerNorm (docs/Q15.md#layernorm): the row's statistics, then
+//! the per-element passes on the output's grid. The first pass
+//! ([`row_stats`]): on Armv7E-M two elements a step in asm
 //! (`SMLALD` squares both, `SSUB16` + `SEL` keep two lanes of minima and
 //! maxima): 5 instructions an element where LLVM's loop took 13; on the
 //! other Thumb-2 cores `SMLAL` and conditional moves, 10 where LLVM took
 //! 14; on ARMv6-M two squares added in 32 bits before the 64-bit add, 12.5
-//! where LLVM took 25; a plain loop elsewhere. ARMv6-M also has the
-//! per-element passes in asm ([`ln_passes_t1`]).
+//! where LLVM took 25; a plain loop elsewhere. The per-element passes:
+//! ARMv6-M in asm (norm_t1.rs), Armv7E-M's affine pass by DSP
+//! instructions (norm_dsp.rs), the Thumb-2 first pass (norm_t2.rs), two
+//! passes on Armv7-M and later, one elsewhere.
+use crate::q15::arith::*;
+use crate::q15::params::PSrc;
+
+kernel!(
+    /// LayerNorm of one row ([`layer_norm_impl`]) through the build's dispatch.
+    layer_norm = layer_norm_impl::<false>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &mut [i32], out: &mut [i16]) -> i32);
+
+/// LayerNorm of the block (xm, ex) with (g, b) into `out`; its exponent
+/// (docs/Q15.md#layernorm). `w` (D values) is scratch. (`GENERAL`: the
+/// int64 path for every row; the tests compare the two.)
+#[inline(always)]
+pub(super) fn layer_norm_impl<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc, b: &PSrc, w: &mut [i32], out: &mut [i16]) -> i32 {
+    let d = xm.len() as i64;
+    if d == 0 {
+        return E_ZERO;
+    }
+    // |S| <= D * 32767 < 2^31 and m^2 < 2^30 (docs/Q15.md#integer-widths).
+    let (s32, q, lo, hi) = row_stats(xm);
+    let s = i64::from(s32);
+    let n = d * q - s * s;
+    const LIM: i64 = 1 << 62;
+    let base = 21475 * d * d;
+    let k = 31 + 2 * ex;
+    let eps = if ex == E_ZERO {
+        LIM
+    } else if k >= 0 {
+        rshr(base, k.min(63))
+    } else {
+        let left = (-k).min(62);
+        if base > (LIM >> left) {
+            LIM
+        } else {
+            base << left
+        }
+    };
+    let n2 = n + eps;
+    let inv = 1.0f32 / crate::math::sqrtf(n2.max(1) as f32);
+    let (mi, ei) = f32_parts(inv);
+    // c = D m - S is increasing in m: its largest magnitude, and that of
+    // its rounding cm, are at the row's extremes, so both grids are known
+    // before the per-element pass.
+    let (chi, clo) = (d * i64::from(hi) - s, d * i64::from(lo) - s);
+    let sc = qshift(chi.unsigned_abs().max(clo.unsigned_abs()), QA);
+    let (im, ie) = quant_scalar(mi, ei, QA);
+    let mz = rshr(chi, sc).unsigned_abs().max(rshr(clo, sc).unsigned_abs()) * im as u64;
+    let sz = qshift(mz, QA);
+    let ze = if mz == 0 { E_ZERO } else { sc + ie + sz };
+    let (e1, e2) = (ecomb(g.e, ze), b.e);
+    let a = align_at(&[top(e1, 30), top(e2, QA as i32)], LN_ROOM);
+    let (s1, s2) = (ashift(a, e1), ashift(a, e2));
+    let mx = if !GENERAL && d <= 16383 && sc >= -15 && sz >= -15 {
+        // Each rshr as (v * M + R) >> S with per-row constants (M = 2^-s
+        // for a left shift), D and S folded into the first: every true
+        // value is an int32 (|c| < 2^30 for D < 2^14; wrapping products
+        // whose true result fits are exact).
+        let rs = |s: i32| -> (i32, i32, u32) {
+            if s <= 0 {
+                (1 << -s, 0, 0)
+            } else {
+                let s = s.min(31);
+                (1, 1 << (s - 1), s as u32)
+            }
+        };
+        let (m1, r1, t1) = rs(sc);
+        let (m2, r2, t2) = rs(sz);
+        let (_, r3, t3) = rs(s1.max(1));
+        let (m4, r4, t4) = rs(s2);
+        let c1 = [(d as i32).wrapping_mul(m1), r1.wrapping_sub(s32.wrapping_mul(m1)), (im as i32) * m2, r2, r3, m4, r4];
+        let t = [t1, t2, t3, t4];
+        // Cortex-M0: three passes in asm (norm_t1.rs).
+        #[cfg(atome_armv6m)]
+        if let (Some(gv), Some(bv), Some(wr)) = (g.vals(), b.vals(), w.get_mut(..xm.len())) {
+            let ((gp, gn), (bp, bn)) = (gv.words(), bv.words());
+            if gn >= wr.len() && bn >= wr.len() {
+                // SAFETY: gp and bp address gn, bn >= wr.len() int32.
+                if let Some(mx) = unsafe { super::norm_t1::ln_passes_t1(xm, gp, bp, c1, t, wr) } {
+                    super::quant::quant_at(w, qshift(u64::from(mx), QA), out);
+                    return qexp(u64::from(mx), a, QA);
+                }
+            }
+        }
+        // Armv7E-M: the first pass, then the affine pass by SMMULR and
+        // SMMLAR (norm_dsp.rs, norm_t2.rs).
+        #[cfg(atome_dsp)]
+        if let (Some(gv), Some(bv), Some(wr)) = (g.vals(), b.vals(), w.get_mut(..xm.len())) {
+            let ((gp, gn), (bp, bn)) = (gv.words(), bv.words());
+            if gn >= wr.len() && bn >= wr.len() {
+                let [dm, c, im, r2, ..] = c1;
+                if !super::norm_t2::ln_first_t2(xm, [dm, c, im, r2], [t[0], t[1]], wr) {
+                    for (o, &m) in wr.iter_mut().zip(xm) {
+                        let cm = i32::from(m).wrapping_mul(dm).wrapping_add(c) >> t[0];
+                        *o = (cm.wrapping_mul(im) + r2) >> t[1];
+                    }
+                }
+                // SAFETY: gp and bp address gn, bn >= wr.len() int32, word
+                // aligned (i32 or f32 slices).
+                if let Some(mx) = unsafe { super::norm_dsp::ln_affine_dsp(wr, gp, bp, t[2], t[3], c1[5]) } {
+                    super::quant::quant_at(w, qshift(u64::from(mx), QA), out);
+                    return qexp(u64::from(mx), a, QA);
+                }
+            }
+        }
+        match (g.vals(), b.vals()) {
+            // (int32 views of both kinds: one copy of the loops.)
+            (Some(gv), Some(bv)) => ln_sums(xm, gv.ints().iter().copied(), bv.ints().iter().copied(), c1, t, w),
+            _ => ln_sums(xm, (0..xm.len()).map(|i| g.m(i)), (0..xm.len()).map(|i| b.m(i)), c1, t, w),
+        }
+    } else {
+        // (Any D and grid: the same integers in int64.)
+        let mut mx = 0u32;
+        for (i, (o, &m)) in w.iter_mut().zip(xm).enumerate() {
+            let cm = rshr(d * i64::from(m) - s, sc);
+            let zm = rshr(cm * im, sz);
+            let v = rshr(i64::from(g.m(i)) * zm, s1) + rshr(i64::from(b.m(i)), s2);
+            // |v| < 2^30.
+            mx |= v.unsigned_abs() as u32;
+            *o = v as i32;
+        }
+        mx
+    };
+    super::quant::quant_at(w, qshift(u64::from(mx), QA), out);
+    qexp(u64::from(mx), a, QA)
+}
+
+/// LayerNorm's grid: 29 bits below its largest term's bound.
+const LN_ROOM: i32 = 29;
+
+/// LayerNorm's per-element pass: cm = (m D' + C) >> t0, zm = (cm I + R2)
+/// >> t1, W = ((g zm + R3) >> t2) + ((b B + R4) >> t3) into `w`; OR of |W|.
+#[inline(always)]
+fn ln_sums(xm: &[i16], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, [dm, c, im, r2, r3, m4, r4]: [i32; 7], [t0, t1, t2, t3]: [u32; 4], w: &mut [i32]) -> u32 {
+    // On Armv7-M and later, two passes, each with few enough constants to
+    // stay in registers (one pass spills about ten loads an element there;
+    // on Armv6-M and RV32 one pass is the faster: S3 q15 M4F -49K, M3
+    // -33K, M0 +26K, RV32 +33K instructions with two).
+    if !cfg!(atome_thumb2) {
+        let mut mx = 0u32;
+        for ((o, &m), (gm, bm)) in w.iter_mut().zip(xm).zip(gi.zip(bi)) {
+            let cm = i32::from(m).wrapping_mul(dm).wrapping_add(c) >> t0;
+            let zm = (cm.wrapping_mul(im) + r2) >> t1;
+            let v = ((gm * zm + r3) >> t2) + ((bm * m4 + r4) >> t3);
+            mx |= v.unsigned_abs();
+            *o = v;
+        }
+        return mx;
+    }
+    #[cfg(atome_thumb2)]
+    let done = w.get_mut(..xm.len()).is_some_and(|wr| super::norm_t2::ln_first_t2(xm, [dm, c, im, r2], [t0, t1], wr));
+    #[cfg(not(atome_thumb2))]
+    let done = false;
+    if !done {
+        for (o, &m) in w.iter_mut().zip(xm) {
+            let cm = i32::from(m).wrapping_mul(dm).wrapping_add(c) >> t0;
+            *o = (cm.wrapping_mul(im) + r2) >> t1;
+        }
+    }
+    ln_affine(w, gi, bi, [r3, m4, r4], [t2, t3])
+}
+
+/// LayerNorm's second pass on Armv7-M: W = ((g zm + R3) >> t2) + ((b B +
+/// R4) >> t3) in place; OR of |W|. (Out of line: alone, its constants stay
+/// in registers whatever the caller's code around it.)
+#[inline(never)]
+fn ln_affine(w: &mut [i32], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, [r3, m4, r4]: [i32; 3], [t2, t3]: [u32; 2]) -> u32 {
+    let mut mx = 0u32;
+    for (o, (gm, bm)) in w.iter_mut().zip(gi.zip(bi)) {
+        let v = ((gm * *o + r3) >> t2) + ((bm * m4 + r4) >> t3);
+        mx |= v.unsigned_abs();
+        *o = v;
+    }
+    mx
+}
 
 /// (sum m, sum m^2, min m, max m) of `xm` (i32::MAX and i32::MIN as the
 /// extremes of an empty row). |sum| <= len 2^15 must fit an int32 (the
@@ -214,328 +389,4 @@ mod tests {
             }
         }
     }
-}
-
-/// Thumb-1 asm text: the word at `[$base, #$off]` into the high register
-/// `$hi` through the low scratch `$tmp` (Thumb-1 loads only into low
-/// registers; asm operands may name high ones only as clobbers).
-#[cfg(atome_armv6m)]
-macro_rules! to_high {
-    ($tmp:literal, $base:literal, $off:literal, $hi:literal) => {
-        concat!("ldr ", $tmp, ", [", $base, ", #", $off, "]\n", "mov ", $hi, ", ", $tmp, "\n")
-    };
-}
-
-/// LayerNorm's per-element passes on ARMv6-M (Cortex-M0), in asm: the
-/// same integers as the engine's loop (`ln_sums`), wrapping,
-/// cm = (m dm + c) >> t0, zm = (cm im + r2) >> t1,
-/// W = ((g zm + r3) >> t2) + ((b m4 + r4) >> t3) into `w`; OR of |W|.
-/// Three passes, each with few enough values for Thumb-1's six low
-/// registers (the others wait in high ones, loaded from a small array,
-/// and a `MOV` brings a shift count down): about 37 instructions an
-/// element where LLVM's one pass takes 47 with its spills. None (nothing
-/// written) unless `xm.len() == w.len()` is even and at least 2 and every
-/// shift is at most 31.
-///
-/// # Safety
-/// `g` and `b` must be readable for `w.len()` int32 each.
-#[cfg(atome_armv6m)]
-pub unsafe fn ln_passes_t1(xm: &[i16], g: *const i32, b: *const i32, k: [i32; 7], t: [u32; 4], w: &mut [i32]) -> Option<u32> {
-    let n = w.len();
-    if xm.len() != n || n < 2 || !n.is_multiple_of(2) || t.iter().any(|&s| s > 31) {
-        return None;
-    }
-    let [dm, c, im, r2, r3, m4, r4] = k;
-    let [t0, t1, t2, t3] = t;
-    let wp = w.as_mut_ptr();
-    let end = wp.wrapping_add(n) as usize as u32;
-    // The values each pass keeps in high registers: (c, r2, t0, t1, end),
-    // (r3, t2, end), (m4, r4, t3, end).
-    let ka = [c as u32, r2 as u32, t0, t1, end];
-    let kb = [r3 as u32, t2, end];
-    let kc = [m4 as u32, r4 as u32, t3, end];
-    // Pass A: w = zm.
-    // SAFETY: reads the five words of ka; n / 2 steps of two elements:
-    // reads xm[i] (halfword aligned: an i16 slice, n long), writes w[i]
-    // (word aligned, n long), stopping when the w pointer reaches its end
-    // (n even, >= 2). Only the named registers and the flags change; no
-    // stack use.
-    unsafe {
-        core::arch::asm!(
-            to_high!("r5", "r4", "0", "r8"),
-            to_high!("r5", "r4", "4", "r10"),
-            to_high!("r5", "r4", "8", "r11"),
-            to_high!("r5", "r4", "12", "r12"),
-            to_high!("r5", "r4", "16", "lr"),
-            "2:",
-            ".irp k, 0, 1",
-            "ldrh r4, [r0, #2*\\k]",
-            "sxth r4, r4",
-            "muls r4, r2, r4",
-            "add r4, r8",
-            "mov r5, r11",
-            "asrs r4, r5",
-            "muls r4, r3, r4",
-            "add r4, r10",
-            "mov r5, r12",
-            "asrs r4, r5",
-            "str r4, [r1, #4*\\k]",
-            ".endr",
-            "adds r0, #4",
-            "adds r1, #8",
-            "cmp r1, lr",
-            "bne 2b",
-            inout("r0") xm.as_ptr() => _,
-            inout("r1") wp => _,
-            in("r2") dm,
-            in("r3") im,
-            inout("r4") ka.as_ptr() => _,
-            out("r5") _,
-            out("r8") _,
-            out("r10") _,
-            out("r11") _,
-            out("r12") _,
-            out("lr") _,
-            options(nostack),
-        );
-    }
-    // Pass B1: w = (g zm + r3) >> t2.
-    // SAFETY: as pass A's, reading kb, g[i] (the caller's n int32) and
-    // reading then writing w[i].
-    unsafe {
-        core::arch::asm!(
-            to_high!("r5", "r4", "0", "r8"),
-            to_high!("r5", "r4", "4", "r10"),
-            to_high!("r5", "r4", "8", "lr"),
-            "2:",
-            ".irp k, 0, 1",
-            "ldr r2, [r0, #4*\\k]",
-            "ldr r3, [r1, #4*\\k]",
-            "muls r2, r3, r2",
-            "add r2, r8",
-            "mov r5, r10",
-            "asrs r2, r5",
-            "str r2, [r1, #4*\\k]",
-            ".endr",
-            "adds r0, #8",
-            "adds r1, #8",
-            "cmp r1, lr",
-            "bne 2b",
-            inout("r0") g => _,
-            inout("r1") wp => _,
-            out("r2") _,
-            out("r3") _,
-            inout("r4") kb.as_ptr() => _,
-            out("r5") _,
-            out("r8") _,
-            out("r10") _,
-            out("lr") _,
-            options(nostack),
-        );
-    }
-    // Pass B2: w += (b m4 + r4) >> t3, and the OR of |w|.
-    let mut mx = 0u32;
-    // SAFETY: as pass B1's, with kc and b.
-    unsafe {
-        core::arch::asm!(
-            to_high!("r2", "r3", "0", "r8"),
-            to_high!("r2", "r3", "4", "r10"),
-            to_high!("r2", "r3", "8", "r11"),
-            to_high!("r2", "r3", "12", "lr"),
-            "2:",
-            ".irp k, 0, 1",
-            "ldr r2, [r0, #4*\\k]",
-            "mov r5, r8",
-            "muls r2, r5, r2",
-            "add r2, r10",
-            "mov r5, r11",
-            "asrs r2, r5",
-            "ldr r3, [r1, #4*\\k]",
-            "adds r2, r2, r3",
-            "str r2, [r1, #4*\\k]",
-            "asrs r3, r2, #31",
-            "eors r2, r3",
-            "subs r2, r2, r3",
-            "orrs r4, r2",
-            ".endr",
-            "adds r0, #8",
-            "adds r1, #8",
-            "cmp r1, lr",
-            "bne 2b",
-            inout("r0") b => _,
-            inout("r1") wp => _,
-            out("r2") _,
-            inout("r3") kc.as_ptr() => _,
-            inout("r4") mx,
-            out("r5") _,
-            out("r8") _,
-            out("r10") _,
-            out("r11") _,
-            out("lr") _,
-            options(nostack),
-        );
-    }
-    Some(mx)
-}
-
-/// LayerNorm's affine pass on Armv7E-M: W = rshr(g zm, t2) + beta term,
-/// the beta term rshr(b, t3) for t3 >= 1 or b m4 for t3 = 0, in place of
-/// the zm in `w`; the OR of |W|. `SMMULR` by 2^(32 - t) is rshr by t in
-/// one instruction (t = 1: the value doubled first, then 2^30; |g zm| <
-/// 2^30 and |b| < 2^23 leave room), `SMMLAR` adds the beta term's: two
-/// elements a step, 9 instructions an element against LLVM's 15. None
-/// (nothing written) for an odd length, shifts outside 1..=31 (t2) and
-/// 0..=31 (t3).
-///
-/// # Safety
-/// `g` and `b` must be readable for `w.len()` int32 each, 4-byte aligned.
-#[cfg(atome_dsp)]
-#[inline(always)]
-pub unsafe fn ln_affine_dsp(w: &mut [i32], g: *const i32, b: *const i32, t2: u32, t3: u32, m4: i32) -> Option<u32> {
-    let n = w.len();
-    if n == 0 || !n.is_multiple_of(2) || !(1..=31).contains(&t2) || t3 > 31 {
-        return None;
-    }
-    let mul = |t: u32| if t <= 1 { 1i32 << 30 } else { 1i32 << (32 - t) };
-    let (mg, mb) = (mul(t2), if t3 == 0 { m4 } else { mul(t3) });
-    let (gm, bm) = (if t2 == 1 { 1 } else { 2 }, t3.min(2) as usize);
-    let wp = w.as_mut_ptr();
-    // SAFETY: the caller's contract and the length check: n / 2 steps,
-    // each reading two int32 at g, b and w (word aligned, as LDRD needs)
-    // and writing two at w. Only the named registers and the flags (Q
-    // included) change.
-    unsafe {
-        Some(match (gm, bm) {
-            (1, 0) => affine_loop::<1, 0>(wp, g, b, n / 2, mg, mb),
-            (1, 1) => affine_loop::<1, 1>(wp, g, b, n / 2, mg, mb),
-            (1, _) => affine_loop::<1, 2>(wp, g, b, n / 2, mg, mb),
-            (_, 0) => affine_loop::<2, 0>(wp, g, b, n / 2, mg, mb),
-            (_, 1) => affine_loop::<2, 1>(wp, g, b, n / 2, mg, mb),
-            (_, _) => affine_loop::<2, 2>(wp, g, b, n / 2, mg, mb),
-        })
-    }
-}
-
-/// One pair of [`affine_loop`] (no instruction here sets N, Z or C).
-#[cfg(atome_dsp)]
-macro_rules! affine_pair {
-    () => {
-        concat!(
-            "ldrd {a0}, {a1}, [{gp}], #8\n",
-            "ldrd {z0}, {z1}, [{wp}]\n",
-            "mul {z0}, {a0}, {z0}\n",
-            "mul {z1}, {a1}, {z1}\n",
-            ".if {gm} == 1\n",
-            "lsl {z0}, {z0}, #1\n",
-            "lsl {z1}, {z1}, #1\n",
-            ".endif\n",
-            "smmulr {z0}, {z0}, {mg}\n",
-            "smmulr {z1}, {z1}, {mg}\n",
-            "ldrd {a0}, {a1}, [{bp}], #8\n",
-            ".if {bm} == 0\n",
-            "mla {z0}, {a0}, {mb}, {z0}\n",
-            "mla {z1}, {a1}, {mb}, {z1}\n",
-            ".else\n",
-            ".if {bm} == 1\n",
-            "lsl {a0}, {a0}, #1\n",
-            "lsl {a1}, {a1}, #1\n",
-            ".endif\n",
-            "smmlar {z0}, {a0}, {mb}, {z0}\n",
-            "smmlar {z1}, {a1}, {mb}, {z1}\n",
-            ".endif\n",
-            "strd {z0}, {z1}, [{wp}], #8\n",
-            "eor {a0}, {z0}, {z0}, asr #31\n",
-            "sub {a0}, {a0}, {z0}, asr #31\n",
-            "orr {mx}, {mx}, {a0}\n",
-            "eor {a0}, {z1}, {z1}, asr #31\n",
-            "sub {a0}, {a0}, {z1}, asr #31\n",
-            "orr {mx}, {mx}, {a0}\n",
-        )
-    };
-}
-
-/// [`ln_affine_dsp`]'s loop: `GM` 1 (t2 = 1: double, then SMMULR) or 2
-/// (SMMULR); `BM` 0 (MLA by m4), 1 (t3 = 1: double, then SMMLAR) or 2
-/// (SMMLAR).
-///
-/// # Safety
-/// pairs >= 1; 2 * pairs int32 readable at g and b and read-writable at
-/// w, all 4-byte aligned.
-#[cfg(atome_dsp)]
-#[inline(always)]
-unsafe fn affine_loop<const GM: usize, const BM: usize>(w: *mut i32, g: *const i32, b: *const i32, pairs: usize, mg: i32, mb: i32) -> u32 {
-    let mut mx = 0u32;
-    // SAFETY: the caller's contract. Only the named registers and the
-    // flags (Q included) change.
-    unsafe {
-        core::arch::asm!(
-            // (No instruction of a pair sets N, Z or C.)
-            odd_then_pairs!("n", affine_pair()),
-            gm = const GM,
-            bm = const BM,
-            wp = inout(reg) w => _,
-            gp = inout(reg) g => _,
-            bp = inout(reg) b => _,
-            n = inout(reg) pairs => _,
-            mg = in(reg) mg,
-            mb = in(reg) mb,
-            mx = inout(reg) mx,
-            a0 = out(reg) _,
-            a1 = out(reg) _,
-            z0 = out(reg) _,
-            z1 = out(reg) _,
-            options(nostack),
-        );
-    }
-    mx
-}
-
-/// LayerNorm's first per-element pass on the Thumb-2 cores: w[i] = ((((m
-/// dm + c) >> t0) im + r2) >> t1) for m = xm[i] (wrapping products, as
-/// the engine's loop), two elements a step from one word of `xm`: 7
-/// instructions an element against LLVM's 8. Returns false (nothing
-/// written) unless both hold the same even, non-zero number of elements.
-#[cfg(atome_thumb2)]
-#[inline(always)]
-pub fn ln_first_t2(xm: &[i16], [dm, c, im, r2]: [i32; 4], [t0, t1]: [u32; 2], w: &mut [i32]) -> bool {
-    let n = xm.len();
-    if n == 0 || !n.is_multiple_of(2) || w.len() != n {
-        return false;
-    }
-    // SAFETY: n / 2 steps, each reading one word (two int16) of xm
-    // (unaligned LDR is allowed on Armv7-M and later) and writing two
-    // int32 to w (word aligned: an i32 slice). Only the named registers
-    // and the flags change.
-    unsafe {
-        core::arch::asm!(
-            "2:",
-            "ldr {x}, [{xp}], #4",
-            "sxth {a}, {x}",
-            "asr {x}, {x}, #16",
-            "mla {a}, {a}, {dm}, {c}",
-            "mla {x}, {x}, {dm}, {c}",
-            "asr {a}, {a}, {t0}",
-            "asr {x}, {x}, {t0}",
-            "mla {a}, {a}, {im}, {r2}",
-            "mla {x}, {x}, {im}, {r2}",
-            "asr {a}, {a}, {t1}",
-            "asr {x}, {x}, {t1}",
-            "strd {a}, {x}, [{wp}], #8",
-            "subs {n}, {n}, #1",
-            "bne 2b",
-            xp = inout(reg) xm.as_ptr() => _,
-            wp = inout(reg) w.as_mut_ptr() => _,
-            n = inout(reg) n / 2 => _,
-            dm = in(reg) dm,
-            c = in(reg) c,
-            im = in(reg) im,
-            r2 = in(reg) r2,
-            t0 = in(reg) t0,
-            t1 = in(reg) t1,
-            x = out(reg) _,
-            a = out(reg) _,
-            options(nostack),
-        );
-    }
-    true
 }

@@ -4,7 +4,8 @@
 //! saturates and shifts in one instruction; LLVM's loops took 7 and 14
 //! instructions an element, these take 5 and 9; the shift 6.5 on
 //! Armv7E-M, two elements a word by its DSP instructions), in asm on
-//! ARMv6-M too, plain loops elsewhere.
+//! ARMv6-M too, plain loops elsewhere. Then the quantization itself ([`quant_into`]).
+use crate::q15::arith::{qexp, qshift, QA};
 
 /// 2^15 - 1, the activation saturation.
 pub const LIM15: i32 = 32767;
@@ -288,5 +289,44 @@ pub fn rshr_sat(src: &[i32], n: u32, out: &mut [i16]) {
     let n = n.min(31);
     for (o, &v) in out.iter_mut().zip(src) {
         *o = (((v >> n) + 1) >> 1).clamp(-LIM15, LIM15) as i16;
+    }
+}
+
+kernel!(
+    /// [`quant_into_impl`] through the build's dispatch.
+    quant_into = quant_into_impl(src: &[i32], e: i32, out: &mut [i16]) -> i32);
+
+/// quant15 of exact integers `src` at exponent e into `out`; the exponent.
+///
+/// (Here and below a quantization needs only bitlen(max |v|), which the
+/// bitwise OR of the magnitudes has too: the first passes OR them, two
+/// instructions where a 64-bit max takes five.)
+pub(crate) fn quant_into_impl(src: &[i32], e: i32, out: &mut [i16]) -> i32 {
+    let mx = or_abs(src);
+    quant_into_mx(src, mx, e, out)
+}
+
+/// [`quant_into_impl`] with the OR of the magnitudes known.
+#[inline(always)]
+pub(crate) fn quant_into_mx(src: &[i32], mx: u32, e: i32, out: &mut [i16]) -> i32 {
+    let s = qshift(u64::from(mx), QA);
+    quant_at(src, s, out);
+    qexp(u64::from(mx), e, QA)
+}
+
+/// The mantissas of quant15 at shift s = bitlen(max |src|) - 15 into `out`.
+#[inline(always)]
+pub(crate) fn quant_at(src: &[i32], s: i32, out: &mut [i16]) {
+    // Every rshr32 result is within +-2^15 (int32 work). One loop per
+    // case, the shift's branches out of the loop.
+    if s >= 1 {
+        // (s <= 17: |v| < 2^32.)
+        rshr_sat(src, (s - 1) as u32, out);
+    } else {
+        // mx < 2^(15 + s): the left shift is exact and within +-32767.
+        let n = (-s).min(31) as u32;
+        for (o, &v) in out.iter_mut().zip(src) {
+            *o = (v << n) as i16;
+        }
     }
 }

@@ -1,158 +1,161 @@
-//! The SSM step's sums on Armv7-M and later (`SMULL`), in the usual cases
-//! of a decay shift of 30, 31 or 32 (s1 = 30 when the decay term is the
-//! larger, up to 32 when the input term is):
-//! W_c = rshr(T_c hs_c, s1) + rshr(b_c h_c, s2) into hs, each rounding
-//! as (v + 2^(s-1)) >> s on the 64-bit product (the result fits 32 bits:
-//! docs/Q15.md#ssm-state-pathway), 23 instructions an element where
-//! LLVM's loop spills to 32 (33 for shifts other than 30).
+//! The q15 SSM step (docs/Q15.md#ssm-state-pathway): the decay and input
+//! terms on one grid, renormalized to 30 bits. Fast paths: Thumb-2 asm
+//! (ssm_t2.rs, `SMULL`), split 16-bit products on Armv6-M (no 32 x 32 ->
+//! 64 multiply; [`ssm_sums_m0`]), a plain loop elsewhere.
+use crate::q15::arith::*;
+use crate::q15::params::{PSrc, Vals};
 
-/// The loop of [`ssm_sums_s`] for a decay shift of `s1` (its rounding
-/// addend `rnd` = 2^(s1-1) and the high word's shift `ls` = 32 - s1 as
-/// literals: immediates keep two registers free).
-#[cfg(atome_thumb2)]
-macro_rules! ssm_loop {
-    ($s1:literal, $rnd:literal, $ls:literal, $t:ident, $b:ident, $hp:ident, $h:ident, $n:ident, $s2:ident, $mx:ident) => {
-        core::arch::asm!(
-            "2:",
-            "ldr {a}, [{tp}], #4",
-            "ldr {x}, [{hp}]",
-            "smull {lo}, {hi}, {a}, {x}",
-            concat!("adds {lo}, {lo}, #", $rnd),
-            "adc {hi}, {hi}, #0",
-            concat!("lsr {lo}, {lo}, #", $s1),
-            concat!("orr {lo}, {lo}, {hi}, lsl #", $ls),
-            "ldr {a}, [{bp}], #4",
-            "ldrsh {x}, [{xp}], #2",
-            "smull {a}, {x}, {a}, {x}",
-            "adds {a}, {a}, {rnd}",
-            "adc {x}, {x}, #0",
-            "lsr {a}, {a}, {s2}",
-            "rsb {hi}, {s2}, #32",
-            "lsl {x}, {x}, {hi}",
-            "orr {a}, {a}, {x}",
-            "add {lo}, {lo}, {a}",
-            "str {lo}, [{hp}], #4",
-            "eor {a}, {lo}, {lo}, asr #31",
-            "sub {a}, {a}, {lo}, asr #31",
-            "orr {mx}, {mx}, {a}",
-            "cmp {hp}, {end}",
-            "bne 2b",
-            tp = inout(reg) $t => _,
-            bp = inout(reg) $b => _,
-            hp = inout(reg) $hp => _,
-            xp = inout(reg) $h.as_ptr() => _,
-            end = in(reg) $hp.wrapping_add($n),
-            rnd = in(reg) 1u32 << ($s2 - 1),
-            s2 = in(reg) $s2,
-            mx = inout(reg) $mx,
-            a = out(reg) _,
-            x = out(reg) _,
-            lo = out(reg) _,
-            hi = out(reg) _,
-            options(nostack),
-        )
-    };
-}
-
-/// One element of [`ssm_loop_dsp`] (no instruction here sets N, Z or C).
-#[cfg(atome_dsp)]
-macro_rules! ssm_elem_dsp {
-    ($s1:literal) => {
-        concat!(
-            "ldr {a}, [{tp}], #4\n",
-            "ldr {x}, [{hp}]\n",
-            ".if ", $s1, " == 30\n",
-            "qadd {a}, {a}, {a}\n",
-            ".endif\n",
-            ".if ", $s1, " <= 31\n",
-            "lsl {x}, {x}, #1\n",
-            ".endif\n",
-            "smmulr {p}, {a}, {x}\n",
-            "ldr {a}, [{bp}], #4\n",
-            "ldrsh {x}, [{xp}], #2\n",
-            "lsl {a}, {a}, {k1}\n",
-            "lsl {x}, {x}, {k2}\n",
-            "smmulr {a}, {a}, {x}\n",
-            "add {p}, {p}, {a}\n",
-            "str {p}, [{hp}], #4\n",
-            "eor {a}, {p}, {p}, asr #31\n",
-            "sub {a}, {a}, {p}, asr #31\n",
-            "orr {mx}, {mx}, {a}\n",
-        )
-    };
-}
-
-/// [`ssm_loop`] on Armv7E-M (M4, M7), where `SMMULR` gives
-/// floor((A B + 2^31) / 2^32), the rounding shift by 32 of a product, in
-/// one instruction: rshr(T hs, s1) = SMMULR(T 2^(32-s1-u), hs 2^u) and
-/// rshr(b h, s2) = SMMULR(b 2^k1, h 2^k2) with k1 + k2 = 32 - s2 (every
-/// factor within int32: |hs| < 2^30, |h| < 2^15, |b| < 2^23, s2 >= 8).
-/// For s1 = 30, 2T by the saturating `QADD`: T = 2^30 gives 2^31 - 1, and
-/// with |hs| < 2^30 the floor is still hs, the exact rshr(2^30 hs, 30).
-/// 16 instructions an element (two a step) against 23.
-#[cfg(atome_dsp)]
-macro_rules! ssm_loop_dsp {
-    ($s1:literal, $t:ident, $b:ident, $hp:ident, $h:ident, $n:ident, $k1:ident, $k2:ident, $mx:ident) => {
-        core::arch::asm!(
-            // (No instruction of an element sets N, Z or C.)
-            odd_then_pairs!("n", ssm_elem_dsp($s1)),
-            tp = inout(reg) $t => _,
-            bp = inout(reg) $b => _,
-            hp = inout(reg) $hp => _,
-            xp = inout(reg) $h.as_ptr() => _,
-            n = inout(reg) $n => _,
-            k1 = in(reg) $k1,
-            k2 = in(reg) $k2,
-            mx = inout(reg) $mx,
-            a = out(reg) _,
-            x = out(reg) _,
-            p = out(reg) _,
-            options(nostack),
-        )
-    };
-}
-
-/// The sums for every channel of `hs` (decay shift s1: 30, 31 or 32); OR
-/// of |W|.
-///
-/// # Safety
-/// `t` and `b` must be readable for `hs.len()` int32 each (any alignment
-/// of 4); `h` at least as long as `hs`; 30 <= s1 <= 32, 1 <= s2 <= 32.
-#[cfg(atome_thumb2)]
-#[inline(always)]
-pub unsafe fn ssm_sums_s(t: *const i32, b: *const i32, hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> u32 {
-    let n = hs.len().min(h.len());
-    if n == 0 {
-        return 0;
-    }
-    let hp = hs.as_mut_ptr();
-    let mut mx = 0u32;
-    // (Both loops below: the caller's contract holds; each loop reads t,
-    // b, hs and h at element c < n and writes hs[c], and stops when the hs
-    // pointer reaches hp + n. Only the named registers and the flags
-    // change.)
-    #[cfg(atome_dsp)]
-    if s2 >= 8 {
-        let k2 = (32 - s2).min(16);
-        let k1 = 32 - s2 - k2;
-        // SAFETY: as said above (the Q flag, which nothing reads, may be
-        // set; s2 >= 8 keeps the factors within int32).
-        unsafe {
-            match s1 {
-                30 => ssm_loop_dsp!("30", t, b, hp, h, n, k1, k2, mx),
-                31 => ssm_loop_dsp!("31", t, b, hp, h, n, k1, k2, mx),
-                _ => ssm_loop_dsp!("32", t, b, hp, h, n, k1, k2, mx),
+/// Runs `$body` with `$i` bound to an int32 iterator over a [`Vals`]: one
+/// copy of the loop per representation, each a plain slice loop.
+macro_rules! with_ints {
+    ($v:expr, |$i:ident| $body:expr) => {
+        match $v {
+            Vals::Bits(s) => {
+                let $i = s.iter().map(|f| f.to_bits() as i32);
+                $body
             }
+            Vals::Ints(s) => {
+                let $i = s.iter().copied();
+                $body
+            }
+        }
+    };
+}
+
+
+kernel!(
+    /// One SSM step ([`ssm_step_impl`]) through the build's dispatch.
+    ssm_step = ssm_step_impl::<false>(sb: &PSrc, tanh: Vals, hs: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32);
+
+/// One SSM step (docs/Q15.md#ssm-state-pathway) on the hidden mantissas
+/// `hs` (exponent ehs) with the normalized row (h, eh); the new exponent.
+/// (`GENERAL`: the sums without the usual shifts' fast loop.)
+#[inline(always)]
+pub(super) fn ssm_step_impl<const GENERAL: bool>(sb: &PSrc, tanh: Vals, hs: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32 {
+    let e1 = ecomb(ehs, -30);
+    let e2 = ecomb(sb.e, eh);
+    // Both terms rounded onto a grid 30 bits below the larger's bound (the
+    // decay term shifts by 30 or more, the input term by 8 or more): each
+    // below 2^30, the sum an int32 (docs/Q15.md#ssm-state-pathway).
+    let a = align_at(&[top(e1, 60), top(e2, QP as i32 + QA as i32)], SSM_ROOM);
+    let (s1, s2) = (ashift(a, e1).max(1) as u32, ashift(a, e2).max(1) as u32);
+    #[cfg(atome_thumb2)]
+    if let (false, 30..=32, 1..=32, Some(bv)) = (GENERAL, s1, s2, sb.vals()) {
+        let ((tp, tn), (bp, bn)) = (tanh.words(), bv.words());
+        if tn >= hs.len() && bn >= hs.len() {
+            // SAFETY: tp and bp address tn, bn >= hs.len() int32 (the
+            // caller's vectors), s1 in 30..=32, s2 in 1..=32.
+            let mx = unsafe { super::ssm_t2::ssm_sums_s(tp, bp, hs, h, s1, s2) };
+            return ssm_norm(hs, mx, a);
+        }
+    }
+    // Cortex-M0: the split products' loops (one per usual decay shift)
+    // over int32 views of both vectors, compiled once each.
+    if let (true, false, Some(bv)) = (NO_SMULL, GENERAL, sb.vals()) {
+        if let Some(mx) = ssm_sums_m0(tanh.ints(), bv.ints(), hs, h, s1, s2) {
+            return ssm_norm(hs, mx, a);
+        }
+    }
+    let bits = |f: &f32| f.to_bits() as i32;
+    let mx = match sb.vals() {
+        Some(Vals::Bits(bs)) => match tanh {
+            Vals::Bits(ts) => ssm_sums::<GENERAL>(ts.iter().map(bits), bs.iter().map(bits), hs, h, s1, s2),
+            Vals::Ints(ts) => ssm_sums::<GENERAL>(ts.iter().copied(), bs.iter().map(bits), hs, h, s1, s2),
+        },
+        Some(Vals::Ints(bs)) => with_ints!(tanh, |ti| ssm_sums::<GENERAL>(ti, bs.iter().copied(), hs, h, s1, s2)),
+        None => with_ints!(tanh, |ti| ssm_sums::<GENERAL>(ti, (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2)),
+    };
+    ssm_norm(hs, mx, a)
+}
+
+/// The SSM state renormalized to 30 bits after its sums (OR of |W| `mx`,
+/// grid a); its exponent.
+#[inline(always)]
+fn ssm_norm(hs: &mut [i32], mx: u32, a: i32) -> i32 {
+    let sh = qshift(u64::from(mx), QH);
+    const LIM30: i32 = (1 << QH) - 1;
+    if sh >= 1 {
+        // |W| < 2^31: sh = 1, floor((W + 1) / 2) without the overflow.
+        for hc in hs.iter_mut() {
+            *hc = ((*hc >> 1) + (*hc & 1)).min(LIM30);
+        }
+    } else if sh < 0 {
+        // (sh = 0, the sums already on 30 bits: nothing to do.)
+        let n = (-sh).min(31) as u32;
+        for hc in hs.iter_mut() {
+            *hc <<= n;
+        }
+    }
+    qexp(u64::from(mx), a, QH)
+}
+
+/// The SSM's grid: 30 bits below its larger term's bound.
+const SSM_ROOM: i32 = 30;
+
+/// The SSM sums W_c = rshr(T_c hs_c, s1) + rshr(b_c h_c, s2) into hs; OR
+/// of |W|. (|T hs| < 2^60 with s1 >= 30, |b h| < 2^38 with s2 >= 8:
+/// rshr_to32's bound.)
+#[inline(always)]
+fn ssm_sums<const GENERAL: bool>(ti: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> u32 {
+    let mut mx = 0u32;
+    if !GENERAL && s1 <= 32 && s2 <= 32 {
+        // The usual shifts (s1 = 30 when the decay term is the larger):
+        // rshr_hl's low-word case only, its branch out of the loop.
+        let r = |v: i64, s: u32| rshr_hl_lo((v >> 32) as i32, v as u32, s);
+        for ((hc, &hv), (t, bm)) in hs.iter_mut().zip(h).zip(ti.zip(bi)) {
+            let v = r(mul64(t, *hc), s1) + r(mul64_16(bm, i32::from(hv)), s2);
+            mx |= v.unsigned_abs();
+            *hc = v;
         }
         return mx;
     }
-    // SAFETY: as said above.
-    unsafe {
-        match s1 {
-            30 => ssm_loop!("30", "0x20000000", "2", t, b, hp, h, n, s2, mx),
-            31 => ssm_loop!("31", "0x40000000", "1", t, b, hp, h, n, s2, mx),
-            _ => ssm_loop!("32", "0x80000000", "0", t, b, hp, h, n, s2, mx),
+    for ((hc, &hv), (t, bm)) in hs.iter_mut().zip(h).zip(ti.zip(bi)) {
+        let v = rshr_to32(mul64(t, *hc), s1) + rshr_to32(mul64_16(bm, i32::from(hv)), s2);
+        mx |= v.unsigned_abs();
+        *hc = v;
+    }
+    mx
+}
+
+/// [`ssm_sums`] on Cortex-M0 (no 32 x 32 -> 64 multiply) for the usual
+/// shifts, by 16-bit halves and int32 operations (|T|, |hs| <= 2^30: the
+/// split's bound; |h| <= 32767); None for other shifts. The decay shifts
+/// of the runs (30 to 32) as constants: their masks and shifts become
+/// immediates, fewer values to spill.
+#[inline(never)]
+fn ssm_sums_m0(t: &[i32], b: &[i32], hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> Option<u32> {
+    if !(1..=15).contains(&s2) {
+        return None;
+    }
+    Some(match s1 {
+        30 => ssm_sums_split::<14>(t, b, hs, h, s2),
+        31 => ssm_sums_split::<15>(t, b, hs, h, s2),
+        32 => ssm_sums_split::<16>(t, b, hs, h, s2),
+        17..=29 => {
+            let mut mx = 0u32;
+            for ((hc, &hv), (&t, &bm)) in hs.iter_mut().zip(h).zip(t.iter().zip(b)) {
+                let v = rshr_mul_split(t, *hc, s1 - 16).wrapping_add(rshr_mul16_split(bm, i32::from(hv), s2));
+                mx |= v.unsigned_abs();
+                *hc = v;
+            }
+            mx
         }
+        _ => return None,
+    })
+}
+
+/// [`ssm_sums_m0`]'s loops for a decay shift of 16 + K, in two passes
+/// (fewer live values each).
+#[inline(always)]
+fn ssm_sums_split<const K: u32>(t: &[i32], b: &[i32], hs: &mut [i32], h: &[i16], s2: u32) -> u32 {
+    let mut mx = 0u32;
+    for (hc, &t) in hs.iter_mut().zip(t) {
+        *hc = rshr_mul_split(t, *hc, K);
+    }
+    for ((hc, &hv), &bm) in hs.iter_mut().zip(h).zip(b) {
+        let v = hc.wrapping_add(rshr_mul16_split(bm, i32::from(hv), s2));
+        mx |= v.unsigned_abs();
+        *hc = v;
     }
     mx
 }
