@@ -8,7 +8,7 @@
 //! each weight byte is decoded once for four accumulators held in FPU
 //! registers along a row ([`dot4_quads`]); a single position goes row by
 //! row, two rows sharing each input load ([`rows_quads`]). On the eabihf
-//! targets both are assembly routines (below: the compiler, at opt-level
+//! targets both are assembly routines (fpu_asm.rs: the compiler, at opt-level
 //! "s", turns the same arms written in Rust into chains of branches); the
 //! Rust arms are their portable twins, which the host tests run. Every
 //! (row, vector) pair still adds its nonzero terms one at a time, in column
@@ -17,6 +17,8 @@
 //! payloads, are repacked into 2-bit bytes first; P3 goes to the portable
 //! loop (the caller's fallback).
 use crate::format::{Packing, Tensor};
+#[cfg(atome_fpu)]
+use super::fpu_asm::{atome_fpu_dot4, atome_fpu_rows};
 
 /// Columns per segment of a row (repacked rows go through a stack buffer).
 const COLS: usize = 32;
@@ -358,7 +360,7 @@ fn dot4_quads(a: [f32; 4], x: &X4, w: &[u8]) -> [f32; 4] {
         // SAFETY: each x.p[b] is the start of x.x[b], which holds at least
         // 4 * x.nq >= 4 * nq floats, and w holds nq bytes; the routine's
         // jump table has an entry for each of the 256 byte values. The
-        // routine (below) reads only those and the four pointers, saves the callee-saved registers it
+        // routine (fpu_asm.rs) reads only those and the four pointers, saves the callee-saved registers it
         // uses (r4-r7, s16-s23) and returns the sums in s0-s3 (a
         // homogeneous aggregate).
         let r = unsafe { atome_fpu_dot4(a[0], a[1], a[2], a[3], x.p.as_ptr(), w.as_ptr(), nq) };
@@ -376,99 +378,6 @@ fn dot4_quads(a: [f32; 4], x: &X4, w: &[u8]) -> [f32; 4] {
         a
     }
 }
-
-/// Four sums, returned in s0-s3.
-/// cbindgen:ignore
-#[cfg(atome_fpu)]
-#[repr(C)]
-struct Sums4 {
-    a0: f32,
-    a1: f32,
-    a2: f32,
-    a3: f32,
-}
-
-// Not part of the C API (cbindgen would list it in include/atome.h).
-#[allow(unused_doc_comments)]
-/// cbindgen:ignore
-#[cfg(atome_fpu)]
-extern "C" {
-    /// s0-s3 = a, r0 = the four input pointers, r1 = w, r2 = nq: see
-    /// [`dot4_quads`].
-    fn atome_fpu_dot4(a0: f32, a1: f32, a2: f32, a3: f32, x: *const *const f32, w: *const u8, nq: usize) -> Sums4;
-}
-
-// [`dot4_quads`] on Cortex-M4F/M7/M33: as atome_fpu_dot (below) for four
-// input vectors at once: per quad one VLDM per vector (s8-s11, s12-s15,
-// s16-s19, s20-s23), one weight byte's dispatch, then per nonzero trit four
-// VADD/VSUB, one per accumulator (s0-s3).
-#[cfg(atome_fpu)]
-core::arch::global_asm!(
-    ".macro atome_fpu_op4 d, r0, r1, r2, r3",
-    ".if \\d == 1",
-    "vadd.f32 s0, s0, \\r0",
-    "vadd.f32 s1, s1, \\r1",
-    "vadd.f32 s2, s2, \\r2",
-    "vadd.f32 s3, s3, \\r3",
-    ".elseif \\d == 2",
-    "vsub.f32 s0, s0, \\r0",
-    "vsub.f32 s1, s1, \\r1",
-    "vsub.f32 s2, s2, \\r2",
-    "vsub.f32 s3, s3, \\r3",
-    ".endif",
-    ".endm",
-    ".section .text.atome_fpu_dot4,\"ax\",%progbits",
-    ".global atome_fpu_dot4",
-    ".hidden atome_fpu_dot4",
-    ".type atome_fpu_dot4,%function",
-    ".syntax unified",
-    ".thumb",
-    ".thumb_func",
-    ".fpu fpv4-sp-d16",
-    "atome_fpu_dot4:",
-    "cbnz r2, 1f",
-    "bx lr",
-    "1:",
-    "push {{r4-r7, lr}}",
-    "vpush {{s16-s23}}",
-    "ldm r0, {{r4-r7}}",
-    "2:",
-    "vldmia r4!, {{s8-s11}}",
-    "vldmia r5!, {{s12-s15}}",
-    "vldmia r6!, {{s16-s19}}",
-    "vldmia r7!, {{s20-s23}}",
-    "ldrb r12, [r1], #1",
-    "tbh [pc, r12, lsl #1]",
-    ".Latome_fpu4_tbl:",
-    ".irp w3,0,1,0,2",
-    ".irp w2,0,1,0,2",
-    ".irp w1,0,1,0,2",
-    ".irp w0,0,1,0,2",
-    ".hword (.Latome_fpu4_\\w3\\w2\\w1\\w0 - .Latome_fpu4_tbl) / 2",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".irp w3,0,1,2",
-    ".irp w2,0,1,2",
-    ".irp w1,0,1,2",
-    ".irp w0,0,1,2",
-    ".Latome_fpu4_\\w3\\w2\\w1\\w0:",
-    "atome_fpu_op4 \\w0,s8,s12,s16,s20",
-    "atome_fpu_op4 \\w1,s9,s13,s17,s21",
-    "atome_fpu_op4 \\w2,s10,s14,s18,s22",
-    "atome_fpu_op4 \\w3,s11,s15,s19,s23",
-    "subs r2, r2, #1",
-    "bne 2b",
-    "vpop {{s16-s23}}",
-    "pop {{r4-r7, pc}}",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".size atome_fpu_dot4, . - atome_fpu_dot4",
-    ".purgem atome_fpu_op4",
-);
 
 /// Vectors b0..b0+nb (nb <= 4) of the call, four at a time: the missing
 /// lanes repeat the last vector and are never stored. The caller checked
@@ -564,7 +473,7 @@ fn rows_quads(init: f32, scale: f32, x: &[f32], w: &[u8], nq: usize, out: &mut [
         // SAFETY: x holds at least 4 * nq floats, w at least n * nq bytes
         // and out n floats (n >= 1, nq >= 1: checked above); the routine's
         // jump table has an entry for each of the 256 byte values. The
-        // routine (below) reads only those, writes only out[..n], saves the
+        // routine (fpu_asm.rs) reads only those, writes only out[..n], saves the
         // callee-saved registers it uses (r4-r8) and clobbers only
         // caller-saved ones.
         unsafe { atome_fpu_rows(init, scale, x.as_ptr(), w.as_ptr(), nq, n, out.as_mut_ptr()) }
@@ -579,140 +488,6 @@ fn rows_quads(init: f32, scale: f32, x: &[f32], w: &[u8], nq: usize, out: &mut [
         *o = a * scale;
     }
 }
-
-// Not part of the C API (cbindgen would list it in include/atome.h).
-#[allow(unused_doc_comments)]
-/// cbindgen:ignore
-#[cfg(atome_fpu)]
-extern "C" {
-    /// s0 = init, s1 = scale, r0 = x, r1 = w, r2 = nq, r3 = n, then out on
-    /// the stack: see [`rows_quads`] (n >= 1, nq >= 1).
-    fn atome_fpu_rows(init: f32, scale: f32, x: *const f32, w: *const u8, nq: usize, n: usize, out: *mut f32);
-}
-
-// The one-vector rows of [`rows_quads`] on Cortex-M4F/M7/M33, in assembly:
-// per weight byte one load of the byte, a TBH on it (256 entries, the
-// assembler builds them from the four 2-bit codes: 00 and 10 -> 0, 01 -> +,
-// 11 -> -) into 81 arms, one per trit pattern (arm labels name the four
-// digits, 0 none, 1 add, 2 subtract, last trit first), and per arm only its
-// VADD/VSUB on the accumulator s0 (the quad's inputs in s8-s11, loaded by
-// one VLDM), then the loop count; per row the scale and one store. Rows
-// go in pairs (arms on s0 for the first, on s1 for the second) sharing the
-// input loads and the loop count. Rust
-// code for the same arms lets the compiler (opt-level "s") merge their
-// common tails into chains of branches, about twice the instructions; and
-// rustc gives no register class for a single-precision-only FPU.
-// Each VADD.F32/VSUB.F32/VMUL.F32 is the IEEE binary32 operation the
-// compiler emits for `a + x` / `a - x` / `a * s`: the same bits, in column
-// order.
-#[cfg(atome_fpu)]
-core::arch::global_asm!(
-    ".macro atome_fpu_op d, a, r",
-    ".if \\d == 1",
-    "vadd.f32 \\a, \\a, \\r",
-    ".elseif \\d == 2",
-    "vsub.f32 \\a, \\a, \\r",
-    ".endif",
-    ".endm",
-    ".section .text.atome_fpu_rows,\"ax\",%progbits",
-    ".global atome_fpu_rows",
-    ".hidden atome_fpu_rows",
-    ".type atome_fpu_rows,%function",
-    ".syntax unified",
-    ".thumb",
-    ".thumb_func",
-    ".fpu fpv4-sp-d16",
-    "atome_fpu_rows:",
-    "push {{r4-r8, lr}}",
-    "ldr r4, [sp, #24]",
-    "vmov.f32 s2, s0",
-    "vmov.f32 s3, s1",
-    "mov r5, r0",
-    "mov r6, r3",
-    "mov r7, r2",
-    // Rows in pairs: row A (s0) from r1, row B (s1) from r8; a last odd
-    // row is its own B (that sum is not stored).
-    "3:",
-    "add r8, r1, r7",
-    "cmp r6, #1",
-    "it eq",
-    "moveq r8, r1",
-    "vmov.f32 s0, s2",
-    "vmov.f32 s1, s2",
-    "mov r0, r5",
-    "mov r2, r7",
-    "1:",
-    "vldmia r0!, {{s8-s11}}",
-    "ldrb r12, [r1], #1",
-    "tbh [pc, r12, lsl #1]",
-    ".Latome_fpua_tbl:",
-    ".irp w3,0,1,0,2",
-    ".irp w2,0,1,0,2",
-    ".irp w1,0,1,0,2",
-    ".irp w0,0,1,0,2",
-    ".hword (.Latome_fpua_\\w3\\w2\\w1\\w0 - .Latome_fpua_tbl) / 2",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".irp w3,0,1,2",
-    ".irp w2,0,1,2",
-    ".irp w1,0,1,2",
-    ".irp w0,0,1,2",
-    ".Latome_fpua_\\w3\\w2\\w1\\w0:",
-    "atome_fpu_op \\w0,s0,s8",
-    "atome_fpu_op \\w1,s0,s9",
-    "atome_fpu_op \\w2,s0,s10",
-    "atome_fpu_op \\w3,s0,s11",
-    "b 5f",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".endr",
-    "5:",
-    "ldrb r12, [r8], #1",
-    "tbh [pc, r12, lsl #1]",
-    ".Latome_fpub_tbl:",
-    ".irp w3,0,1,0,2",
-    ".irp w2,0,1,0,2",
-    ".irp w1,0,1,0,2",
-    ".irp w0,0,1,0,2",
-    ".hword (.Latome_fpub_\\w3\\w2\\w1\\w0 - .Latome_fpub_tbl) / 2",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".irp w3,0,1,2",
-    ".irp w2,0,1,2",
-    ".irp w1,0,1,2",
-    ".irp w0,0,1,2",
-    ".Latome_fpub_\\w3\\w2\\w1\\w0:",
-    "atome_fpu_op \\w0,s1,s8",
-    "atome_fpu_op \\w1,s1,s9",
-    "atome_fpu_op \\w2,s1,s10",
-    "atome_fpu_op \\w3,s1,s11",
-    "subs r2, r2, #1",
-    "bne 1b",
-    "b 4f",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".endr",
-    "4:",
-    "vmul.f32 s0, s0, s3",
-    "vstmia r4!, {{s0}}",
-    "subs r6, r6, #1",
-    "beq 6f",
-    "vmul.f32 s1, s1, s3",
-    "vstmia r4!, {{s1}}",
-    "mov r1, r8",
-    "subs r6, r6, #1",
-    "bne 3b",
-    "6:",
-    "pop {{r4-r8, pc}}",
-    ".size atome_fpu_rows, . - atome_fpu_rows",
-    ".purgem atome_fpu_op",
-);
 
 /// Positions per pass.
 const NB: usize = 4;

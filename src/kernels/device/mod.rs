@@ -7,6 +7,8 @@
 
 #[cfg_attr(not(atome_fpu), allow(dead_code))]
 pub mod fpu;
+#[cfg(atome_fpu)]
+mod fpu_asm;
 pub mod sf;
 mod sf_asm;
 mod sf_rv;
@@ -17,6 +19,7 @@ mod soft_t1;
 #[cfg(atome_thumb2)]
 mod soft_t2;
 mod soft_rv;
+mod soft_rv_vec4;
 
 use crate::format::Tensor;
 

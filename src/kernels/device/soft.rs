@@ -389,9 +389,9 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                 let r = unsafe {
                     let o = out.as_mut_ptr().add(b0 * ostride + j);
                     if nb == 1 {
-                        super::soft_rv::run_vec1_t2(o, tb.as_ptr(), tb.len(), xb.as_ptr().cast::<i32>(), &TRIT2_V4, c0 == 0)
+                        super::soft_rv_vec4::run_vec1_t2(o, tb.as_ptr(), tb.len(), xb.as_ptr().cast::<i32>(), &TRIT2_V4, c0 == 0)
                     } else {
-                        super::soft_rv::run_vec4_t2(o, ostride * 4, tb.as_ptr(), xb.as_ptr().cast::<i32>(), tb.len(), &TRIT2_V4, c0 == 0)
+                        super::soft_rv_vec4::run_vec4_t2(o, ostride * 4, tb.as_ptr(), xb.as_ptr().cast::<i32>(), tb.len(), &TRIT2_V4, c0 == 0)
                     }
                 };
                 if r == 0 {
@@ -435,7 +435,7 @@ fn soft_pass(w: &Tensor, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: 
                 // built above (column < SB), n >= 1.
                 let r = unsafe {
                     let o = out.as_mut_ptr().add(b0 * ostride + j);
-                    super::soft_rv::run_vec4(o, ostride * 4, ents.as_ptr().add(n), xb.as_ptr().cast::<i32>(), -(n as i32))
+                    super::soft_rv_vec4::run_vec4(o, ostride * 4, ents.as_ptr().add(n), xb.as_ptr().cast::<i32>(), -(n as i32))
                 };
                 if r == 0 {
                     continue;
@@ -578,7 +578,7 @@ fn finish_vecs(
 }
 
 /// Per Trit2 byte, its entries for the RV32 four-vector loop on bytes
-/// (soft_rv.rs `run_vec4_t2`): the first in the top byte, each its column
+/// (soft_rv_vec4.rs `run_vec4_t2`): the first in the top byte, each its column
 /// in the byte * 4 | 2 | negate << 7 (never zero, so a zero byte ends
 /// them), the unused low bytes zero.
 #[cfg(atome_rv32)]
