@@ -1,9 +1,13 @@
 //! atome: a `no_std`, no-alloc engine for the Atome ternary language model,
 //! exporting the reference C API (include/atome.h).
 //!
-//! Layers: [`format`] (blob parsing) -> [`kernels`] -> [`forward`] -> [`runner`]
-//! (memory and calls) -> [`ffi`]
-//! (the C ABI, sized by the build-time configuration in [`config`]).
+//! Layers (docs/ARCHITECTURE.md): [`format`] and [`container`] (blob and
+//! container parsing) -> [`kernels`] (the arithmetic, one operation at a
+//! time with its per-core fast paths; [`math`] for the exact functions) ->
+//! the forward passes, [`forward`] (float) and [`q15`] (the integer mode) ->
+//! their runners, [`runner::Runner`] and [`q15::Q15Runner`] (memory and
+//! calls) -> [`ffi`] (the C ABI, sized by the build-time configuration in
+//! [`config`], or by the model in its runtime API).
 #![no_std]
 #![warn(missing_docs)]
 
