@@ -17,7 +17,7 @@ use crate::forward::tokens::generate_loop;
 use crate::forward::Tokens;
 use engine::Bufs;
 
-/// Element counts of a q15 lean state's two areas (docs/Q15.md#ram-of-the-q15-lean-state).
+/// Element counts of a q15 lean state's two areas (docs/PERFORMANCE.md#ram-of-the-q15-lean-state).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Q15Layout {
     /// int16 elements: residual, keys, values (one layer), the K normalized
