@@ -3,6 +3,44 @@
 //! rows behind `fpu::rows_quads`. fpu.rs holds their Rust twins, which the
 //! host tests run, and the contract each call keeps.
 
+
+/// After a `tbh [pc, r12, lsl #1]` on a weight byte: the jump table (for
+/// each of the 256 bytes the offset of its arm; codes 00 and 10 read as 0,
+/// 01 as 1 (add), 11 as 2 (subtract)), then the first of the 81 arms, one
+/// per trit pattern, at `.Latome_<p>_<w3><w2><w1><w0>`. The arms' code
+/// follows (`\w0`..`\w3` the pattern's digits), closed by [`arms_end`].
+macro_rules! trit_arms {
+    ($p:literal) => {
+        concat!(
+            ".Latome_", $p, "_tbl:\n",
+            ".irp w3,0,1,0,2\n.irp w2,0,1,0,2\n.irp w1,0,1,0,2\n.irp w0,0,1,0,2\n",
+            ".hword (.Latome_", $p, "_\\w3\\w2\\w1\\w0 - .Latome_", $p, "_tbl) / 2\n",
+            ".endr\n.endr\n.endr\n.endr\n",
+            ".irp w3,0,1,2\n.irp w2,0,1,2\n.irp w1,0,1,2\n.irp w0,0,1,2\n",
+            ".Latome_", $p, "_\\w3\\w2\\w1\\w0:",
+        )
+    };
+}
+
+/// Closes the arms of [`trit_arms`] (and the table's repetitions).
+macro_rules! arms_end {
+    () => {
+        ".endr\n.endr\n.endr\n.endr"
+    };
+}
+
+/// One arm's four terms onto the accumulator `$acc` (the quad in s8-s11).
+macro_rules! arm_ops {
+    ($acc:literal) => {
+        concat!(
+            "atome_fpu_op \\w0,", $acc, ",s8\n",
+            "atome_fpu_op \\w1,", $acc, ",s9\n",
+            "atome_fpu_op \\w2,", $acc, ",s10\n",
+            "atome_fpu_op \\w3,", $acc, ",s11",
+        )
+    };
+}
+
 /// Four sums, returned in s0-s3.
 /// cbindgen:ignore
 #[cfg(atome_fpu)]
@@ -65,21 +103,7 @@ core::arch::global_asm!(
     "vldmia r7!, {{s20-s23}}",
     "ldrb r12, [r1], #1",
     "tbh [pc, r12, lsl #1]",
-    ".Latome_fpu4_tbl:",
-    ".irp w3,0,1,0,2",
-    ".irp w2,0,1,0,2",
-    ".irp w1,0,1,0,2",
-    ".irp w0,0,1,0,2",
-    ".hword (.Latome_fpu4_\\w3\\w2\\w1\\w0 - .Latome_fpu4_tbl) / 2",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".irp w3,0,1,2",
-    ".irp w2,0,1,2",
-    ".irp w1,0,1,2",
-    ".irp w0,0,1,2",
-    ".Latome_fpu4_\\w3\\w2\\w1\\w0:",
+    trit_arms!("fpu4"),
     "atome_fpu_op4 \\w0,s8,s12,s16,s20",
     "atome_fpu_op4 \\w1,s9,s13,s17,s21",
     "atome_fpu_op4 \\w2,s10,s14,s18,s22",
@@ -88,10 +112,7 @@ core::arch::global_asm!(
     "bne 2b",
     "vpop {{s16-s23}}",
     "pop {{r4-r7, pc}}",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".endr",
+    arms_end!(),
     ".size atome_fpu_dot4, . - atome_fpu_dot4",
     ".purgem atome_fpu_op4",
 );
@@ -161,59 +182,19 @@ core::arch::global_asm!(
     "vldmia r0!, {{s8-s11}}",
     "ldrb r12, [r1], #1",
     "tbh [pc, r12, lsl #1]",
-    ".Latome_fpua_tbl:",
-    ".irp w3,0,1,0,2",
-    ".irp w2,0,1,0,2",
-    ".irp w1,0,1,0,2",
-    ".irp w0,0,1,0,2",
-    ".hword (.Latome_fpua_\\w3\\w2\\w1\\w0 - .Latome_fpua_tbl) / 2",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".irp w3,0,1,2",
-    ".irp w2,0,1,2",
-    ".irp w1,0,1,2",
-    ".irp w0,0,1,2",
-    ".Latome_fpua_\\w3\\w2\\w1\\w0:",
-    "atome_fpu_op \\w0,s0,s8",
-    "atome_fpu_op \\w1,s0,s9",
-    "atome_fpu_op \\w2,s0,s10",
-    "atome_fpu_op \\w3,s0,s11",
+    trit_arms!("fpua"),
+    arm_ops!("s0"),
     "b 5f",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".endr",
+    arms_end!(),
     "5:",
     "ldrb r12, [r8], #1",
     "tbh [pc, r12, lsl #1]",
-    ".Latome_fpub_tbl:",
-    ".irp w3,0,1,0,2",
-    ".irp w2,0,1,0,2",
-    ".irp w1,0,1,0,2",
-    ".irp w0,0,1,0,2",
-    ".hword (.Latome_fpub_\\w3\\w2\\w1\\w0 - .Latome_fpub_tbl) / 2",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".irp w3,0,1,2",
-    ".irp w2,0,1,2",
-    ".irp w1,0,1,2",
-    ".irp w0,0,1,2",
-    ".Latome_fpub_\\w3\\w2\\w1\\w0:",
-    "atome_fpu_op \\w0,s1,s8",
-    "atome_fpu_op \\w1,s1,s9",
-    "atome_fpu_op \\w2,s1,s10",
-    "atome_fpu_op \\w3,s1,s11",
+    trit_arms!("fpub"),
+    arm_ops!("s1"),
     "subs r2, r2, #1",
     "bne 1b",
     "b 4f",
-    ".endr",
-    ".endr",
-    ".endr",
-    ".endr",
+    arms_end!(),
     "4:",
     "vmul.f32 s0, s0, s3",
     "vstmia r4!, {{s0}}",

@@ -54,6 +54,21 @@ mod t1;
 #[cfg(atome_armv6m)]
 use t1::{build_tables_t1, rows_thumb};
 
+/// Byte of four Trit2 codes -> its four int16 weights, lowest first, in a
+/// u64 (code `10` reads as 0): the table of the AVX2 decode and of the
+/// DSP kernel's `LDRD`s (each keeps its own aligned static copy).
+#[cfg(any(atome_x86, atome_dsp))]
+const TRIT2_I16X4: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let val = [0u64, 1, 0, 0xFFFF];
+    let mut b = 0;
+    while b < 256 {
+        t[b] = val[b & 3] | val[(b >> 2) & 3] << 16 | val[(b >> 4) & 3] << 32 | val[(b >> 6) & 3] << 48;
+        b += 1;
+    }
+    t
+};
+
 /// Columns decoded per step (the decode buffer lives on the stack).
 const BLOCK: usize = 32;
 

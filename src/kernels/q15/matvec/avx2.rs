@@ -23,16 +23,7 @@ const CW: usize = CB / 4;
 
 /// Byte of four Trit2 codes -> four int16 weights, lowest first, in a u64
 /// (code `10` reads as 0).
-static TRIT2_I16X4: [u64; 256] = {
-    let mut t = [0u64; 256];
-    let val = [0u64, 1, 0, 0xFFFF];
-    let mut b = 0;
-    while b < 256 {
-        t[b] = val[b & 3] | val[(b >> 2) & 3] << 16 | val[(b >> 4) & 3] << 32 | val[(b >> 6) & 3] << 48;
-        b += 1;
-    }
-    t
-};
+static TRIT2_I16X4: [u64; 256] = super::TRIT2_I16X4;
 
 /// Weights start..start+len of `w` as int16, four per u64 (len <= CB).
 #[inline(always)]
@@ -625,6 +616,20 @@ fn rows_plain(rows: &[u8], off: &[usize; R], xb: &[MaybeUninit<__m256i>], cols: 
     acc
 }
 
+/// One group of 16 weights in [`wide_row`]: the codes `{c}` shifted so
+/// that this group's two bits top each 16-bit lane (`$shl`), sign-extended
+/// by the arithmetic shift, times the activations at `$off` bytes past the
+/// block's, into the accumulator `$a`.
+#[cfg(not(miri))]
+macro_rules! wide_term {
+    ($shl:literal, $off:literal, $a:literal) => {
+        concat!(
+            "vpslld {t}, {c}, ", $shl, "\n", "vpsraw {t}, {t}, 14\n",
+            "vpmaddwd {t}, {t}, ymmword ptr [{xp} + {i}*8", $off, "]\n", "vpaddd {", $a, "}, {", $a, "}, {t}\n",
+        )
+    };
+}
+
 /// One row's 128 weights of a block against the block's eight activation
 /// vectors: asm text for [`wide8`] (`$p`: the row's pointer operand, `$a`:
 /// its accumulator).
@@ -633,20 +638,13 @@ macro_rules! wide_row {
     ($p:literal, $a:literal) => {
         concat!(
             "vmovdqu {c}, ymmword ptr [{", $p, "} + {i}]\n",
-            "vpslld {t}, {c}, 14\n", "vpsraw {t}, {t}, 14\n",
-            "vpmaddwd {t}, {t}, ymmword ptr [{xp} + {i}*8]\n", "vpaddd {", $a, "}, {", $a, "}, {t}\n",
-            "vpslld {t}, {c}, 12\n", "vpsraw {t}, {t}, 14\n",
-            "vpmaddwd {t}, {t}, ymmword ptr [{xp} + {i}*8 + 32]\n", "vpaddd {", $a, "}, {", $a, "}, {t}\n",
-            "vpslld {t}, {c}, 10\n", "vpsraw {t}, {t}, 14\n",
-            "vpmaddwd {t}, {t}, ymmword ptr [{xp} + {i}*8 + 64]\n", "vpaddd {", $a, "}, {", $a, "}, {t}\n",
-            "vpslld {t}, {c}, 8\n", "vpsraw {t}, {t}, 14\n",
-            "vpmaddwd {t}, {t}, ymmword ptr [{xp} + {i}*8 + 96]\n", "vpaddd {", $a, "}, {", $a, "}, {t}\n",
-            "vpslld {t}, {c}, 6\n", "vpsraw {t}, {t}, 14\n",
-            "vpmaddwd {t}, {t}, ymmword ptr [{xp} + {i}*8 + 128]\n", "vpaddd {", $a, "}, {", $a, "}, {t}\n",
-            "vpslld {t}, {c}, 4\n", "vpsraw {t}, {t}, 14\n",
-            "vpmaddwd {t}, {t}, ymmword ptr [{xp} + {i}*8 + 160]\n", "vpaddd {", $a, "}, {", $a, "}, {t}\n",
-            "vpslld {t}, {c}, 2\n", "vpsraw {t}, {t}, 14\n",
-            "vpmaddwd {t}, {t}, ymmword ptr [{xp} + {i}*8 + 192]\n", "vpaddd {", $a, "}, {", $a, "}, {t}\n",
+            wide_term!(14, "", $a),
+            wide_term!(12, " + 32", $a),
+            wide_term!(10, " + 64", $a),
+            wide_term!(8, " + 96", $a),
+            wide_term!(6, " + 128", $a),
+            wide_term!(4, " + 160", $a),
+            wide_term!(2, " + 192", $a),
             "vpsraw {t}, {c}, 14\n",
             "vpmaddwd {t}, {t}, ymmword ptr [{xp} + {i}*8 + 224]\n", "vpaddd {", $a, "}, {", $a, "}, {t}\n",
         )

@@ -11,16 +11,39 @@ use crate::format::Tensor;
 
 /// Byte of four Trit2 codes -> w0 | w1 << 16 | w2 << 32 | w3 << 48 (int16
 /// fields; code `10` reads as 0). 8-byte aligned (u64), as `LDRD` needs.
-static PAIRS16: [u64; 256] = {
-    let mut t = [0u64; 256];
-    let val = [0u64, 1, 0, 0xFFFF];
-    let mut b = 0;
-    while b < 256 {
-        t[b] = val[b & 3] | val[(b >> 2) & 3] << 16 | val[(b >> 4) & 3] << 32 | val[(b >> 6) & 3] << 48;
-        b += 1;
-    }
-    t
-};
+static PAIRS16: [u64; 256] = super::TRIT2_I16X4;
+
+/// One code byte of a row in [`row_dot`]: `$ext` puts the byte in `{t0}`,
+/// its four weights come from PAIRS16, two `SMLAD`s add their products with
+/// the next four activations (two word loads) into `{acc}`.
+macro_rules! byte_words {
+    ($ext:literal) => {
+        concat!(
+            $ext, "\n",
+            "add {t0}, {tab}, {t0}, lsl #3\n",
+            "ldrd {t0}, {t1}, [{t0}]\n",
+            "ldr {t2}, [{xp}], #4\n",
+            "smlad {acc}, {t0}, {t2}, {acc}\n",
+            "ldr {t2}, [{xp}], #4\n",
+            "smlad {acc}, {t1}, {t2}, {acc}",
+        )
+    };
+}
+
+/// [`byte_words`] with the four activations by one `LDRD` (a 4-byte
+/// aligned address: [`row_dot_a4w`]).
+macro_rules! byte_dwords {
+    ($ext:literal) => {
+        concat!(
+            $ext, "\n",
+            "add {t0}, {tab}, {t0}, lsl #3\n",
+            "ldrd {t0}, {t1}, [{t0}]\n",
+            "ldrd {x0}, {x1}, [{xp}], #8\n",
+            "smlad {acc}, {t0}, {x0}, {acc}\n",
+            "smlad {acc}, {t1}, {x1}, {acc}",
+        )
+    };
+}
 
 /// sum over the `row` bytes of PAIRS16[byte] . x[4k..4k+4], wrapping.
 #[inline(always)]
@@ -44,34 +67,10 @@ fn row_dot(row: &[u8], x: &[i16]) -> i32 {
             // Four bytes (sixteen weights) a step: one word of codes.
             "2:",
             "ldr {c}, [{wp}], #4",
-            "uxtb {t0}, {c}",
-            "add {t0}, {tab}, {t0}, lsl #3",
-            "ldrd {t0}, {t1}, [{t0}]",
-            "ldr {t2}, [{xp}], #4",
-            "smlad {acc}, {t0}, {t2}, {acc}",
-            "ldr {t2}, [{xp}], #4",
-            "smlad {acc}, {t1}, {t2}, {acc}",
-            "ubfx {t0}, {c}, #8, #8",
-            "add {t0}, {tab}, {t0}, lsl #3",
-            "ldrd {t0}, {t1}, [{t0}]",
-            "ldr {t2}, [{xp}], #4",
-            "smlad {acc}, {t0}, {t2}, {acc}",
-            "ldr {t2}, [{xp}], #4",
-            "smlad {acc}, {t1}, {t2}, {acc}",
-            "ubfx {t0}, {c}, #16, #8",
-            "add {t0}, {tab}, {t0}, lsl #3",
-            "ldrd {t0}, {t1}, [{t0}]",
-            "ldr {t2}, [{xp}], #4",
-            "smlad {acc}, {t0}, {t2}, {acc}",
-            "ldr {t2}, [{xp}], #4",
-            "smlad {acc}, {t1}, {t2}, {acc}",
-            "lsrs {t0}, {c}, #24",
-            "add {t0}, {tab}, {t0}, lsl #3",
-            "ldrd {t0}, {t1}, [{t0}]",
-            "ldr {t2}, [{xp}], #4",
-            "smlad {acc}, {t0}, {t2}, {acc}",
-            "ldr {t2}, [{xp}], #4",
-            "smlad {acc}, {t1}, {t2}, {acc}",
+            byte_words!("uxtb {t0}, {c}"),
+            byte_words!("ubfx {t0}, {c}, #8, #8"),
+            byte_words!("ubfx {t0}, {c}, #16, #8"),
+            byte_words!("lsrs {t0}, {c}, #24"),
             "subs {n4}, {n4}, #1",
             "bne 2b",
             "3:",
@@ -79,13 +78,7 @@ fn row_dot(row: &[u8], x: &[i16]) -> i32 {
             "ands {nb}, {nb}, #3",
             "beq 5f",
             "4:",
-            "ldrb {t0}, [{wp}], #1",
-            "add {t0}, {tab}, {t0}, lsl #3",
-            "ldrd {t0}, {t1}, [{t0}]",
-            "ldr {t2}, [{xp}], #4",
-            "smlad {acc}, {t0}, {t2}, {acc}",
-            "ldr {t2}, [{xp}], #4",
-            "smlad {acc}, {t1}, {t2}, {acc}",
+            byte_words!("ldrb {t0}, [{wp}], #1"),
             "subs {nb}, {nb}, #1",
             "bne 4b",
             "5:",
@@ -121,30 +114,10 @@ fn row_dot_a4w(row: *const u8, x: *const i16, n4: usize) -> i32 {
         core::arch::asm!(
             "2:",
             "ldr {c}, [{wp}], #4",
-            "uxtb {t0}, {c}",
-            "add {t0}, {tab}, {t0}, lsl #3",
-            "ldrd {t0}, {t1}, [{t0}]",
-            "ldrd {x0}, {x1}, [{xp}], #8",
-            "smlad {acc}, {t0}, {x0}, {acc}",
-            "smlad {acc}, {t1}, {x1}, {acc}",
-            "ubfx {t0}, {c}, #8, #8",
-            "add {t0}, {tab}, {t0}, lsl #3",
-            "ldrd {t0}, {t1}, [{t0}]",
-            "ldrd {x0}, {x1}, [{xp}], #8",
-            "smlad {acc}, {t0}, {x0}, {acc}",
-            "smlad {acc}, {t1}, {x1}, {acc}",
-            "ubfx {t0}, {c}, #16, #8",
-            "add {t0}, {tab}, {t0}, lsl #3",
-            "ldrd {t0}, {t1}, [{t0}]",
-            "ldrd {x0}, {x1}, [{xp}], #8",
-            "smlad {acc}, {t0}, {x0}, {acc}",
-            "smlad {acc}, {t1}, {x1}, {acc}",
-            "lsrs {t0}, {c}, #24",
-            "add {t0}, {tab}, {t0}, lsl #3",
-            "ldrd {t0}, {t1}, [{t0}]",
-            "ldrd {x0}, {x1}, [{xp}], #8",
-            "smlad {acc}, {t0}, {x0}, {acc}",
-            "smlad {acc}, {t1}, {x1}, {acc}",
+            byte_dwords!("uxtb {t0}, {c}"),
+            byte_dwords!("ubfx {t0}, {c}, #8, #8"),
+            byte_dwords!("ubfx {t0}, {c}, #16, #8"),
+            byte_dwords!("lsrs {t0}, {c}, #24"),
             "subs {n4}, {n4}, #1",
             "bne 2b",
             wp = inout(reg) row => _,
