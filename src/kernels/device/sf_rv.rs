@@ -56,6 +56,16 @@ extern "C" {
     fn atome_sf_mul_add_rv(acc: u32, a: u32, b: u32) -> u32;
 }
 
+/// The rounded sum t1 (t2 = the rounding bits, 0 at a half) at a half:
+/// a tie, to even, unless bits were shifted out (a7 << a4 != a6: the exact
+/// sum is above the half and t1 was rounded up already).
+#[cfg(all(atome_rv32, atome_device))]
+macro_rules! half_to_even {
+    () => {
+        "bnez t2, 1f\nsll t2, a7, a4\nbne t2, a6, 1f\nandi t1, t1, -2\n1:"
+    };
+}
+
 // a0 = a, a1 = b (kept for the builtin); \A, \B: the larger and the
 // smaller magnitude (one copy of the body per order), \A2 = \A << 1,
 // \B2 = \B << 1; a4 = eb then d, a5 = ea, a6 = x (+-mb), a7 = s, t0 =
@@ -123,11 +133,7 @@ core::arch::global_asm!(
     "andi t2, t1, 127",
     "srli t1, t1, 7",
     // (At a half: a tie unless bits were shifted out; ties to even.)
-    "bnez t2, 1f",
-    "sll t2, a7, a4",
-    "bne t2, a6, 1f",
-    "andi t1, t1, -2",
-    "1:",
+    half_to_even!(),
     "srli a0, \\A, 23",
     "slli a0, a0, 23",
     "add a0, a0, t1",
@@ -141,12 +147,8 @@ core::arch::global_asm!(
     "andi t2, t1, 63",
     "srai t1, t1, 6",
     "add t1, \\A, t1",
-    "bnez t2, 1f",
     // (At a half, as above.)
-    "sll t2, a7, a4",
-    "bne t2, a6, 1f",
-    "andi t1, t1, -2",
-    "1:",
+    half_to_even!(),
     "addi t2, t1, -1",
     "xor t2, t2, \\A",
     "srli t2, t2, 23",
@@ -172,11 +174,7 @@ core::arch::global_asm!(
     "andi t2, t1, 31",
     "srli t1, t1, 5",
     // (At a half, as above.)
-    "bnez t2, 1f",
-    "sll t2, a7, a4",
-    "bne t2, a6, 1f",
-    "andi t1, t1, -2",
-    "1:",
+    half_to_even!(),
     "srli a0, \\A, 23",
     "addi a0, a0, -2",
     "slli a0, a0, 23",

@@ -4,6 +4,30 @@
 //! and the Trit2 forms read a row block's bytes through
 //! [`super::soft::TRIT2_V4`] without building entries.
 
+/// The four sums (t0, t1), (s0, s1), (s2, s3), (s4, s5) packed into their
+/// floats at o + i * ostride (o and ostride from the frame, a0 and a3).
+#[cfg(atome_rv32)]
+macro_rules! pack4 {
+    () => {
+        concat!(
+            "lw a0, 0(sp)\n", "lw a3, 4(sp)\n",
+            "atome_v4_pack t0, t1\n", "atome_v4_pack s0, s1\n", "atome_v4_pack s2, s3\n", "atome_v4_pack s4, s5",
+        )
+    };
+}
+
+/// `$op` (sw: save, lw: restore) of s0-s5 at 8(sp) .. 28(sp): the frame
+/// slots of the four-vector loops' callee-saved registers.
+#[cfg(atome_rv32)]
+macro_rules! s_regs {
+    ($op:literal) => {
+        concat!(
+            $op, " s0, 8(sp)\n", $op, " s1, 12(sp)\n", $op, " s2, 16(sp)\n",
+            $op, " s3, 20(sp)\n", $op, " s4, 24(sp)\n", $op, " s5, 28(sp)",
+        )
+    };
+}
+
 /// [`super::soft_rv::run_vecs`] for the four vectors of a full pass at once, all of them
 /// soft: each entry is loaded and decoded once and its term added to the
 /// four sums in turn (the per-entry load, sign branch and loop control
@@ -288,12 +312,7 @@ core::arch::global_asm!(
     // minus the entry count. Frame: [sp] o, [sp, 4] ostride, s0-s5.
     "atome_soft_vec4_rv:",
     "addi sp, sp, -32",
-    "sw s0, 8(sp)",
-    "sw s1, 12(sp)",
-    "sw s2, 16(sp)",
-    "sw s3, 20(sp)",
-    "sw s4, 24(sp)",
-    "sw s5, 28(sp)",
+    s_regs!("sw"),
     "sw a0, 0(sp)",
     "sw a1, 4(sp)",
     "add t2, a2, a4",
@@ -350,12 +369,7 @@ core::arch::global_asm!(
     "li a7, 0",
     // The four sums into their floats; returns (a2 - a1) << 2 | i.
     ".Lv4_stop:",
-    "lw a0, 0(sp)",
-    "lw a3, 4(sp)",
-    "atome_v4_pack t0, t1",
-    "atome_v4_pack s0, s1",
-    "atome_v4_pack s2, s3",
-    "atome_v4_pack s4, s5",
+    pack4!(),
     "sub a1, a2, a1",
     "slli a1, a1, 2",
     "or a0, a1, a7",
@@ -364,12 +378,7 @@ core::arch::global_asm!(
     ".Lv4_bad:",
     "li a0, 1",
     ".Lv4_ret:",
-    "lw s0, 8(sp)",
-    "lw s1, 12(sp)",
-    "lw s2, 16(sp)",
-    "lw s3, 20(sp)",
-    "lw s4, 24(sp)",
-    "lw s5, 28(sp)",
+    s_regs!("lw"),
     "addi sp, sp, 32",
     "ret",
     ".size atome_soft_vec4_rv, . - atome_soft_vec4_rv",
@@ -389,12 +398,7 @@ core::arch::global_asm!(
     // 40] the words.
     "atome_soft_vt2_rv:",
     "addi sp, sp, -48",
-    "sw s0, 8(sp)",
-    "sw s1, 12(sp)",
-    "sw s2, 16(sp)",
-    "sw s3, 20(sp)",
-    "sw s4, 24(sp)",
-    "sw s5, 28(sp)",
+    s_regs!("sw"),
     "sw s6, 32(sp)",
     "sw s7, 36(sp)",
     "sw a0, 0(sp)",
@@ -479,12 +483,7 @@ core::arch::global_asm!(
     ".Lt2_done:",
     "li a7, 0",
     ".Lt2_pack:",
-    "lw a0, 0(sp)",
-    "lw a3, 4(sp)",
-    "atome_v4_pack t0, t1",
-    "atome_v4_pack s0, s1",
-    "atome_v4_pack s2, s3",
-    "atome_v4_pack s4, s5",
+    pack4!(),
     "mv a0, a7",
     "j .Lt2_ret",
     // Sums known to be +0.0 (not read).
@@ -501,12 +500,7 @@ core::arch::global_asm!(
     ".Lt2_bad:",
     "li a0, 1",
     ".Lt2_ret:",
-    "lw s0, 8(sp)",
-    "lw s1, 12(sp)",
-    "lw s2, 16(sp)",
-    "lw s3, 20(sp)",
-    "lw s4, 24(sp)",
-    "lw s5, 28(sp)",
+    s_regs!("lw"),
     "lw s6, 32(sp)",
     "lw s7, 36(sp)",
     "addi sp, sp, 48",

@@ -30,6 +30,17 @@ macro_rules! fix_codes {
     };
 }
 
+/// A channel group's codes in r9 made ready for `chan`: code `10` read as
+/// 0 ([`fix_codes`]), then r9 masked by the word at [sp, #8] and r10 =
+/// r9 masked by the word at [sp, #4] (the weights and the shifted-tap
+/// weights that [`tap`] reads).
+#[cfg(not(atome_dsp))]
+macro_rules! chan_codes {
+    () => {
+        concat!(fix_codes!(), "ldr lr, [sp, #8]\n", "and r9, r9, lr\n", "ldr lr, [sp, #4]\n", "and r10, r9, lr\n")
+    };
+}
+
 /// One tap of one channel: x from the tap's row pointer `p` (advanced),
 /// its weight from r9 and its shifted-tap weight from r10 at bit `b`;
 /// r11 += w x - u (x >> 1) (`first`: r11 = w x - u (x >> 1)).
@@ -81,11 +92,7 @@ macro_rules! conv_loop {
             "str r11, [sp, #8]",
             "2:",
             "ldr r9, [r8]",
-            fix_codes!(),
-            "ldr lr, [sp, #8]",
-            "and r9, r9, lr",
-            "ldr lr, [sp, #4]",
-            "and r10, r9, lr",
+            chan_codes!(),
             chan!($tap, "0", "2", "4", "6", "8"),
             chan!($tap, "10", "12", "14", "16", "18"),
             chan!($tap, "20", "22", "24", "26", "28"),
@@ -93,11 +100,7 @@ macro_rules! conv_loop {
             "ldrb lr, [r8, #4]",
             "lsr r9, r9, #30",
             "orr r9, r9, lr, lsl #2",
-            fix_codes!(),
-            "ldr lr, [sp, #8]",
-            "and r9, r9, lr",
-            "ldr lr, [sp, #4]",
-            "and r10, r9, lr",
+            chan_codes!(),
             chan!($tap, "0", "2", "4", "6", "8"),
             "add r8, r8, #5",
             "ldr lr, [sp]",
@@ -204,6 +207,16 @@ macro_rules! chan2 {
     };
 }
 
+/// The codes in r9 of a [`plain_dsp`] step made ready for [`tap2`]: code
+/// `10` cleared (weight 0), the missing taps masked by the word at
+/// [sp, #8]. r10 and r11 are scratch.
+#[cfg(atome_dsp)]
+macro_rules! codes2 {
+    () => {
+        concat!("mvn r11, r9\n", "and r11, r11, #0x55555555\n", "bic r9, r9, r11, lsl #1\n", "ldr r10, [sp, #8]\n", "and r9, r9, r10")
+    };
+}
+
 /// The plain sums (no tap shifted) of `n` channels (a multiple of 4,
 /// n >= 4) on Armv7E-M, two channels a step: one word of each tap's row,
 /// the weights by SBFX, SMLABB/SMLATB: about 17.5 instructions a channel
@@ -228,22 +241,13 @@ unsafe fn plain_dsp(rows: [&[i16]; 5], out: *mut i32, n: usize, data: *const u8,
             "str r11, [sp, #8]",
             "2:",
             "ldr r9, [r8]",
-            // Code 10 cleared (weight 0), the missing taps masked.
-            "mvn r11, r9",
-            "and r11, r11, #0x55555555",
-            "bic r9, r9, r11, lsl #1",
-            "ldr r10, [sp, #8]",
-            "and r9, r9, r10",
+            codes2!(),
             chan2!(),
             // Channels 2 and 3: bits 20..39 of the five bytes.
             "ldrb r10, [r8, #4]",
             "lsr r9, r9, #20",
             "orr r9, r9, r10, lsl #12",
-            "mvn r11, r9",
-            "and r11, r11, #0x55555555",
-            "bic r9, r9, r11, lsl #1",
-            "ldr r10, [sp, #8]",
-            "and r9, r9, r10",
+            codes2!(),
             chan2!(),
             "add r8, r8, #5",
             "ldr r10, [sp]",
