@@ -5,6 +5,30 @@
 //! [`matvec_device`] has exactly the semantics of the portable loop in
 //! `super::matvec`; shapes a device kernel does not cover go to that loop.
 
+/// Text of the RV32 accumulate loops' common rounding (soft_rv.rs,
+/// soft_rv_vec4.rs): the sum t in t2 with a = |t| (one's complement) in
+/// [2^29, 2^30 - 32) and its low six bits not a half rounds at bit 6 into
+/// `$m`; a outside that range goes to `$out`, a half to `$half`. a4 and
+/// a5 are scratch; t4 = 32, t5 = 2^29, t6 = 2^29 - 32.
+#[cfg(atome_rv32)]
+macro_rules! round6 {
+    ($m:literal, $out:literal, $half:literal) => {
+        concat!(
+            "srai a4, t2, 31\n", "xor a4, t2, a4\n", "sub a5, a4, t5\n", "bgeu a5, t6, ", $out, "\n",
+            "andi a4, t2, 63\n", "beq a4, t4, ", $half, "\n", "addi a5, t2, 32\n", "andi ", $m, ", a5, -64",
+        )
+    };
+}
+
+/// The RV32 accumulate loops' constants: t3 = 6, t4 = 32, t5 = 2^29, t6 =
+/// 2^29 - 32 (the bounds of [`round6`]'s common case).
+#[cfg(atome_rv32)]
+macro_rules! rv_consts {
+    () => {
+        "li t3, 6\nli t4, 32\nlui t5, 0x20000\naddi t6, t5, -32"
+    };
+}
+
 #[cfg_attr(not(atome_fpu), allow(dead_code))]
 pub mod fpu;
 #[cfg(atome_fpu)]

@@ -16,6 +16,19 @@ macro_rules! pack4 {
     };
 }
 
+/// The next Trit2 byte of the Trit2 loops (a1 = the next byte, advanced;
+/// a3 = its words, advanced by four columns): its entries' word from the
+/// table at s7 into s6 (zero: no nonzero weight).
+#[cfg(atome_rv32)]
+macro_rules! trit2_byte {
+    () => {
+        concat!(
+            "lbu a4, 0(a1)\n", "addi a1, a1, 1\n", "addi a3, a3, 16\n",
+            "slli a4, a4, 2\n", "add a4, a4, s7\n", "lw s6, 0(a4)",
+        )
+    };
+}
+
 /// `$op` (sw: save, lw: restore) of s0-s5 at 8(sp) .. 28(sp): the frame
 /// slots of the four-vector loops' callee-saved registers.
 #[cfg(atome_rv32)]
@@ -106,14 +119,7 @@ core::arch::global_asm!(
     ".endif",
     "sra t2, a5, a6",
     "add t2, \\M, t2",
-    "srai a4, t2, 31",
-    "xor a4, t2, a4",
-    "sub a5, a4, t5",
-    "bgeu a5, t6, .Lv4ao\\sfx",
-    "andi a4, t2, 63",
-    "beq a4, t4, .Lv4h\\sfx",
-    "addi a5, t2, 32",
-    "andi \\M, a5, -64",
+    round6!("\\M", ".Lv4ao\\sfx", ".Lv4h\\sfx"),
     ".Lv4n\\sfx:",
     ".endm",
     // a4 = the bits shifted out of small (d in a6, 6 < d < 32; nonzero
@@ -232,14 +238,7 @@ core::arch::global_asm!(
     ".else",
     "add t2, t2, a5",
     ".endif",
-    "srai a4, t2, 31",
-    "xor a4, t2, a4",
-    "sub a5, a4, t5",
-    "bgeu a5, t6, .Lv4bo\\sfx",
-    "andi a4, t2, 63",
-    "beq a4, t4, .Lv4bh\\sfx",
-    "addi a5, t2, 32",
-    "andi \\M, a5, -64",
+    round6!("\\M", ".Lv4bo\\sfx", ".Lv4bh\\sfx"),
     "mv \\E, a7",
     "j .Lv4n\\sfx",
     ".Lv4bh\\sfx:",
@@ -321,10 +320,7 @@ core::arch::global_asm!(
     "atome_v4_unpack s2, s3, .Lv4_bad",
     "atome_v4_unpack s4, s5, .Lv4_bad",
     "mv a1, t2",
-    "li t3, 6",
-    "li t4, 32",
-    "lui t5, 0x20000",
-    "addi t6, t5, -32",
+    rv_consts!(),
     ".Lv4_top:",
     "lb a4, 0(a1)",
     "add a0, a3, a4",
@@ -415,18 +411,10 @@ core::arch::global_asm!(
     "mv a1, a2",
     "mv a2, t2",
     "addi a3, a3, -18",
-    "li t3, 6",
-    "li t4, 32",
-    "lui t5, 0x20000",
-    "addi t6, t5, -32",
+    rv_consts!(),
     "beq a1, a2, .Lt2_done",
     ".Lt2_byte:",
-    "lbu a4, 0(a1)",
-    "addi a1, a1, 1",
-    "addi a3, a3, 16",
-    "slli a4, a4, 2",
-    "add a4, a4, s7",
-    "lw s6, 0(a4)",
+    trit2_byte!(),
     "beqz s6, .Lt2_next",
     ".Lt2_ent:",
     "srli a4, s6, 24",
@@ -532,18 +520,10 @@ core::arch::global_asm!(
     "mv a1, t2",
     ".Lt1_go:",
     "addi a3, a3, -18",
-    "li t3, 6",
-    "li t4, 32",
-    "lui t5, 0x20000",
-    "addi t6, t5, -32",
+    rv_consts!(),
     "beq a1, a2, .Lt1_done",
     ".Lt1_byte:",
-    "lbu a4, 0(a1)",
-    "addi a1, a1, 1",
-    "addi a3, a3, 16",
-    "slli a4, a4, 2",
-    "add a4, a4, s7",
-    "lw s6, 0(a4)",
+    trit2_byte!(),
     "beqz s6, .Lt1_next",
     ".Lt1_ent:",
     "srli a4, s6, 24",
