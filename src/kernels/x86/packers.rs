@@ -12,10 +12,20 @@ pub(super) trait Packer {
     const STRIDE: i32;
     /// Lane state from the weight numbers `t` of each lane's next column.
     unsafe fn lanes(t: __m256i) -> Offsets;
-    /// The word of codes from the 4 payload bytes read at the lane offsets.
-    unsafe fn word(raw: __m256i, l: &Offsets) -> __m256i;
-    /// The 8-float table for input value x.
-    unsafe fn table(x: f32) -> __m256;
+    /// The word of codes from the 4 payload bytes read at the lane offsets
+    /// (by default: shifted right by each lane's s1).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn word(raw: __m256i, l: &Offsets) -> __m256i {
+        _mm256_srlv_epi32(raw, l.s1)
+    }
+    /// The 8-float table for input value x (by default: 2-bit codes).
+    #[inline]
+    #[target_feature(enable = "avx2")]
+    unsafe fn table(x: f32) -> __m256 {
+        // SAFETY: AVX2 available (caller).
+        unsafe { table2(x) }
+    }
 }
 
 /// Per-group state: byte offsets of the next step's 4 bytes and shifts.
@@ -54,12 +64,6 @@ impl Packer for Trit2Aligned {
     unsafe fn word(raw: __m256i, _l: &Offsets) -> __m256i {
         raw
     }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn table(x: f32) -> __m256 {
-        // SAFETY: AVX2 available (caller).
-        unsafe { table2(x) }
-    }
 }
 
 impl Packer for Trit2Any {
@@ -76,17 +80,6 @@ impl Packer for Trit2Any {
             s2: _mm256_setzero_si256(),
         }
     }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn word(raw: __m256i, l: &Offsets) -> __m256i {
-        _mm256_srlv_epi32(raw, l.s1)
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn table(x: f32) -> __m256 {
-        // SAFETY: AVX2 available (caller).
-        unsafe { table2(x) }
-    }
 }
 
 impl Packer for P3 {
@@ -102,11 +95,6 @@ impl Packer for P3 {
             s1: _mm256_and_si256(bit, _mm256_set1_epi32(7)),
             s2: _mm256_setzero_si256(),
         }
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn word(raw: __m256i, l: &Offsets) -> __m256i {
-        _mm256_srlv_epi32(raw, l.s1)
     }
     #[inline]
     #[target_feature(enable = "avx2")]
@@ -161,12 +149,6 @@ impl Packer for Base3 {
         // then byte 3's codes above them.
         let lo = _mm256_or_si256(_mm256_or_si256(c0, c1), c2);
         _mm256_or_si256(_mm256_srlv_epi32(lo, l.s1), _mm256_sllv_epi32(c3, l.s2))
-    }
-    #[inline]
-    #[target_feature(enable = "avx2")]
-    unsafe fn table(x: f32) -> __m256 {
-        // SAFETY: AVX2 available (caller).
-        unsafe { table2(x) }
     }
 }
 
