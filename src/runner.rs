@@ -308,6 +308,9 @@ impl<'w, K: Keep<'w>> Engine for Runner<'w, K> {
     /// The number of positions run.
     type Last = usize;
 
+    // body and the heads are always inlined: predict and classify are then
+    // one function each, as small on the stack as a hand-written one.
+
     fn window(&self) -> usize {
         self.s
     }
@@ -320,15 +323,18 @@ impl<'w, K: Keep<'w>> Engine for Runner<'w, K> {
         copy(out, self.mem.ent_last);
     }
 
+    #[inline(always)]
     fn body(&mut self, model: &Model, tokens: &Tokens) -> Option<usize> {
         self.run(model, tokens, &mut [])
     }
 
+    #[inline(always)]
     fn lm_head(&mut self, model: &Model, n: usize) -> Option<usize> {
         let h = self.mem.final_row(model, n)?;
         Some(head(&model.unembed, h, self.logits))
     }
 
+    #[inline(always)]
     fn class_head(&mut self, clf: &Classifier, n: usize, out: Option<&mut [f32]>) -> Option<usize> {
         let h = self.mem.final_row(&clf.base, n)?;
         Some(classify_head(clf, h, out))

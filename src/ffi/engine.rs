@@ -78,14 +78,7 @@ mod float {
 
     /// Runs `f` with a runner on a runtime handle's words (the plan's
     /// header words, the logits, then the work area), keyed by `salt`.
-    pub(crate) fn rt_run<R>(
-        words: &mut [u32],
-        plan: Plan,
-        dims: &Dims,
-        s: usize,
-        salt: u32,
-        f: impl FnOnce(&mut RtRunner) -> Option<R>,
-    ) -> Option<R> {
+    pub(crate) fn rt_run<R>(words: &mut [u32], plan: Plan, dims: &Dims, s: usize, salt: u32, f: impl FnOnce(&mut RtRunner) -> Option<R>) -> Option<R> {
         let v = dims.vocab;
         let (mut m0, mut m1, mut m2) = (0u32, 0u32, 0u32);
         let mut no_tokens = [0i32; 0];
@@ -155,14 +148,7 @@ mod q15 {
 
     /// Runs `f` with the q15 runner on a runtime handle's words: logits
     /// after the plan's header words, then the int32 and int16 areas.
-    pub(crate) fn rt_run<R>(
-        words: &mut [u32],
-        plan: Plan,
-        dims: &Dims,
-        s: usize,
-        _salt: u32,
-        f: impl FnOnce(&mut RtRunner) -> Option<R>,
-    ) -> Option<R> {
+    pub(crate) fn rt_run<R>(words: &mut [u32], plan: Plan, dims: &Dims, s: usize, _salt: u32, f: impl FnOnce(&mut RtRunner) -> Option<R>) -> Option<R> {
         let (_, rest) = words.split_at_mut_checked(header_words(plan, s))?;
         let (logits, work) = rest.split_at_mut_checked(dims.vocab)?;
         let lay = Q15Layout::new(dims, s);

@@ -102,14 +102,6 @@ impl Engine for Q15Runner<'_> {
     /// The final row's exponent (the row is in the ring's first D values).
     type Last = i32;
 
-    fn window(&self) -> usize {
-        self.s
-    }
-
-    fn logits(&self) -> &[f32] {
-        self.logits.get(..self.dims.vocab).unwrap_or(self.logits)
-    }
-
     /// p = r * 2^-30 as binary32, then the float mode's formula.
     fn last_entropy(&self, out: &mut [f32]) {
         for (o, &e) in out.iter_mut().zip(self.b.ent.iter()) {
@@ -136,6 +128,14 @@ impl Engine for Q15Runner<'_> {
     fn class_head(&mut self, clf: &Classifier, eh: i32, out: Option<&mut [f32]>) -> Option<usize> {
         let h = self.b.ring.get(..self.dims.d_model)?;
         Some(engine::head_logits(&clf.head, h, eh, self.b.mv, out))
+    }
+
+    fn window(&self) -> usize {
+        self.s
+    }
+
+    fn logits(&self) -> &[f32] {
+        self.logits.get(..self.dims.vocab).unwrap_or(self.logits)
     }
 
     /// None: the q15 engine keeps the last position's entropies only.
