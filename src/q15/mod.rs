@@ -104,9 +104,7 @@ impl Engine for Q15Runner<'_> {
 
     /// p = r * 2^-30 as binary32, then the float mode's formula.
     fn last_entropy(&self, out: &mut [f32]) {
-        for (o, &e) in out.iter_mut().zip(self.b.ent.iter()) {
-            *o = f32::from_bits(e as u32);
-        }
+        entropies(out, self.b.ent);
     }
 
     /// The layers and the final LayerNorm.
@@ -154,10 +152,15 @@ impl Q15Runner<'_> {
         let mvn = lay.i32s - d - 4 * dims.top_k - dims.n_layers - param_ints(dims);
         let at = d + mvn + 4 * dims.top_k;
         let Some(src) = i32s.get(at..at + dims.n_layers) else { return false };
-        for (o, &e) in out.iter_mut().zip(src) {
-            *o = f32::from_bits(e as u32);
-        }
+        entropies(out, src);
         true
+    }
+}
+
+/// The stored entropies (binary32 bit patterns in the int32 area) as floats.
+fn entropies(out: &mut [f32], src: &[i32]) {
+    for (o, &e) in out.iter_mut().zip(src) {
+        *o = f32::from_bits(e as u32);
     }
 }
 
