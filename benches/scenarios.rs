@@ -20,6 +20,7 @@
 //! Models: $ATOME_MODELS, default ../shared/models (skipped when absent).
 // criterion's macros generate undocumented functions.
 #![allow(missing_docs)]
+use atome::engine::Engine;
 use atome::format::{parse_classifier, parse_model, Classifier, Dims, Model, Packing};
 use atome::runner::{Plan, Runner, State};
 use criterion::{BenchmarkId, Criterion, SamplingMode};

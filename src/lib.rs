@@ -16,6 +16,7 @@ extern crate std;
 
 pub mod config;
 pub mod container;
+pub mod engine;
 pub mod ffi;
 pub mod format;
 pub mod forward;

@@ -1,8 +1,8 @@
 //! The runner: one safe type that turns a caller's memory (a work area, the
-//! logits and, for the cached plan, a cache header) into predict_next,
-//! classify, generate and router entropy, for any dimensions and window
-//! given at run time. The C ABI, the CLI, the benches and the tests all run
-//! the model through it.
+//! logits and, for the cached plan, a cache header) into the float engine's
+//! [`Engine`] (predict_next, classify, generate and router entropy), for any
+//! dimensions and window given at run time. The C ABI, the CLI, the benches
+//! and the tests all run the model through it.
 //!
 //! The work area is one float buffer split in this order (the C header's
 //! `ATOME_STATE_WORK` formula is its total for the build's plan):
@@ -15,12 +15,12 @@
 //! [`CacheHeader`] (cached) fix it at compile time, so the C ABI links only
 //! the plan of its build; `Option<CacheHeader>` (the default) chooses at run
 //! time, for the CLI, the benches and the tests.
+use crate::engine::Engine;
 use crate::format::{Classifier, Dims, Model};
 use crate::forward::cached::{self, AllLayers, CacheHeader, CACHED_CHUNK};
 use crate::forward::lean::{OneLayer, LEAN_CHUNK};
-use crate::forward::sample::{sampled_pick, Sampling};
-use crate::forward::tokens::generate_loop;
 use crate::forward::{classify_head, final_norm, head, run_layers, take, Entropy, LayerMem, Scratch, Tokens};
+use crate::kernels::copy;
 
 /// Memory plan.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -191,14 +191,6 @@ fn reborrow<'a>(m: &'a mut LayerMem) -> LayerMem<'a> {
     LayerMem { k: m.k, v: m.v, hist: m.hist, hs: m.hs, tanh_a: m.tanh_a }
 }
 
-/// dst[i] = src[i] for the common length (copy_from_slice would link a
-/// panic path for a length mismatch).
-fn copy(dst: &mut [f32], src: &[f32]) {
-    for (d, &s) in dst.iter_mut().zip(src) {
-        *d = s;
-    }
-}
-
 /// Runs the model in a caller's memory. Build one per call or keep it: it
 /// holds only borrows, and every result is a pure function of the model and
 /// the tokens (a cached state reuses only what a fresh call would compute).
@@ -287,11 +279,6 @@ impl<'w, K: Keep<'w>> Runner<'w, K> {
         self.plan
     }
 
-    /// The context window S: the model sees the last S tokens.
-    pub fn window(&self) -> usize {
-        self.s
-    }
-
     /// Runs every layer over the window of `tokens`; the number of positions
     /// n, or None for an empty list or a model of other dimensions. Then the
     /// residual row n-1 is the last position's. `ent_out` receives the
@@ -310,71 +297,55 @@ impl<'w, K: Keep<'w>> Runner<'w, K> {
         Some(n)
     }
 
-    fn predict_into(&mut self, model: &Model, tokens: &Tokens, ent_out: &mut [f32]) -> Option<usize> {
-        let n = self.run(model, tokens, ent_out)?;
+    /// The last position's router entropies (L floats) of the last predict
+    /// or classify.
+    pub fn router_entropy(&self) -> &[f32] {
+        self.mem.ent_last
+    }
+}
+
+impl<'w, K: Keep<'w>> Engine for Runner<'w, K> {
+    /// The number of positions run.
+    type Last = usize;
+
+    // body and the heads are always inlined: predict and classify are then
+    // one function each, as small on the stack as a hand-written one.
+
+    fn window(&self) -> usize {
+        self.s
+    }
+
+    fn logits(&self) -> &[f32] {
+        self.logits.get(..self.dims.vocab).unwrap_or(self.logits)
+    }
+
+    fn last_entropy(&self, out: &mut [f32]) {
+        copy(out, self.mem.ent_last);
+    }
+
+    #[inline(always)]
+    fn body(&mut self, model: &Model, tokens: &Tokens) -> Option<usize> {
+        self.run(model, tokens, &mut [])
+    }
+
+    #[inline(always)]
+    fn lm_head(&mut self, model: &Model, n: usize) -> Option<usize> {
         let h = self.mem.final_row(model, n)?;
         Some(head(&model.unembed, h, self.logits))
     }
 
-    /// predict_next: the id of the token after the last S of `tokens` (the
-    /// first index of the largest logit); the logits are then [`Self::logits`].
-    /// None for an empty list or a model of other dimensions.
-    pub fn predict(&mut self, model: &Model, tokens: &[i32]) -> Option<usize> {
-        self.predict_into(model, &Tokens::new(tokens), &mut [])
-    }
-
-    /// The V logits of the last predict.
-    pub fn logits(&self) -> &[f32] {
-        self.logits.get(..self.dims.vocab).unwrap_or(self.logits)
-    }
-
-    /// Router entropy (nats) of each layer at the last position of the last
-    /// predict or classify (L floats).
-    pub fn router_entropy(&self) -> &[f32] {
-        self.mem.ent_last
-    }
-
-    /// predict_next that also writes the router entropy of every layer at
-    /// every position of the window: out[t * L + l]. Returns the positions
-    /// n = min(len, S); None as predict, or when `out` is shorter than n * L.
-    pub fn router_entropy_all(&mut self, model: &Model, tokens: &[i32], out: &mut [f32]) -> Option<usize> {
-        let n = tokens.len().min(self.s);
-        let out = out.get_mut(..n * self.dims.n_layers)?;
-        self.predict_into(model, &Tokens::new(tokens), out)?;
-        Some(n)
-    }
-
-    /// classify: the forward pass of the classifier's body, its final
-    /// LayerNorm at the last position, then the head. Writes the class
-    /// logits to `out` when given; returns the class (the first largest).
-    pub fn classify(&mut self, clf: &Classifier, tokens: &[i32], out: Option<&mut [f32]>) -> Option<usize> {
-        let n = self.run(&clf.base, &Tokens::new(tokens), &mut [])?;
+    #[inline(always)]
+    fn class_head(&mut self, clf: &Classifier, n: usize, out: Option<&mut [f32]>) -> Option<usize> {
         let h = self.mem.final_row(&clf.base, n)?;
         Some(classify_head(clf, h, out))
     }
 
-    /// Generation: while fewer than out.len() tokens were made and the
-    /// sequence (prompt, then what was made) is shorter than S, predicts the
-    /// next token and appends `pick(greedy id, logits)`. Returns the count;
-    /// 0 for a prompt that fills the window.
-    pub fn generate(&mut self, model: &Model, prompt: &[i32], out: &mut [i32], mut pick: impl FnMut(usize, &[f32]) -> usize) -> usize {
-        let s = self.window();
-        generate_loop(s, prompt, out, |toks| {
-            let greedy = self.predict_into(model, toks, &mut [])?;
-            Some(pick(greedy, self.logits))
-        })
-    }
-
-    /// Greedy generation (atome_generate).
-    pub fn generate_greedy(&mut self, model: &Model, prompt: &[i32], out: &mut [i32]) -> usize {
-        self.generate(model, prompt, out, |greedy, _| greedy)
-    }
-
-    /// Sampled generation (atome_generate_sampled): one splitmix64 draw from
-    /// `seed` per token, or exactly the greedy tokens when the temperature
-    /// is not above 0.
-    pub fn generate_sampled(&mut self, model: &Model, prompt: &[i32], out: &mut [i32], p: &Sampling, seed: u64) -> usize {
-        self.generate(model, prompt, out, sampled_pick(p, seed))
+    fn router_entropy_all(&mut self, model: &Model, tokens: &[i32], out: &mut [f32]) -> Option<usize> {
+        let n = tokens.len().min(self.s);
+        let out = out.get_mut(..n * self.dims.n_layers)?;
+        let run = self.run(model, &Tokens::new(tokens), out)?;
+        self.lm_head(model, run)?;
+        Some(n)
     }
 }
 

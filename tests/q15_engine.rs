@@ -6,6 +6,7 @@
 //! primitives against f64 math, and agreement with the float engine.
 mod common;
 use atome::config::*;
+use atome::engine::Engine;
 use atome::format::{parse_classifier, parse_model, Dims, Field, Packing};
 use atome::q15::arith::*;
 use atome::q15::{Q15Layout, Q15Runner};

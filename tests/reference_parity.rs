@@ -3,6 +3,7 @@
 //! shapes, every packing, both memory plans, and random call sequences on a
 //! cached state. Needs nothing outside the repository.
 mod common;
+use atome::engine::Engine;
 use atome::format::{parse_classifier, parse_model, Dims, Model};
 use atome::forward::sample::Sampling;
 use atome::runner::{Plan, Runner, State};

@@ -5,6 +5,7 @@ use crate::args::CompareArgs;
 use crate::container_io::{config_or, read_model};
 use crate::engine::{Engine, Plan};
 use crate::{load, read_blob, Loaded};
+use atome::engine::Engine as _;
 use atome::format::{Dims, Model};
 use atome::q15::{Q15Layout, Q15Runner};
 use std::time::Instant;

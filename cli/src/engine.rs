@@ -1,5 +1,6 @@
 //! The CLI's state: the library's runner over vectors, for dimensions and a
 //! memory plan chosen at run time.
+use atome::engine::Engine as _;
 use atome::format::{Classifier, Dims, Model};
 pub use atome::runner::Plan;
 use atome::runner::{Runner, State};

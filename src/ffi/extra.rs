@@ -1,12 +1,10 @@
 //! Beyond the reference: build configuration, router entropy, sampled generation.
-use super::run::generate_call;
-#[cfg(not(atome_q15))]
-use super::run::{ints, with_runner, PLAN};
+use super::engine::stored_entropy;
+use super::run::{generate_call, ints, with_runner};
 use super::types::*;
 use crate::config::*;
+use crate::engine::Engine;
 use crate::forward::sample::Sampling;
-#[cfg(not(atome_q15))]
-use crate::runner::Runner;
 use core::ffi::c_int;
 
 /// Writes the configuration this library was built with. 0, or -1 for null.
@@ -53,26 +51,12 @@ pub unsafe extern "C" fn atome_router_entropy(state: *const atome_state_t, out: 
     }
     // SAFETY: non-null, readable.
     let st = unsafe { &*state };
-    #[cfg(atome_q15)]
-    {
-        // SAFETY: writable for ATOME_N_LAYERS floats.
-        let dst = unsafe { core::slice::from_raw_parts_mut(out, ATOME_N_LAYERS) };
-        if !crate::q15::Q15Runner::stored_entropy(&st.work32, &DIMS, ATOME_MAX_SEQ, dst) {
-            return -1;
-        }
-        ATOME_N_LAYERS as c_int
+    // SAFETY: writable for ATOME_N_LAYERS floats.
+    let dst = unsafe { core::slice::from_raw_parts_mut(out, ATOME_N_LAYERS) };
+    if !stored_entropy(st, dst) {
+        return -1;
     }
-    #[cfg(not(atome_q15))]
-    let Some(src) = Runner::stored_last_entropy(&st.work, &DIMS, ATOME_MAX_SEQ, PLAN) else { return -1 };
-    #[cfg(not(atome_q15))]
-    {
-        // SAFETY: writable for ATOME_N_LAYERS floats.
-        let dst = unsafe { core::slice::from_raw_parts_mut(out, ATOME_N_LAYERS) };
-        for (d, &s) in dst.iter_mut().zip(src) {
-            *d = s;
-        }
-        ATOME_N_LAYERS as c_int
-    }
+    ATOME_N_LAYERS as c_int
 }
 
 /// Runs predict_next on `tokens` (so state->logits is updated as by
@@ -99,25 +83,16 @@ pub unsafe extern "C" fn atome_router_entropy_all(
     if (out_len as usize) < n * ATOME_N_LAYERS {
         return -1;
     }
-    // The q15 engine keeps the last position's entropies only.
-    #[cfg(atome_q15)]
-    {
-        let _ = (model, state);
-        -1
-    }
-    #[cfg(not(atome_q15))]
-    {
-        // SAFETY: checked; validity per the contract; only the n * L floats
-        // written are sliced.
-        let r = unsafe {
-            with_runner(model, state, |m, r| {
-                r.router_entropy_all(m, ints(tokens, n_tokens), core::slice::from_raw_parts_mut(out, n * ATOME_N_LAYERS))
-            })
-        };
-        match r {
-            Some(n) => n as c_int,
-            None => -1,
-        }
+    // SAFETY: checked; validity per the contract; only the n * L floats
+    // written are sliced.
+    let r = unsafe {
+        with_runner(model, state, |m, r| {
+            r.router_entropy_all(m, ints(tokens, n_tokens), core::slice::from_raw_parts_mut(out, n * ATOME_N_LAYERS))
+        })
+    };
+    match r {
+        Some(n) => n as c_int,
+        None => -1,
     }
 }
 

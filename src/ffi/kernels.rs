@@ -199,14 +199,7 @@ pub unsafe extern "C" fn atome_sparse_attn(
     // SAFETY: per the contract.
     let (xs, os, st) = unsafe { (rows(x, n), rows_mut(out, n), &mut *state) };
     // Scratch from the state's work area: keys, values, one query, slots.
-    #[cfg(not(atome_q15))]
-    let work = &mut st.work[..];
-    // The q15 state has no float area: its whole memory serves as one.
-    #[cfg(atome_q15)]
-    // SAFETY: atome_state_t is repr(C) of f32, i32 and i16 arrays (4-byte
-    // aligned, every bit pattern valid as f32); `st` is the only reference
-    // to it during the call, and the slice stays inside its size.
-    let work = unsafe { core::slice::from_raw_parts_mut(st as *mut atome_state_t as *mut f32, core::mem::size_of::<atome_state_t>() / 4) };
+    let work = super::engine::float_work(st);
     let Some((k, rest)) = crate::forward::take(work, n * dh) else { return };
     let Some((v, rest)) = crate::forward::take(rest, n * d) else { return };
     let Some((q, rest)) = crate::forward::take(rest, dh) else { return };

@@ -3,6 +3,7 @@
 //! success; return codes are plain `int`.
 #![allow(non_camel_case_types, non_snake_case)]
 
+pub(crate) mod engine;
 pub mod extra;
 pub mod kernels;
 pub mod model;

@@ -1,47 +1,12 @@
 //! atome_predict_next, atome_get_logits, atome_generate, atome_classify: null
-//! checks and slices around [`crate::runner::Runner`].
+//! checks and slices around this build's [`crate::engine::Engine`].
 use super::model::{classifier_view, model_salt, model_view};
+use super::engine::{state_runner, StateRunner};
 use super::types::*;
 use crate::config::*;
+use crate::engine::Engine;
 use crate::format::Model;
-#[cfg(not(atome_q15))]
-use crate::runner::Runner;
-use crate::runner::Plan;
 use core::ffi::c_int;
-
-/// This build's memory plan: the layout of atome_state_t.
-#[cfg_attr(atome_q15, allow(dead_code))]
-pub(crate) const PLAN: Plan = if ATOME_STATE_CACHED == 1 { Plan::Cached } else { Plan::Lean };
-
-/// The runner type of this build's state.
-#[cfg(not(any(atome_cached, atome_q15)))]
-pub(crate) type StateRunner<'a> = Runner<'a, crate::runner::NoCache>;
-/// The runner type of this build's state: the integer engine.
-#[cfg(atome_q15)]
-pub(crate) type StateRunner<'a> = crate::q15::Q15Runner<'a>;
-/// The runner type of this build's state.
-#[cfg(atome_cached)]
-pub(crate) type StateRunner<'a> = Runner<'a, crate::forward::cached::CacheHeader<'a>>;
-
-/// The runner over a q15 C state (lean; no cache to key).
-#[cfg(atome_q15)]
-fn runner(st: &mut atome_state_t, _salt: u32) -> Option<StateRunner<'_>> {
-    crate::q15::Q15Runner::new(&mut st.work16, &mut st.work32, &mut st.logits, &DIMS, ATOME_MAX_SEQ)
-}
-
-/// The runner over a lean C state.
-#[cfg(not(any(atome_cached, atome_q15)))]
-fn runner(st: &mut atome_state_t, salt: u32) -> Option<StateRunner<'_>> {
-    Some(Runner::lean(&mut st.work, &mut st.logits, &DIMS, ATOME_MAX_SEQ)?.salted(salt))
-}
-
-/// The runner over a cached C state.
-#[cfg(atome_cached)]
-fn runner(st: &mut atome_state_t, salt: u32) -> Option<StateRunner<'_>> {
-    let atome_state_t { logits, work, cache_magic, cache_model, cache_len, cache_tokens } = st;
-    let header = crate::forward::cached::CacheHeader { magic: cache_magic, fingerprint: cache_model, len: cache_len, tokens: cache_tokens };
-    Some(Runner::cached(work, logits, header, &DIMS, ATOME_MAX_SEQ)?.salted(salt))
-}
 
 /// Runs `f` on the model's view and the state's runner (keyed to the
 /// model's load); None for a model that did not load.
@@ -59,7 +24,7 @@ pub(crate) unsafe fn with_runner<R>(
     let (m, st, salt) = unsafe { (model_view(model), &mut *state, model_salt(model)) };
     // Matched in place (not moved out of the Options): no copies of the
     // model view and the runner on a microcontroller's stack.
-    match (&m, &mut runner(st, salt)) {
+    match (&m, &mut state_runner(st, salt)) {
         (Some(m), Some(r)) => f(m, r),
         _ => None,
     }
@@ -201,5 +166,5 @@ pub unsafe extern "C" fn atome_classify(
         // SAFETY: writable for n_classes floats per the contract.
         Some(unsafe { core::slice::from_raw_parts_mut(class_logits, c.head.rows) })
     };
-    id_or_error(runner(st, salt).and_then(|mut r| r.classify(&c, toks, out)))
+    id_or_error(state_runner(st, salt).and_then(|mut r| r.classify(&c, toks, out)))
 }

@@ -72,8 +72,8 @@ impl Scratch<'_> {
     }
 }
 
-/// Splits n floats off the front of buf.
-pub fn take(buf: &mut [f32], n: usize) -> Option<(&mut [f32], &mut [f32])> {
+/// Splits n elements off the front of buf (the float and q15 work areas).
+pub fn take<T>(buf: &mut [T], n: usize) -> Option<(&mut [T], &mut [T])> {
     if buf.len() < n {
         None
     } else {

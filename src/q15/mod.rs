@@ -2,8 +2,8 @@
 //! power-of-two exponent per row, exact integer sums, the same bits on every
 //! target and as the numpy reference (python/tests/q15_ref.py).
 //!
-//! [`Q15Runner`] has the float [`crate::runner::Runner`]'s calls (predict,
-//! logits, classify, generate, router entropy) over caller-owned memory: an
+//! [`Q15Runner`] is an [`Engine`] as the float [`crate::runner::Runner`] is
+//! (predict, logits, classify, generate, router entropy), over caller-owned memory: an
 //! int16 area, an int32 area and the V logits, sized by [`Q15Layout`].
 //! Only the lean plan exists: every call recomputes the window.
 
@@ -11,10 +11,9 @@ pub mod arith;
 pub mod engine;
 pub mod params;
 
+use crate::engine::Engine;
 use crate::format::{Classifier, Dims, Model};
-use crate::forward::sample::{sampled_pick, Sampling};
-use crate::forward::tokens::generate_loop;
-use crate::forward::Tokens;
+use crate::forward::{take, Tokens};
 use engine::Bufs;
 
 /// Element counts of a q15 lean state's two areas (docs/PERFORMANCE.md#ram-of-the-q15-lean-state).
@@ -61,15 +60,6 @@ pub const fn param_ints(dims: &Dims) -> usize {
     (4 - inl) * d
 }
 
-/// Splits `n` off the front of a slice.
-fn take<T>(s: &mut [T], n: usize) -> Option<(&mut [T], &mut [T])> {
-    if s.len() < n {
-        None
-    } else {
-        Some(s.split_at_mut(n))
-    }
-}
-
 /// Runs the q15 engine in a caller's memory (lean plan).
 pub struct Q15Runner<'w> {
     b: Bufs<'w>,
@@ -106,13 +96,18 @@ impl<'w> Q15Runner<'w> {
         let b = Bufs { x, ex, k: kc, ek, v, ev, ring, ering, q, sparse, hs, mv, slots, pa, ent };
         Some(Q15Runner { b, logits, dims: *dims, s })
     }
+}
 
-    /// The context window S.
-    pub fn window(&self) -> usize {
-        self.s
+impl Engine for Q15Runner<'_> {
+    /// The final row's exponent (the row is in the ring's first D values).
+    type Last = i32;
+
+    /// p = r * 2^-30 as binary32, then the float mode's formula.
+    fn last_entropy(&self, out: &mut [f32]) {
+        entropies(out, self.b.ent);
     }
 
-    /// Runs the layers and the final LayerNorm; the final row's exponent.
+    /// The layers and the final LayerNorm.
     fn body(&mut self, model: &Model, tokens: &Tokens) -> Option<i32> {
         let toks = tokens.window(self.s);
         let n = toks.len();
@@ -123,60 +118,27 @@ impl<'w> Q15Runner<'w> {
         engine::final_row(model, n, &mut self.b)
     }
 
-    fn predict_into(&mut self, model: &Model, tokens: &Tokens) -> Option<usize> {
-        let eh = self.body(model, tokens)?;
+    fn lm_head(&mut self, model: &Model, eh: i32) -> Option<usize> {
         let h = self.b.ring.get(..self.dims.d_model)?;
         Some(engine::head_logits(&model.unembed, h, eh, self.b.mv, Some(self.logits)))
     }
 
-    /// predict_next: the id after the last S tokens (first largest logit);
-    /// the logits are then [`Self::logits`]. None for an empty list or a
-    /// model of other dimensions.
-    pub fn predict(&mut self, model: &Model, tokens: &[i32]) -> Option<usize> {
-        self.predict_into(model, &Tokens::new(tokens))
-    }
-
-    /// The V logits of the last predict.
-    pub fn logits(&self) -> &[f32] {
-        self.logits.get(..self.dims.vocab).unwrap_or(self.logits)
-    }
-
-    /// Router entropy (nats) of each layer at the last position of the last
-    /// predict or classify: p = r * 2^-30 as binary32, then the float mode's formula.
-    pub fn router_entropy(&self, out: &mut [f32]) {
-        for (o, &e) in out.iter_mut().zip(self.b.ent.iter()) {
-            *o = f32::from_bits(e as u32);
-        }
-    }
-
-    /// classify: the body, the final LayerNorm, then the head; the class
-    /// logits into `out` when given; the first largest class.
-    pub fn classify(&mut self, clf: &Classifier, tokens: &[i32], out: Option<&mut [f32]>) -> Option<usize> {
-        let eh = self.body(&clf.base, &Tokens::new(tokens))?;
+    fn class_head(&mut self, clf: &Classifier, eh: i32, out: Option<&mut [f32]>) -> Option<usize> {
         let h = self.b.ring.get(..self.dims.d_model)?;
         Some(engine::head_logits(&clf.head, h, eh, self.b.mv, out))
     }
 
-    /// Generation as [`crate::runner::Runner::generate`]: predicts and
-    /// appends `pick(greedy, logits)` while out has room and the sequence is
-    /// shorter than S.
-    pub fn generate(&mut self, model: &Model, prompt: &[i32], out: &mut [i32], mut pick: impl FnMut(usize, &[f32]) -> usize) -> usize {
-        let s = self.s;
-        generate_loop(s, prompt, out, |toks| {
-            let greedy = self.predict_into(model, toks)?;
-            Some(pick(greedy, self.logits))
-        })
+    fn window(&self) -> usize {
+        self.s
     }
 
-    /// Greedy generation (atome_generate).
-    pub fn generate_greedy(&mut self, model: &Model, prompt: &[i32], out: &mut [i32]) -> usize {
-        self.generate(model, prompt, out, |greedy, _| greedy)
+    fn logits(&self) -> &[f32] {
+        self.logits.get(..self.dims.vocab).unwrap_or(self.logits)
     }
 
-    /// Sampled generation (atome_generate_sampled), the float mode's rules
-    /// on the q15 logits.
-    pub fn generate_sampled(&mut self, model: &Model, prompt: &[i32], out: &mut [i32], p: &Sampling, seed: u64) -> usize {
-        self.generate(model, prompt, out, sampled_pick(p, seed))
+    /// None: the q15 engine keeps the last position's entropies only.
+    fn router_entropy_all(&mut self, _: &Model, _: &[i32], _: &mut [f32]) -> Option<usize> {
+        None
     }
 }
 
@@ -190,10 +152,15 @@ impl Q15Runner<'_> {
         let mvn = lay.i32s - d - 4 * dims.top_k - dims.n_layers - param_ints(dims);
         let at = d + mvn + 4 * dims.top_k;
         let Some(src) = i32s.get(at..at + dims.n_layers) else { return false };
-        for (o, &e) in out.iter_mut().zip(src) {
-            *o = f32::from_bits(e as u32);
-        }
+        entropies(out, src);
         true
+    }
+}
+
+/// The stored entropies (binary32 bit patterns in the int32 area) as floats.
+fn entropies(out: &mut [f32], src: &[i32]) {
+    for (o, &e) in out.iter_mut().zip(src) {
+        *o = f32::from_bits(e as u32);
     }
 }
 

@@ -5,6 +5,7 @@
 //! areas, dims), plus closeness to the float reference, which is
 //! independent of the library.
 use super::*;
+use atome::engine::Engine;
 use atome::format::parse_model;
 use atome::q15::{Q15Layout, Q15Runner};
 

@@ -1,24 +1,12 @@
 //! The runtime API's calls on an open handle: predict_next, logits,
 //! generate (greedy and sampled), classify, router entropy, dims.
-#[cfg(not(atome_q15))]
-use super::HEADER_WORDS;
 use super::{atome_dims_t, atome_rt_t, dims_of, header_words, plan_of, DIM_MAX, RT_VALID};
+use crate::engine::Engine;
+use crate::ffi::engine::{rt_run, RtRunner};
 use crate::ffi::types::atome_sampling_t;
 use crate::format::{self, Classifier, Dims, Model};
-#[cfg(not(atome_q15))]
-use crate::forward::cached::CacheHeader;
 use crate::forward::sample::Sampling;
 use crate::runner::Plan;
-#[cfg(not(atome_q15))]
-use crate::runner::Runner;
-
-/// The engine of this build: the float runner, or the q15 one (which runs
-/// its lean plan in either plan's buffer: its areas are smaller than the
-/// float lean work area, and its results are pure functions of the tokens).
-#[cfg(not(atome_q15))]
-type RtRunner<'a> = Runner<'a>;
-#[cfg(atome_q15)]
-type RtRunner<'a> = crate::q15::Q15Runner<'a>;
 use core::ffi::c_int;
 
 /// What a call runs on: the opened model and the caller's memory.
@@ -28,7 +16,6 @@ struct Open<'a> {
     s: usize,
     plan: Plan,
     // Keys the float engine's cache (the q15 engine keeps none).
-    #[cfg_attr(atome_q15, allow(dead_code))]
     salt: u32,
     words: &'a mut [u32],
 }
@@ -55,62 +42,11 @@ unsafe fn open<'a>(rt: *const atome_rt_t) -> Option<Open<'a>> {
     Some(Open { blob, dims, s, plan: plan_of(rt.cached), salt: rt.salt, words })
 }
 
-/// 4-byte words as floats (same size and alignment; every bit pattern is a
-/// float), for the logits and the work area.
-fn as_f32(w: &mut [u32]) -> &mut [f32] {
-    // SAFETY: u32 and f32 have the same size and alignment and no invalid
-    // values; the borrow is moved into the result.
-    unsafe { core::slice::from_raw_parts_mut(w.as_mut_ptr() as *mut f32, w.len()) }
-}
-
-/// 4-byte words as twice as many int16 (the q15 engine's area).
-#[cfg(atome_q15)]
-fn as_i16(w: &mut [u32]) -> &mut [i16] {
-    // SAFETY: an i16 has half a u32's size and no stricter alignment, and
-    // no invalid values; the borrow is moved into the result.
-    unsafe { core::slice::from_raw_parts_mut(w.as_mut_ptr() as *mut i16, 2 * w.len()) }
-}
-
-/// 4-byte words as token ids.
-fn as_i32(w: &mut [u32]) -> &mut [i32] {
-    // SAFETY: as `as_f32`, for i32.
-    unsafe { core::slice::from_raw_parts_mut(w.as_mut_ptr() as *mut i32, w.len()) }
-}
-
 impl Open<'_> {
-    /// Runs `f` with the q15 runner on this memory: logits after the
-    /// plan's header words, then the int32 and int16 areas.
-    #[cfg(atome_q15)]
+    /// Runs `f` with this build's runner on this memory.
     fn run<R>(&mut self, f: impl FnOnce(&mut RtRunner, &[u8], &Dims) -> Option<R>) -> Option<R> {
-        let (_, rest) = self.words.split_at_mut_checked(header_words(self.plan, self.s))?;
-        let (logits, work) = rest.split_at_mut_checked(self.dims.vocab)?;
-        let lay = crate::q15::Q15Layout::new(&self.dims, self.s);
-        let (w32, w16) = work.split_at_mut_checked(lay.i32s)?;
-        let mut r = RtRunner::new(as_i16(w16), as_i32(w32), as_f32(logits), &self.dims, self.s)?;
-        f(&mut r, self.blob, &self.dims)
-    }
-
-    /// Runs `f` with a runner on this memory.
-    #[cfg(not(atome_q15))]
-    fn run<R>(&mut self, f: impl FnOnce(&mut RtRunner, &[u8], &Dims) -> Option<R>) -> Option<R> {
-        let (s, v) = (self.s, self.dims.vocab);
-        let (mut m0, mut m1, mut m2) = (0u32, 0u32, 0u32);
-        let mut no_tokens = [0i32; 0];
-        let (header, rest) = match self.plan {
-            Plan::Lean => {
-                let h = CacheHeader { magic: &mut m0, fingerprint: &mut m1, len: &mut m2, tokens: &mut no_tokens };
-                (h, &mut *self.words)
-            }
-            Plan::Cached => {
-                // Checked splits only: no panic path for any handle contents.
-                let (h, rest) = self.words.split_at_mut_checked(header_words(Plan::Cached, s))?;
-                let ([magic, fp, len, _], toks) = h.split_first_chunk_mut::<HEADER_WORDS>()?;
-                (CacheHeader { magic, fingerprint: fp, len, tokens: as_i32(toks) }, rest)
-            }
-        };
-        let (logits, work) = rest.split_at_mut_checked(v)?;
-        let mut r = Runner::new(self.plan, as_f32(work), as_f32(logits), header, &self.dims, s)?.salted(self.salt);
-        f(&mut r, self.blob, &self.dims)
+        let Open { blob, dims, s, plan, salt, words } = self;
+        rt_run(words, *plan, dims, *s, *salt, |r| f(r, blob, dims))
     }
 }
 
@@ -298,12 +234,7 @@ pub unsafe extern "C" fn atome_rt_router_entropy(rt: *mut atome_rt_t, out: *mut 
     let r = o.run(|r, _, _| {
         // SAFETY: writable for L floats per the contract.
         let dst = unsafe { core::slice::from_raw_parts_mut(out, l) };
-        #[cfg(atome_q15)]
-        r.router_entropy(dst);
-        #[cfg(not(atome_q15))]
-        for (d, &s) in dst.iter_mut().zip(r.router_entropy()) {
-            *d = s;
-        }
+        r.last_entropy(dst);
         Some(l)
     });
     r.map_or(-1, |l| l as c_int)

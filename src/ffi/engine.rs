@@ -1,0 +1,159 @@
+//! This build's engine behind the C APIs, chosen here once: the float
+//! [`crate::runner::Runner`] or, with ATOME_DTYPE=q15, the integer
+//! [`crate::q15::Q15Runner`]. The rest of the ffi layer calls it through
+//! [`crate::engine::Engine`] and the few functions below, which know the
+//! engine's memory: the runner over a C state, the runner over a runtime
+//! handle's words, the stored entropies of a const state and the float
+//! scratch the kernel entry points borrow.
+
+#[cfg(not(atome_q15))]
+pub(crate) use float::*;
+#[cfg(atome_q15)]
+pub(crate) use q15::*;
+
+/// 4-byte words as floats (same size and alignment; every bit pattern is a
+/// float), for the logits and the work area.
+fn as_f32(w: &mut [u32]) -> &mut [f32] {
+    // SAFETY: u32 and f32 have the same size and alignment and no invalid
+    // values; the borrow is moved into the result.
+    unsafe { core::slice::from_raw_parts_mut(w.as_mut_ptr() as *mut f32, w.len()) }
+}
+
+/// 4-byte words as i32 (token ids, the q15 int32 area).
+fn as_i32(w: &mut [u32]) -> &mut [i32] {
+    // SAFETY: as `as_f32`, for i32.
+    unsafe { core::slice::from_raw_parts_mut(w.as_mut_ptr() as *mut i32, w.len()) }
+}
+
+/// The float engine.
+#[cfg(not(atome_q15))]
+mod float {
+    use super::{as_f32, as_i32};
+    use crate::config::*;
+    use crate::ffi::runtime::{header_words, HEADER_WORDS};
+    use crate::ffi::types::atome_state_t;
+    use crate::format::Dims;
+    use crate::forward::cached::CacheHeader;
+    use crate::runner::{Plan, Runner};
+
+    /// This build's memory plan: the layout of atome_state_t.
+    const PLAN: Plan = if ATOME_STATE_CACHED == 1 { Plan::Cached } else { Plan::Lean };
+
+    /// The runner type of this build's state.
+    #[cfg(not(atome_cached))]
+    pub(crate) type StateRunner<'a> = Runner<'a, crate::runner::NoCache>;
+    /// The runner type of this build's state.
+    #[cfg(atome_cached)]
+    pub(crate) type StateRunner<'a> = Runner<'a, CacheHeader<'a>>;
+
+    /// The runner over a lean C state, keyed by `salt`.
+    #[cfg(not(atome_cached))]
+    pub(crate) fn state_runner(st: &mut atome_state_t, salt: u32) -> Option<StateRunner<'_>> {
+        Some(Runner::lean(&mut st.work, &mut st.logits, &DIMS, ATOME_MAX_SEQ)?.salted(salt))
+    }
+
+    /// The runner over a cached C state, keyed by `salt`.
+    #[cfg(atome_cached)]
+    pub(crate) fn state_runner(st: &mut atome_state_t, salt: u32) -> Option<StateRunner<'_>> {
+        let atome_state_t { logits, work, cache_magic, cache_model, cache_len, cache_tokens } = st;
+        let header = CacheHeader { magic: cache_magic, fingerprint: cache_model, len: cache_len, tokens: cache_tokens };
+        Some(Runner::cached(work, logits, header, &DIMS, ATOME_MAX_SEQ)?.salted(salt))
+    }
+
+    /// Copies the last position's router entropies of a const state into
+    /// `out`; false when the work area is too short.
+    pub(crate) fn stored_entropy(st: &atome_state_t, out: &mut [f32]) -> bool {
+        let Some(src) = Runner::stored_last_entropy(&st.work, &DIMS, ATOME_MAX_SEQ, PLAN) else { return false };
+        crate::kernels::copy(out, src);
+        true
+    }
+
+    /// The state's memory as float scratch: its work area.
+    pub(crate) fn float_work(st: &mut atome_state_t) -> &mut [f32] {
+        &mut st.work[..]
+    }
+
+    /// The runner type of a runtime handle (plan chosen at open).
+    pub(crate) type RtRunner<'a> = Runner<'a>;
+
+    /// Runs `f` with a runner on a runtime handle's words (the plan's
+    /// header words, the logits, then the work area), keyed by `salt`.
+    pub(crate) fn rt_run<R>(words: &mut [u32], plan: Plan, dims: &Dims, s: usize, salt: u32, f: impl FnOnce(&mut RtRunner) -> Option<R>) -> Option<R> {
+        let v = dims.vocab;
+        let (mut m0, mut m1, mut m2) = (0u32, 0u32, 0u32);
+        let mut no_tokens = [0i32; 0];
+        let (header, rest) = match plan {
+            Plan::Lean => {
+                let h = CacheHeader { magic: &mut m0, fingerprint: &mut m1, len: &mut m2, tokens: &mut no_tokens };
+                (h, words)
+            }
+            Plan::Cached => {
+                // Checked splits only: no panic path for any handle contents.
+                let (h, rest) = words.split_at_mut_checked(header_words(Plan::Cached, s))?;
+                let ([magic, fp, len, _], toks) = h.split_first_chunk_mut::<HEADER_WORDS>()?;
+                (CacheHeader { magic, fingerprint: fp, len, tokens: as_i32(toks) }, rest)
+            }
+        };
+        let (logits, work) = rest.split_at_mut_checked(v)?;
+        let mut r = Runner::new(plan, as_f32(work), as_f32(logits), header, dims, s)?.salted(salt);
+        f(&mut r)
+    }
+}
+
+/// The q15 engine (lean only: it keeps no cache to key).
+#[cfg(atome_q15)]
+mod q15 {
+    use super::{as_f32, as_i32};
+    use crate::config::*;
+    use crate::ffi::runtime::header_words;
+    use crate::ffi::types::atome_state_t;
+    use crate::format::Dims;
+    use crate::q15::{Q15Layout, Q15Runner};
+    use crate::runner::Plan;
+
+    /// The runner type of this build's state.
+    pub(crate) type StateRunner<'a> = Q15Runner<'a>;
+
+    /// The runner over a q15 C state.
+    pub(crate) fn state_runner(st: &mut atome_state_t, _salt: u32) -> Option<StateRunner<'_>> {
+        Q15Runner::new(&mut st.work16, &mut st.work32, &mut st.logits, &DIMS, ATOME_MAX_SEQ)
+    }
+
+    /// Copies the last position's router entropies of a const state into
+    /// `out`; false when the int32 area is too short.
+    pub(crate) fn stored_entropy(st: &atome_state_t, out: &mut [f32]) -> bool {
+        Q15Runner::stored_entropy(&st.work32, &DIMS, ATOME_MAX_SEQ, out)
+    }
+
+    /// The state's memory as float scratch: the q15 state has no float
+    /// area, so its whole memory serves as one.
+    pub(crate) fn float_work(st: &mut atome_state_t) -> &mut [f32] {
+        // SAFETY: atome_state_t is repr(C) of f32, i32 and i16 arrays (4-byte
+        // aligned, every bit pattern valid as f32); `st` is the only reference
+        // to it during the borrow, and the slice stays inside its size.
+        unsafe { core::slice::from_raw_parts_mut(st as *mut atome_state_t as *mut f32, core::mem::size_of::<atome_state_t>() / 4) }
+    }
+
+    /// The runner type of a runtime handle: the q15 engine runs its lean
+    /// plan in either plan's buffer (its areas are smaller than the float
+    /// lean work area, and its results are pure functions of the tokens).
+    pub(crate) type RtRunner<'a> = Q15Runner<'a>;
+
+    /// 4-byte words as twice as many int16 (the q15 engine's area).
+    fn as_i16(w: &mut [u32]) -> &mut [i16] {
+        // SAFETY: an i16 has half a u32's size and no stricter alignment, and
+        // no invalid values; the borrow is moved into the result.
+        unsafe { core::slice::from_raw_parts_mut(w.as_mut_ptr() as *mut i16, 2 * w.len()) }
+    }
+
+    /// Runs `f` with the q15 runner on a runtime handle's words: logits
+    /// after the plan's header words, then the int32 and int16 areas.
+    pub(crate) fn rt_run<R>(words: &mut [u32], plan: Plan, dims: &Dims, s: usize, _salt: u32, f: impl FnOnce(&mut RtRunner) -> Option<R>) -> Option<R> {
+        let (_, rest) = words.split_at_mut_checked(header_words(plan, s))?;
+        let (logits, work) = rest.split_at_mut_checked(dims.vocab)?;
+        let lay = Q15Layout::new(dims, s);
+        let (w32, w16) = work.split_at_mut_checked(lay.i32s)?;
+        let mut r = Q15Runner::new(as_i16(w16), as_i32(w32), as_f32(logits), dims, s)?;
+        f(&mut r)
+    }
+}
