@@ -71,7 +71,7 @@ next byte). Prints the next-byte cross-entropy of both modes and their
 relative difference, how often the argmax agrees, the logit cosine; then greedy
 generation from --prompts prompts of --prompt-len bytes (--gen tokens each):
 how many generated tokens equal the float path's, and the common prefix.
-Defaults are issue 12's quality measurement (64 windows of 64 bytes every
+Defaults are docs/Q15.md's quality measurement (64 windows of 64 bytes every
 4096 bytes; 10 prompts of 16 bytes, 48 tokens).")]
     Compare(CompareArgs),
 }

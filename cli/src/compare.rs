@@ -1,5 +1,5 @@
 //! `atome compare`: the q15 integer mode against the float path on a text
-//! (issue 12's quality figures: cross-entropy, argmax agreement, greedy
+//! (docs/Q15.md's quality figures: cross-entropy, argmax agreement, greedy
 //! generation), both modes from the library in one process.
 use crate::args::CompareArgs;
 use crate::container_io::{config_or, read_model};

@@ -58,7 +58,8 @@ pub fn cmd_convert(a: &ConvertArgs) -> Result<(), String> {
     let (out, rep) = if to == f.packing { (b.clone(), blob::ConvertReport::default()) } else { blob::convert(&b, &f, &dims, to)? };
     // Check: the library reads the same weights, scales and floats from both.
     let n = blob::same_weights(&b, &out, f.kind, &dims).map_err(|e| format!("verification failed: {e}"))?;
-    let (back, _) = blob::convert(&out, &Format { kind: f.kind, packing: to }, &dims, f.packing)?;
+    // Same packing: nothing was converted, so there is nothing to convert back.
+    let back = if to == f.packing { b.clone() } else { blob::convert(&out, &Format { kind: f.kind, packing: to }, &dims, f.packing)?.0 };
     let took = t0.elapsed();
     // A container in, a container out, unless --bare; --container wraps.
     let wrap = a.container || (boxed.is_some() && !a.bare);
@@ -80,7 +81,7 @@ pub fn cmd_convert(a: &ConvertArgs) -> Result<(), String> {
         let mut buf = vec![0u8; container::container_len(meta.len(), out.len())];
         container::write(&mut buf, &info, meta.as_bytes(), &out).ok_or("container: a field does not fit 32 bits")?;
         // What the library's reader says of it, before anything is written.
-        container::parse(&buf).map_err(|e| format!("container refused by the library's reader ({e:?}): not written"))?;
+        container::parse(&buf).map_err(|e| format!("container refused by the library's reader ({}): not written", crate::container_io::why(e)))?;
         buf
     } else {
         out.clone()
