@@ -669,6 +669,16 @@ fn convert_writes_and_reads_atomef_containers() {
 
 // ------------------------------------------------------------ hostile input
 
+/// A fresh directory `name` holding `a.atome`, the small LM of `seed`.
+fn lm_file(name: &str, seed: u64) -> (PathBuf, PathBuf, Vec<u8>) {
+    let dir = tmpdir(name);
+    let (blob, _) = small_lm(seed);
+    let a = dir.join("a.atome");
+    std::fs::write(&a, &blob).unwrap();
+    (dir, a, blob)
+}
+
+
 /// Runs with stdout on /dev/full (every write fails with ENOSPC); returns
 /// the exit code and stderr.
 #[cfg(target_os = "linux")]
@@ -683,10 +693,7 @@ fn to_full_stdout(args: &[&str]) -> (Option<i32>, String) {
 #[cfg(target_os = "linux")]
 #[test]
 fn stdout_full_is_one_line_and_exit_1() {
-    let dir = tmpdir("stdout_full");
-    let (blob, _) = small_lm(11);
-    let a = dir.join("a.atome");
-    std::fs::write(&a, &blob).unwrap();
+    let (dir, a, _) = lm_file("stdout_full", 11);
     let c = dir.join("c.atomecl");
     std::fs::write(&c, small_classifier(12, 3)).unwrap();
     let text = dir.join("t.txt");
@@ -715,10 +722,7 @@ fn stdout_full_is_one_line_and_exit_1() {
 /// above 65535 (or a zero window) are refused before any file is written.
 #[test]
 fn convert_refuses_what_the_library_cannot_open() {
-    let dir = tmpdir("convert_refuses");
-    let (blob, _) = small_lm(13);
-    let a = dir.join("a.atome");
-    std::fs::write(&a, &blob).unwrap();
+    let (dir, a, _) = lm_file("convert_refuses", 13);
     let out = dir.join("o.atomef");
     let top_k = format!("{CONFIG},99999");
     for extra in [&["--seq", "70000"][..], &["--seq", "4294967295"], &["--seq", "0"], &["--config", &top_k, "--seq", "8"]] {
@@ -740,10 +744,7 @@ fn convert_refuses_what_the_library_cannot_open() {
 /// name for the same file.
 #[test]
 fn convert_refuses_its_own_input() {
-    let dir = tmpdir("convert_self");
-    let (blob, _) = small_lm(14);
-    let a = dir.join("a.atome");
-    std::fs::write(&a, &blob).unwrap();
+    let (dir, a, blob) = lm_file("convert_self", 14);
     let e = fails_with(1, &["convert", s(&a), s(&a), "--to", "atome02", "--config", CONFIG]);
     assert!(e.contains("is the input file"), "{e}");
     let dotted = dir.join(".").join("a.atome");
@@ -761,10 +762,7 @@ fn convert_refuses_its_own_input() {
 /// outside V are read as 0 with a note; no "see notes above" without notes.
 #[test]
 fn smaller_refusals_and_notes() {
-    let dir = tmpdir("smaller_refusals");
-    let (blob, _) = small_lm(15);
-    let a = dir.join("a.atome");
-    std::fs::write(&a, &blob).unwrap();
+    let (dir, a, blob) = lm_file("smaller_refusals", 15);
     for ids in ["1,,2", ",1,2", "1,2,", ",", ""] {
         let e = fails_with(2, &["run", s(&a), "--ids", ids, "--config", CONFIG]);
         assert!(e.contains("empty id"), "--ids {ids:?}: {e}");
