@@ -17,6 +17,22 @@ static uint32_t work[(WORK_BYTES + 3) / 4];
 static int ids[4096];
 static int out[4096];
 
+/* atome_rt_open's codes (docs/API.md, runtime-dimension API). */
+static const char *open_error(int rc) {
+    switch (rc) {
+    case -1: return "unknown magic, fewer than 7 bytes, or a dimension outside 1..65535";
+    case -2: return "truncated";
+    case -3: return "more than 15 bytes after the blob";
+    case -4: return "an ATOME02 byte above 242";
+    case -5: return "--dims disagree with the container header";
+    case -6: return "corrupted (CRC)";
+    case -7: return "the buffer is too small for these dimensions";
+    case -8: return "the container header does not describe its payload";
+    case -9: return "dimensions missing: a bare blob needs --dims";
+    default: return "unknown code";
+    }
+}
+
 int main(int argc, char **argv) {
     atome_rt_t rt;
     atome_dims_t dims, *given = NULL;
@@ -48,8 +64,11 @@ int main(int argc, char **argv) {
     }
     rc = atome_rt_open(&rt, blob, len, given, 0, work, sizeof work);
     if (rc != 0) {
-        fprintf(stderr, "atome_rt_open: %d (needs %lu bytes, have %lu)\n", rc,
-                (unsigned long)atome_rt_work_size(given ? given : &dims, 0), (unsigned long)sizeof work);
+        fprintf(stderr, "%s: atome_rt_open: %d: %s", path, rc, open_error(rc));
+        if (rc == -7 && given)
+            fprintf(stderr, " (needs %lu bytes, have %lu)", (unsigned long)atome_rt_work_size(given, 0),
+                    (unsigned long)sizeof work);
+        fprintf(stderr, "\n");
         free(blob);
         return 1;
     }

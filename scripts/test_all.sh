@@ -67,6 +67,9 @@ stage "soft-float routines and q15 kernels on the cores (QEMU differential)" scr
 # stage when broken; a target not met yet would only be reported (TARGET
 # lines; none today).
 stage "Cortex-M figures: .text, peak stack, bits, instruction limits (every build)" scripts/cortex_bench.sh --report-only
+# Engine .text per kernel for each build on M0, M3, M4F, RV32IMC, from the
+# linker maps (docs/CODE_SIZE.md): a report.
+stage "code size report: engine .text per kernel, build and core" scripts/kernel_text.sh
 # Each board of firmware/boards/: the best build that links against the
 # part's own memory map per model, its flash, RAM and tokens per second
 # (README.md#boards); a run that fails or overflows its stack fails it.

@@ -355,8 +355,13 @@ fn any_model_runs_every_kind_of_model_from_one_default_build() {
     // The class line and every logit, exactly as the compile-time build prints them.
     assert_eq!(out.lines().skip(1).collect::<Vec<_>>(), want.lines().collect::<Vec<_>>(), "{out}");
     // A buffer too small for the model is refused, not overrun (-7).
-    let (ok, out, _) = run(&exe, &["--dims", "256,256,8,64,5,4,128", &m("atome_944k.bin"), "x", "1"], None);
+    let (ok, out, err) = run(&exe, &["--dims", "256,256,8,64,5,4,128", &m("atome_944k.bin"), "x", "1"], None);
     assert!(!ok && out.is_empty(), "{out}");
+    assert!(err.contains("atome_rt_open: -7: the buffer is too small") && err.contains("needs 307408 bytes"), "{err}");
+    // A bare blob without dimensions: -9, said as such (no buffer size).
+    let (ok, out, err) = run(&exe, &[&m("default.atome"), "x", "1"], None);
+    assert!(!ok && out.is_empty(), "{out}");
+    assert!(err.contains("atome_rt_open: -9: dimensions missing") && !err.contains("bytes"), "{err}");
 }
 
 #[test]

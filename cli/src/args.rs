@@ -71,7 +71,7 @@ next byte). Prints the next-byte cross-entropy of both modes and their
 relative difference, how often the argmax agrees, the logit cosine; then greedy
 generation from --prompts prompts of --prompt-len bytes (--gen tokens each):
 how many generated tokens equal the float path's, and the common prefix.
-Defaults are issue 12's quality measurement (64 windows of 64 bytes every
+Defaults are docs/Q15.md's quality measurement (64 windows of 64 bytes every
 4096 bytes; 10 prompts of 16 bytes, 48 tokens).")]
     Compare(CompareArgs),
 }
@@ -174,12 +174,20 @@ pub enum State {
 #[derive(Clone, Debug)]
 pub struct Ids(pub Vec<i32>);
 
+/// Ids separated by one comma (spaces around it allowed) or by spaces; an
+/// empty field (",1", "1,,2", "1,") is an error, not a skipped id.
 fn parse_ids(s: &str) -> Result<Ids, String> {
-    s.split(|c: char| c == ',' || c.is_whitespace())
-        .filter(|x| !x.is_empty())
-        .map(|x| x.parse::<i32>().map_err(|_| format!("{x:?} is not an integer")))
-        .collect::<Result<Vec<_>, _>>()
-        .map(Ids)
+    let mut ids = Vec::new();
+    for (i, field) in s.split(',').enumerate() {
+        let field = field.trim();
+        if field.is_empty() {
+            return Err(format!("{s:?}: empty id at field {} (ids are N,N,... or N N ...)", i + 1));
+        }
+        for x in field.split_whitespace() {
+            ids.push(x.parse::<i32>().map_err(|_| format!("{x:?} is not an integer (-2147483648..2147483647)"))?);
+        }
+    }
+    Ok(Ids(ids))
 }
 
 /// A count that must be at least 1.
@@ -268,7 +276,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "N", default_value_t = 4096, value_parser = positive)]
     pub stride: usize,
     /// Most windows.
-    #[arg(long, value_name = "N", default_value_t = 64)]
+    #[arg(long, value_name = "N", default_value_t = 64, value_parser = positive)]
     pub windows: usize,
     /// Greedy-generation prompts.
     #[arg(long, value_name = "N", default_value_t = 10)]

@@ -1,5 +1,5 @@
 //! `atome compare`: the q15 integer mode against the float path on a text
-//! (issue 12's quality figures: cross-entropy, argmax agreement, greedy
+//! (docs/Q15.md's quality figures: cross-entropy, argmax agreement, greedy
 //! generation), both modes from the library in one process.
 use crate::args::CompareArgs;
 use crate::container_io::{config_or, read_model};
@@ -83,7 +83,7 @@ pub fn cmd_compare(a: &CompareArgs) -> Result<(), String> {
     if offs.is_empty() {
         return Err(format!("{tname}: shorter than one window of {t} bytes plus its target"));
     }
-    println!("blob {path}: {} ({how}); text {tname}: {} bytes", crate::blob::dims_long(&dims), toks.len());
+    outln!("blob {path}: {} ({how}); text {tname}: {} bytes", crate::blob::dims_long(&dims), toks.len());
 
     let mut fe = Engine::new(dims, t, Plan::Cached);
     let mut qe = Q15Engine::new(dims, t);
@@ -107,11 +107,11 @@ pub fn cmd_compare(a: &CompareArgs) -> Result<(), String> {
     let agree = lf.iter().zip(&lq).filter(|(f, q)| argmax(f) == argmax(q)).count();
     let cos: Vec<f64> = lf.iter().zip(&lq).map(|(f, q)| cosine(f, q)).collect();
     let cmin = cos.iter().cloned().fold(f64::INFINITY, f64::min);
-    println!("windows {} x {t} bytes every {} bytes: {n} positions scored", offs.len(), a.stride);
-    println!("cross-entropy float {cf:.5}  q15 {cq:.5}  relative {:+.3}%", 100.0 * (cq / cf - 1.0));
-    println!("argmax agreement {agree}/{n} = {:.2}%", 100.0 * agree as f64 / n as f64);
-    println!("logit cosine mean {:.6}  min {cmin:.6}", cos.iter().sum::<f64>() / n as f64);
-    println!("(float cached {tf:.1} s, q15 lean {tq:.1} s, predict on every prefix)");
+    outln!("windows {} x {t} bytes every {} bytes: {n} positions scored", offs.len(), a.stride);
+    outln!("cross-entropy float {cf:.5}  q15 {cq:.5}  relative {:+.3}%", 100.0 * (cq / cf - 1.0));
+    outln!("argmax agreement {agree}/{n} = {:.2}%", 100.0 * agree as f64 / n as f64);
+    outln!("logit cosine mean {:.6}  min {cmin:.6}", cos.iter().sum::<f64>() / n as f64);
+    outln!("(float cached {tf:.1} s, q15 lean {tq:.1} s, predict on every prefix)");
 
     let pl = a.prompt_len;
     let (mut eq_all, mut full) = (0, 0);
@@ -129,11 +129,11 @@ pub fn cmd_compare(a: &CompareArgs) -> Result<(), String> {
         let (gf, gq) = (&gf[..nf], &gq[..nq]);
         let same = gf.iter().zip(gq).filter(|(x, y)| x == y).count();
         let pre = gf.iter().zip(gq).take_while(|(x, y)| x == y).count();
-        println!("prompt {i} (offset {o}): {same}/{} tokens equal, common prefix {pre}", gf.len());
+        outln!("prompt {i} (offset {o}): {same}/{} tokens equal, common prefix {pre}", gf.len());
         eq_all += same;
         full += usize::from(same == a.gen && nq == a.gen);
         per.push(same.to_string());
     }
-    println!("greedy: equal tokens {eq_all}/{}, per prompt [{}]; prompts fully equal {full}/{}", a.gen * per.len(), per.join(", "), per.len());
+    outln!("greedy: equal tokens {eq_all}/{}, per prompt [{}]; prompts fully equal {full}/{}", a.gen * per.len(), per.join(", "), per.len());
     Ok(())
 }

@@ -3,6 +3,16 @@
 //! The library's C API is sized at build time; its Rust core is generic over
 //! dimensions, which is what this tool uses, so one binary handles every
 //! configuration.
+
+/// outln! that fails the command (exit 1, one line on stderr) instead of
+/// panicking when stdout is full or closed.
+macro_rules! outln {
+    ($($t:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout(), $($t)*).map_err(|e| format!("stdout: {e}"))?
+    }};
+}
+
 mod args;
 mod container_io;
 mod convert;
@@ -52,6 +62,8 @@ fn main() -> ExitCode {
         Cmd::Bench(a) => cmd_bench(&a),
         Cmd::Compare(a) => compare::cmd_compare(&a),
     };
+    // What is still buffered must reach stdout too.
+    let r = r.and_then(|()| std::io::stdout().flush().map_err(|e| format!("stdout: {e}")));
     match r {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -61,9 +73,20 @@ fn main() -> ExitCode {
     }
 }
 
+/// The largest input read (a model or a text): 256 MiB, far above any model
+/// the engine runs on a microcontroller or a host; a larger input, or an
+/// endless one such as /dev/zero, is refused once that much has been read.
+pub(crate) const MAX_INPUT: u64 = 256 << 20;
+
 pub(crate) fn read_blob(path: &Path) -> Result<(String, Vec<u8>), String> {
+    use std::io::Read;
     let name = path.display().to_string();
-    let b = std::fs::read(path).map_err(|e| format!("{name}: {e}"))?;
+    let f = std::fs::File::open(path).map_err(|e| format!("{name}: {e}"))?;
+    let mut b = Vec::new();
+    f.take(MAX_INPUT + 1).read_to_end(&mut b).map_err(|e| format!("{name}: {e}"))?;
+    if b.len() as u64 > MAX_INPUT {
+        return Err(format!("{name}: more than {} bytes (the largest input read)", sep(MAX_INPUT as usize)));
+    }
     Ok((name, b))
 }
 
@@ -104,10 +127,10 @@ pub(crate) fn sep(n: usize) -> String {
 fn cmd_inspect(a: &InspectArgs) -> Result<(), String> {
     let (path, b, boxed) = read_model(&a.blob)?;
     let f = Format::detect(&b)?;
-    println!("file:     {path}");
+    outln!("file:     {path}");
     if let Some(x) = &boxed {
         let i = &x.info;
-        println!(
+        outln!(
             "ATOMEF:   version {}, {} bytes, CRCs ok; V={} D={} L={} DH={} K={} TOPK={} S={} classes={}; metadata {:?}",
             container::VERSION,
             sep(x.file_len),
@@ -122,15 +145,15 @@ fn cmd_inspect(a: &InspectArgs) -> Result<(), String> {
             x.metadata
         );
     }
-    println!("format:   {} ({}; {})", f.magic(), kind_desc(f.kind), packing_desc(f.packing));
-    println!("size:     {} bytes", sep(b.len()));
-    println!("sha256:   {}", sha256_hex(&b));
+    outln!("format:   {} ({}; {})", f.magic(), kind_desc(f.kind), packing_desc(f.packing));
+    outln!("size:     {} bytes", sep(b.len()));
+    outln!("sha256:   {}", sha256_hex(&b));
     let given = config_or(a.config.config, &boxed);
     let t0 = Instant::now();
     let cands = blob::candidates(&b, &f);
     let took = t0.elapsed();
     let nexact = cands.iter().filter(|c| c.trailing == 0).count();
-    println!(
+    outln!(
         "configurations of this size (up to 15 trailing bytes; V in {:?}, D <= {}, L <= {}, DH <= D, K <= {}): {} ({nexact} exact)  [searched in {}]",
         blob::VOCABS,
         blob::MAX_D,
@@ -148,52 +171,52 @@ fn cmd_inspect(a: &InspectArgs) -> Result<(), String> {
             n => format!("{n} implausible values (scales, floats, unused codes or padding)"),
         };
         let tr = if c.trailing > 0 { format!(", {} trailing bytes", c.trailing) } else { String::new() };
-        println!("  V={:<3} D={:<4} L={:<2} DH={:<4} K={}{tr}  {note}", d.vocab, d.d_model, d.n_layers, d.d_head, d.kernel_size);
+        outln!("  V={:<3} D={:<4} L={:<2} DH={:<4} K={}{tr}  {note}", d.vocab, d.d_model, d.n_layers, d.d_head, d.kernel_size);
     }
     if show < cands.len() {
-        println!("  ... {} more (--all lists them)", cands.len() - show);
+        outln!("  ... {} more (--all lists them)", cands.len() - show);
     }
-    println!("top-k:    the attention top-k does not change the blob size: every TOPK fits (4 is assumed; a sixth --config value sets it)");
+    outln!("top-k:    the attention top-k does not change the blob size: every TOPK fits (4 is assumed; a sixth --config value sets it)");
     let best = match given {
         Some(d) => Some((d, "given with --config".to_string())),
         None => match blob::resolve(&b, &f, None) {
             Ok((d, how)) => Some((d, how)),
             Err(e) => {
-                println!("best:     none chosen: {e}");
+                outln!("best:     none chosen: {e}");
                 cands.first().map(|c| (c.dims, "most plausible candidate (not unique)".to_string()))
             }
         },
     };
     let Some((dims, how)) = best else { return Ok(()) };
-    println!("config:   {} ({how})", blob::dims_long(&dims));
+    outln!("config:   {} ({how})", blob::dims_long(&dims));
     let an = blob::analyze(&b, &f, &dims).ok_or("the blob is shorter than that configuration needs")?;
     let parse = match f.kind {
         Kind::Lm => format::parse_model(&b, &dims).map(|_| ()),
         Kind::Classifier(_) => format::parse_classifier(&b, &dims, 65535).map(|_| ()),
     };
     match parse {
-        Ok(()) => println!("library:  parses with this configuration ({} trailing bytes)", an.trailing),
-        Err(e) => println!("library:  refuses it with this configuration: {e:?}"),
+        Ok(()) => outln!("library:  parses with this configuration ({} trailing bytes)", an.trailing),
+        Err(e) => outln!("library:  refuses it with this configuration: {e:?}"),
     }
     for p in [Packing::Trit2, Packing::Base3, Packing::P3] {
         if let Some(m) = blob::magic(f.kind, p) {
-            println!("  as {m:<9}: {:>11} bytes", sep(blob::blob_bytes(f.kind, &dims, p)));
+            outln!("  as {m:<9}: {:>11} bytes", sep(blob::blob_bytes(f.kind, &dims, p)));
         }
     }
     if let Kind::Classifier(n) = f.kind {
         if n > 16 {
-            println!("note:     n_classes {n} exceeds the C API's default ATOME_MAX_CLASSES (16)");
+            outln!("note:     n_classes {n} exceeds the C API's default ATOME_MAX_CLASSES (16)");
         }
     }
     let p3 = f.packing == Packing::P3;
-    println!("tensors:");
+    outln!("tensors:");
     if p3 {
-        println!(
+        outln!(
             "  {:<14} {:>9} {:>13} {:>7} {:>7} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8}",
             "name", "shape", "scale", "-9", "-3", "-1", "0", "+1", "+3", "+9", "density"
         );
     } else {
-        println!("  {:<14} {:>9} {:>13} {:>8} {:>8} {:>8} {:>8}", "name", "shape", "scale", "-1", "0", "+1", "density");
+        outln!("  {:<14} {:>9} {:>13} {:>8} {:>8} {:>8} {:>8}", "name", "shape", "scale", "-1", "0", "+1", "density");
     }
     let mut tot = [0usize; 7];
     let (mut unused, mut dirty, mut blocks_nz) = (0, 0, 0);
@@ -202,12 +225,12 @@ fn cmd_inspect(a: &InspectArgs) -> Result<(), String> {
         let dens = t.nonzero() as f64 / t.n().max(1) as f64;
         let c = &t.counts;
         if p3 {
-            println!(
+            outln!(
                 "  {:<14} {:>9} {:>13.6e} {:>7} {:>7} {:>8} {:>8} {:>8} {:>7} {:>7} {:>8.4}",
                 t.name, shape, t.scale, c[0], c[1], c[2], c[3], c[4], c[5], c[6], dens
             );
         } else {
-            println!("  {:<14} {:>9} {:>13.6e} {:>8} {:>8} {:>8} {:>8.4}", t.name, shape, t.scale, c[2], c[3], c[4], dens);
+            outln!("  {:<14} {:>9} {:>13.6e} {:>8} {:>8} {:>8} {:>8.4}", t.name, shape, t.scale, c[2], c[3], c[4], dens);
         }
         for (x, y) in tot.iter_mut().zip(c) {
             *x += y;
@@ -220,7 +243,7 @@ fn cmd_inspect(a: &InspectArgs) -> Result<(), String> {
     }
     let n: usize = tot.iter().sum();
     let nz = n - tot[3];
-    println!(
+    outln!(
         "  total: {} weights: -1 {}, 0 {}, +1 {}{}; density {:.4}",
         sep(n),
         sep(tot[2]),
@@ -229,27 +252,27 @@ fn cmd_inspect(a: &InspectArgs) -> Result<(), String> {
         if p3 { format!(", +-3 {}, +-9 {}", sep(tot[1] + tot[5]), sep(tot[0] + tot[6])) } else { String::new() },
         nz as f64 / n.max(1) as f64
     );
-    println!("  non-zero weights in the blocks (used at every position): {}", sep(blocks_nz));
+    outln!("  non-zero weights in the blocks (used at every position): {}", sep(blocks_nz));
     if unused > 0 {
         let what = match f.packing {
             Packing::Trit2 => "trits with code 10 (read as 0)",
             Packing::Base3 => "ATOME02 bytes above 242 (the library refuses the blob)",
             Packing::P3 => "P3 codes 111 (read as 0)",
         };
-        println!("  {unused} {what}");
+        outln!("  {unused} {what}");
     }
     if dirty > 0 {
-        println!("  {dirty} padding trits/codes after a tensor's last weight are not the zero code (ignored by readers)");
+        outln!("  {dirty} padding trits/codes after a tensor's last weight are not the zero code (ignored by readers)");
     }
     let odd: usize = an.floats.iter().map(|x| x.odd).sum();
     let (lo, hi) = an.floats.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(l, h), x| (l.min(x.min), h.max(x.max)));
-    println!(
+    outln!(
         "floats:   {} norm/SSM values in [{lo:.4}, {hi:.4}]{}",
         sep(an.floats.iter().map(|x| x.n).sum()),
         if odd > 0 { format!(", {odd} non-finite, huge or denormal") } else { String::new() }
     );
     for x in an.floats.iter().filter(|x| x.odd > 0).take(8) {
-        println!("  {}: {} of {} values non-finite, huge or denormal", x.name, x.odd, x.n);
+        outln!("  {}: {} of {} values non-finite, huge or denormal", x.name, x.odd, x.n);
     }
     Ok(())
 }
@@ -305,15 +328,21 @@ fn cmd_run(a: &RunArgs) -> Result<(), String> {
     if dims.vocab < 256 && a.prompt.is_some() && prompt.iter().any(|&t| t as usize >= dims.vocab) {
         eprintln!("note: V={}: prompt bytes >= {} read as token 0", dims.vocab, dims.vocab);
     }
+    if a.ids.is_some() {
+        let out: Vec<String> = prompt.iter().filter(|&&t| t < 0 || t as usize >= dims.vocab).map(|t| t.to_string()).collect();
+        if !out.is_empty() {
+            eprintln!("note: V={}: ids outside 0..{} read as token 0: {}", dims.vocab, dims.vocab - 1, out.join(","));
+        }
+    }
     let mut eng = Engine::new(dims, s, plan);
     let model = match loaded {
         Loaded::Clf(clf) => {
             let t0 = Instant::now();
             let k = eng.classify(&clf, &prompt).ok_or("classify failed")?;
             let dt = t0.elapsed();
-            println!("class {k}");
+            outln!("class {k}");
             let lg: Vec<String> = eng.logits.iter().map(|x| format!("{x:.6}")).collect();
-            println!("logits {}", lg.join(" "));
+            outln!("logits {}", lg.join(" "));
             if !quiet {
                 eprintln!("classified {} tokens in {}", prompt.len().min(s), secs(dt));
             }
@@ -383,8 +412,8 @@ fn cmd_bench(a: &BenchArgs) -> Result<(), String> {
     let max_reps = a.reps;
     let lean_prefixes = a.lean_prefixes;
     let toks: Vec<i32> = TEXT.bytes().cycle().take(n).map(|x| (x as usize % dims.vocab) as i32).collect();
-    println!("{path}: {} {} ({how})", f.magic(), blob::dims_long(&dims));
-    println!("{n} positions (the benchmark text T, repeated), window S={s}");
+    outln!("{path}: {} {} ({how})", f.magic(), blob::dims_long(&dims));
+    outln!("{n} positions (the benchmark text T, repeated), window S={s}");
     let nw = n.min(s);
     let run = |eng: &mut Engine, t: &[i32]| -> Option<usize> {
         match &loaded {
@@ -416,7 +445,7 @@ fn cmd_bench(a: &BenchArgs) -> Result<(), String> {
     };
     prog.finish_and_clear();
     let full_cpu = clock.cpu().unwrap_or(clock.wall()) / reps as u32;
-    println!(
+    outln!(
         "{what} on {nw} positions, lean state ({} KiB): {} per call over {reps} calls; positions {}; result {id_full}",
         lean.state_bytes() / 1024,
         per_cpu(&clock, reps),
@@ -430,7 +459,7 @@ fn cmd_bench(a: &BenchArgs) -> Result<(), String> {
             // About n/2 full-window calls' work.
             let est = full_cpu.as_secs_f64() * (n as f64 + 1.0) / 2.0;
             if est > 5.0 {
-                println!("{what} on prefixes 1..={n}, lean state: skipped (about {est:.0} s of CPU; --lean-prefixes runs it)");
+                outln!("{what} on prefixes 1..={n}, lean state: skipped (about {est:.0} s of CPU; --lean-prefixes runs it)");
                 continue;
             }
         }
@@ -444,7 +473,7 @@ fn cmd_bench(a: &BenchArgs) -> Result<(), String> {
         }
         prog.finish_and_clear();
         let same = eng.logits.iter().zip(&full_logits).all(|(x, y)| x.to_bits() == y.to_bits()) && id == id_full;
-        println!(
+        outln!(
             "{what} on prefixes 1..={n}, {} state ({} KiB): {} total, {} per token; tokens {}; last logits {} the full-window call's",
             plan.name(),
             eng.state_bytes() / 1024,

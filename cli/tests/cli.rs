@@ -410,7 +410,7 @@ fn compare_small_blob() {
     assert!(e.contains("language-model blob"), "{e}");
 }
 
-/// Issue 12's quality bounds on the 944K model, on a sample of the windows
+/// docs/Q15.md's quality bounds on the 944K model, on a sample of the windows
 /// (the README's figures come from the full default run).
 #[test]
 fn compare_944k_quality() {
@@ -665,4 +665,177 @@ fn convert_writes_and_reads_atomef_containers() {
     std::fs::write(&p, &bad).unwrap();
     let err = fails_with(1, &["inspect", s(&p)]);
     assert!(err.contains("Corrupted"), "{err}");
+}
+
+// ------------------------------------------------------------ hostile input
+
+/// A fresh directory `name` holding `a.atome`, the small LM of `seed`.
+fn lm_file(name: &str, seed: u64) -> (PathBuf, PathBuf, Vec<u8>) {
+    let dir = tmpdir(name);
+    let (blob, _) = small_lm(seed);
+    let a = dir.join("a.atome");
+    std::fs::write(&a, &blob).unwrap();
+    (dir, a, blob)
+}
+
+
+/// Runs with stdout on /dev/full (every write fails with ENOSPC); returns
+/// the exit code and stderr.
+#[cfg(target_os = "linux")]
+fn to_full_stdout(args: &[&str]) -> (Option<i32>, String) {
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").expect("/dev/full");
+    let o = Command::new(bin()).args(args).stdout(full).output().expect("run atome");
+    (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// A full or closed stdout is a runtime failure (exit 1, one line), never a
+/// panic, in every command that prints to it.
+#[cfg(target_os = "linux")]
+#[test]
+fn stdout_full_is_one_line_and_exit_1() {
+    let (dir, a, _) = lm_file("stdout_full", 11);
+    let c = dir.join("c.atomecl");
+    std::fs::write(&c, small_classifier(12, 3)).unwrap();
+    let text = dir.join("t.txt");
+    std::fs::write(&text, b"the quick brown fox jumps over the lazy dog. ".repeat(40)).unwrap();
+    let b = dir.join("b.atome02");
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["inspect", s(&a)],
+        vec!["inspect", s(&c)],
+        vec!["bench", s(&a), "--tokens", "8", "--reps", "2"],
+        vec!["compare", s(&a), s(&text), "--window", "8", "--stride", "400", "--prompts", "1", "--gen", "2"],
+        vec!["run", s(&c), "--ids", "1,2,3"],
+        vec!["run", s(&a), "--ids", "1,2,3", "--max", "3"],
+        vec!["convert", s(&a), s(&b), "--to", "atome02"],
+    ];
+    for args in &cases {
+        let (code, err) = to_full_stdout(args);
+        assert_eq!(code, Some(1), "atome {args:?} with stdout on /dev/full: want exit 1\nstderr:\n{err}");
+        assert!(!err.contains("panicked"), "atome {args:?}: a panic\n{err}");
+        let last = err.lines().last().unwrap_or("");
+        assert!(last.starts_with("atome: ") && last.contains("stdout"), "atome {args:?}: last stderr line {last:?}\n{err}");
+        assert_eq!(err.lines().filter(|l| l.starts_with("atome: ")).count(), 1, "atome {args:?}: one error line\n{err}");
+    }
+}
+
+/// convert writes nothing the library cannot open: windows and dimensions
+/// above 65535 (or a zero window) are refused before any file is written.
+#[test]
+fn convert_refuses_what_the_library_cannot_open() {
+    let (dir, a, _) = lm_file("convert_refuses", 13);
+    let out = dir.join("o.atomef");
+    let top_k = format!("{CONFIG},99999");
+    for extra in [&["--seq", "70000"][..], &["--seq", "4294967295"], &["--seq", "0"], &["--config", &top_k, "--seq", "8"]] {
+        let mut args = vec!["convert", s(&a), s(&out), "--container"];
+        if !extra.contains(&"--config") {
+            args.extend(["--config", CONFIG]);
+        }
+        args.extend(extra);
+        let e = fails_with(1, &args);
+        assert!(e.contains("65535"), "{args:?}: {e}");
+        assert!(!out.exists(), "{args:?}: wrote {}", out.display());
+    }
+    // At the bounds it writes, and the library opens what it wrote.
+    ok(&["convert", s(&a), s(&out), "--container", "--config", CONFIG, "--seq", "65535"]);
+    ok(&["inspect", s(&out)]);
+}
+
+/// convert never overwrites its own input, by the same path or another
+/// name for the same file.
+#[test]
+fn convert_refuses_its_own_input() {
+    let (dir, a, blob) = lm_file("convert_self", 14);
+    let e = fails_with(1, &["convert", s(&a), s(&a), "--to", "atome02", "--config", CONFIG]);
+    assert!(e.contains("is the input file"), "{e}");
+    let dotted = dir.join(".").join("a.atome");
+    fails_with(1, &["convert", s(&a), s(&dotted), "--to", "atome02", "--config", CONFIG]);
+    #[cfg(unix)]
+    {
+        let h = dir.join("hard.atome");
+        std::fs::hard_link(&a, &h).unwrap();
+        fails_with(1, &["convert", s(&a), s(&h), "--to", "atomep3", "--config", CONFIG]);
+    }
+    assert_eq!(std::fs::read(&a).unwrap(), blob, "the input changed");
+}
+
+/// Smaller refusals: empty id fields, --windows 0, an endless input; ids
+/// outside V are read as 0 with a note; no "see notes above" without notes.
+#[test]
+fn smaller_refusals_and_notes() {
+    let (dir, a, blob) = lm_file("smaller_refusals", 15);
+    for ids in ["1,,2", ",1,2", "1,2,", ",", ""] {
+        let e = fails_with(2, &["run", s(&a), "--ids", ids, "--config", CONFIG]);
+        assert!(e.contains("empty id"), "--ids {ids:?}: {e}");
+    }
+    assert_eq!(ok(&["run", s(&a), "--ids", "1, 2 ,3", "--max", "2", "--config", CONFIG]), ok(&["run", s(&a), "--ids", "1 2 3", "--max", "2", "--config", CONFIG]));
+    let o = atome(&["run", s(&a), "--ids", "1,300,-1", "--max", "2", "--config", CONFIG]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("note: V=40: ids outside 0..39 read as token 0: 300,-1"), "{err}");
+    // Same output as with those ids written as 0.
+    assert_eq!(o.stdout, atome(&["run", s(&a), "--ids", "1,0,0", "--max", "2", "--config", CONFIG]).stdout);
+    let text = dir.join("t.txt");
+    std::fs::write(&text, [7u8; 500]).unwrap();
+    let e = fails_with(2, &["compare", s(&a), s(&text), "--windows", "0"]);
+    assert!(e.contains("--windows") && e.contains("must be >= 1"), "{e}");
+    #[cfg(unix)]
+    {
+        let e = fails_with(1, &["inspect", "/dev/zero"]);
+        assert!(e.contains("more than 268,435,456 bytes"), "{e}");
+        let e = fails_with(1, &["compare", s(&a), "/dev/zero"]);
+        assert!(e.contains("/dev/zero: more than"), "{e}");
+    }
+    // A blob with a code-10 trit, wrapped without repacking: the payload is
+    // unchanged, and no note is promised that is not printed.
+    let mut odd = blob.clone();
+    odd[11] = (odd[11] & !3) | 2;
+    let b = dir.join("odd.atome");
+    std::fs::write(&b, &odd).unwrap();
+    let out = ok(&["convert", s(&b), s(&dir.join("odd.atomef")), "--container", "--config", CONFIG]);
+    assert!(out.contains("payload unchanged") && out.contains("the input's exact bytes"), "{out}");
+    for o in [ok(&["convert", s(&b), s(&dir.join("odd.atome02")), "--config", CONFIG]), out] {
+        assert!(!o.contains("see notes above") || o.contains("\nnote: "), "{o}");
+    }
+}
+
+/// A container whose header does not describe its payload exactly (other
+/// dimensions within the 15-byte slack of bare blobs, or another class
+/// count) is refused by every command, as by the library.
+#[test]
+fn container_header_must_match_payload() {
+    use atome::container;
+    let dir = tmpdir("container_mismatch");
+    let dims = atome::format::Dims { vocab: V, d_model: D, n_layers: L, d_head: DH, kernel_size: K, top_k: 4 };
+    let write = |name: &str, payload: &[u8], kind: container::Kind, dims: atome::format::Dims, n_classes: usize| {
+        let info = container::Info { kind, packing: atome::format::Packing::Trit2, dims, max_seq: 8, n_classes };
+        let mut buf = vec![0u8; container::container_len(0, payload.len())];
+        container::write(&mut buf, &info, &[], payload).unwrap();
+        let p = dir.join(name);
+        std::fs::write(&p, &buf).unwrap();
+        p
+    };
+    let (lm, _) = small_lm(16);
+    let good = write("good.atomef", &lm, container::Kind::Model, dims, 0);
+    ok(&["run", s(&good), "--ids", "1,2", "--max", "2"]);
+    // K=2 around a K=3 payload: a few bytes shorter, within the 15 bytes a
+    // bare blob may trail by, so only the exact-match rule refuses it.
+    let k2 = atome::format::Dims { kernel_size: K - 1, ..dims };
+    let fmt = atome::format::Format::new(false, atome::format::Packing::Trit2).unwrap();
+    let (n3, n2) = (atome::format::blob_bytes(&dims, fmt, 0), atome::format::blob_bytes(&k2, fmt, 0));
+    assert!(n3 == lm.len() && n3 > n2 && n3 - n2 <= 15, "{n3} {n2}: the test needs a configuration within the slack");
+    let bad_k = write("k2.atomef", &lm, container::Kind::Model, k2, 0);
+    let bad_v = write("v39.atomef", &lm, container::Kind::Model, atome::format::Dims { vocab: V - 1, ..dims }, 0);
+    let cl = small_classifier(17, 3);
+    let good_cl = write("good.atomef", &cl, container::Kind::Classifier, dims, 3);
+    ok(&["run", s(&good_cl), "--ids", "1,2"]);
+    let mut bad = vec![bad_k, bad_v];
+    for n in [2, 4, 0, u32::MAX as usize] {
+        bad.push(write(&format!("cl{n}.atomef"), &cl, container::Kind::Classifier, dims, n));
+    }
+    for p in &bad {
+        for args in [vec!["inspect", s(p)], vec!["run", s(p), "--ids", "1,2"], vec!["convert", s(p), s(&dir.join("out.atome")), "--bare"]] {
+            let e = fails_with(1, &args);
+            assert!(e.contains("Mismatch") || e.contains("BadHeader") || e.contains("does not describe"), "{args:?}: {e}");
+        }
+    }
 }

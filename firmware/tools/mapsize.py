@@ -37,7 +37,9 @@ def owner_of(path):
     return "engine", member
 
 
-def parse(text):
+def parse(text, each=None):
+    """The sums and per-member sums; `each(section, kind, owner, size)` is
+    also called for every kept input section (kernel_text.py's detail)."""
     sums = {o: {k: 0 for k, _ in KINDS} for o in ("engine", "builtins", "other")}
     members = {}
 
@@ -46,6 +48,8 @@ def parse(text):
         if k is None or size == 0:
             return
         o, member = owner_of(path)
+        if each:
+            each(sec, k, o, size)
         sums[o][k] += size
         if member:
             members.setdefault(member, {kk: 0 for kk, _ in KINDS})[k] += size
