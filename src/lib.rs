@@ -6,8 +6,10 @@
 //! time with its per-core fast paths; [`math`] for the exact functions) ->
 //! the forward passes, [`forward`] (float) and [`q15`] (the integer mode) ->
 //! their runners, [`runner::Runner`] and [`q15::Q15Runner`] (memory and
-//! calls) -> [`ffi`] (the C ABI, sized by the build-time configuration in
-//! [`config`], or by the model in its runtime API).
+//! calls), both behind one [`engine::Engine`] trait that writes predict,
+//! classify and generation once -> [`ffi`] (the C ABI over the build's
+//! engine, sized by the build-time configuration in [`config`], or by the
+//! model in its runtime API).
 #![no_std]
 #![warn(missing_docs)]
 
