@@ -135,30 +135,25 @@ pub fn mul_add(acc: f32, a: f32, b: f32) -> f32 {
     add(acc, mul(a, b))
 }
 
-/// The device's integer add: the Thumb-1 routine on Arm, the RV32 one
-/// (sf_rv.rs) on riscv32, else [`add_int`].
-#[inline(always)]
-fn add_dev(a: f32, b: f32) -> f32 {
-    #[cfg(all(atome_arm_soft, atome_device))]
-    return super::sf_asm::add(a, b);
-    #[cfg(all(atome_rv32, atome_device))]
-    return super::sf_rv::add(a, b);
-    #[allow(unreachable_code)]
-    add_int(a, b)
+/// Defines `$name`, the device's integer `$op`: the assembly routine on
+/// the Arm cores without an FPU (sf_asm.rs: Thumb-1 on thumbv6m, Thumb-2
+/// on Armv7-M for the multiply), the RV32 one on riscv32 (sf_rv.rs), else
+/// the portable `$int`.
+macro_rules! dev_op {
+    ($name:ident, $op:ident, $int:ident) => {
+        #[inline(always)]
+        fn $name(a: f32, b: f32) -> f32 {
+            #[cfg(all(atome_arm_soft, atome_device))]
+            return super::sf_asm::$op(a, b);
+            #[cfg(all(atome_rv32, atome_device))]
+            return super::sf_rv::$op(a, b);
+            #[allow(unreachable_code)]
+            $int(a, b)
+        }
+    };
 }
-
-/// The device's integer multiply: the assembly routine on the Arm cores
-/// without an FPU (Thumb-1 on thumbv6m, Thumb-2 on Armv7-M; sf_asm.rs),
-/// the RV32 one on riscv32 (sf_rv.rs), else [`mul_int`].
-#[inline(always)]
-fn mul_dev(a: f32, b: f32) -> f32 {
-    #[cfg(all(atome_arm_soft, atome_device))]
-    return super::sf_asm::mul(a, b);
-    #[cfg(all(atome_rv32, atome_device))]
-    return super::sf_rv::mul(a, b);
-    #[allow(unreachable_code)]
-    mul_int(a, b)
-}
+dev_op!(add_dev, add, add_int);
+dev_op!(mul_dev, mul, mul_int);
 
 /// The platform's float add (the rare cases of [`add_int`]).
 #[inline(never)]

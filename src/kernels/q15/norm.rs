@@ -372,12 +372,7 @@ mod tests {
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         for len in 0..70 {
             for _ in 0..50 {
-                let row: [i16; 70] = core::array::from_fn(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as i16
-                });
+                let row: [i16; 70] = core::array::from_fn(|_| crate::test_rng::xorshift64(&mut x) as i16);
                 let r = &row[..len];
                 let want = (
                     r.iter().map(|&v| i32::from(v)).sum::<i32>(),

@@ -14,10 +14,7 @@ use crate::q15::params::{LayerQ, PSrc, PVec, Scale, Vals};
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+        crate::test_rng::xorshift64(&mut self.0)
     }
     /// Uniform in [-2^bits + 1, 2^bits - 1].
     fn int(&mut self, bits: u32) -> i32 {

@@ -214,24 +214,21 @@ pub(super) fn run_words_from(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2], mut 
     n
 }
 
-/// The assembly loop of this core (one contract): Thumb-1 on Cortex-M0,
+/// The assembly loops of this core (one contract): Thumb-1 on Cortex-M0,
 /// Thumb-2 on the other Arm cores without an FPU, RV32 on riscv32.
 #[cfg(atome_armv6m)]
-pub(super) use crate::kernels::device::soft_t1::run as asm_run;
+use crate::kernels::device::soft_t1 as asm;
 #[cfg(atome_t2_soft)]
-pub(super) use crate::kernels::device::soft_t2::run as asm_run;
+use crate::kernels::device::soft_t2 as asm;
 #[cfg(atome_rv32)]
-pub(super) use crate::kernels::device::soft_rv::run as asm_run;
-/// The assembly loop on a float accumulator (Thumb-2 and RV32).
-#[cfg(atome_t2_soft)]
-pub(super) use crate::kernels::device::soft_t2::run_acc as asm_run_acc;
-#[cfg(atome_rv32)]
-pub(super) use crate::kernels::device::soft_rv::run_acc as asm_run_acc;
-/// The assembly loop over a row block's vectors (Thumb-2 and RV32).
-#[cfg(atome_t2_soft)]
-pub(super) use crate::kernels::device::soft_t2::run_vecs as asm_run_vecs;
-#[cfg(atome_rv32)]
-pub(super) use crate::kernels::device::soft_rv::run_vecs as asm_run_vecs;
+use crate::kernels::device::soft_rv as asm;
+/// The loop on a term array.
+#[cfg(any(atome_armv6m, atome_t2_soft, atome_rv32))]
+pub(super) use asm::run as asm_run;
+/// The loop on a float accumulator and the one over a row block's
+/// vectors (Thumb-2 and RV32).
+#[cfg(any(atome_t2_soft, atome_rv32))]
+pub(super) use asm::{run_acc as asm_run_acc, run_vecs as asm_run_vecs};
 
 /// The steps of the Thumb-1 loop (soft_t1.rs) in Rust, case for case, for
 /// the other cores (and the host, where the tests check it): from entry i
