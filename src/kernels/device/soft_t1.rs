@@ -8,27 +8,10 @@
 //! (ties, cancellation of more than one bit, exponents near the edges of
 //! its range) back to that Rust step, one entry at a time.
 
-/// Runs entries `ents[len-rem ..]` (rem = -neg_rem) on the accumulator
-/// `st` = [m6, e - WB] with the input words `words` (see `soft::word`);
-/// returns 0 when all are done, else minus the count left, the first of
-/// which needs the Rust step. `st` is updated to the sum before it.
-///
-/// # Safety
-/// `ents_end` - rem .. `ents_end` are readable entries (k << 3 | neg, k <
-/// SB), `words` has SB readable words, `st` two writable words, rem >= 1;
-/// the accumulator holds the invariant of `soft::run_words` (zero, or a
-/// normal m6 with e - WB >= 0).
-#[cfg(atome_arm_soft)]
-pub(super) unsafe fn run(st: &mut [i32; 2], neg_rem: i32, ents_end: *const u8, words: &[i32; super::soft::SB]) -> i32 {
-    // SAFETY: the caller's contract above; the routine reads only those
-    // bytes and words, writes only `st`, and preserves every callee-saved
-    // register (AAPCS).
-    unsafe { atome_soft_run_t1(st.as_mut_ptr(), neg_rem, ents_end, words.as_ptr()) }
-}
-
 #[cfg(atome_arm_soft)]
 extern "C" {
-    fn atome_soft_run_t1(st: *mut i32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> i32;
+    #[link_name = "atome_soft_run_t1"]
+    pub(crate) fn soft_run(st: *mut i32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> i32;
 }
 
 // Registers: r0 = m6 (accumulator mantissa << 6, signed), r1 = its
