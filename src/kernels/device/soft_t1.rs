@@ -209,27 +209,10 @@ core::arch::global_asm!(
     ".purgem atome_soft_tail",
 );
 
-/// The entries of whole Trit2 bytes into `ents` from index 0, as
-/// `soft::trit2_ents` builds them (byte q's entries + q * 0x20 in each
-/// lane, four bytes stored per byte, the count advanced by its number of
-/// nonzero weights); returns the count.
-#[cfg(atome_armv6m)]
-pub(super) fn trit2_ents(bytes: &[u8], ents: &mut [u8; super::soft::SB + 4], tabs: &super::soft::Trit2Tabs) -> usize {
-    // At most SB / 4 bytes: every store (count <= 4q, four bytes) stays
-    // within the SB + 4 entries.
-    let bytes = &bytes[..bytes.len().min(super::soft::SB / 4)];
-    if bytes.is_empty() {
-        return 0;
-    }
-    // SAFETY: `bytes` is readable for its length (>= 1), the stores stay in
-    // `ents` (above), `tabs` is the 1,280-byte table pair; the routine
-    // touches nothing else and keeps the callee-saved registers (AAPCS).
-    unsafe { atome_trit2_ents_t1(bytes.as_ptr(), bytes.len(), ents.as_mut_ptr(), tabs) }
-}
-
 #[cfg(atome_armv6m)]
 extern "C" {
-    fn atome_trit2_ents_t1(bytes: *const u8, n: usize, ents: *mut u8, tabs: *const super::soft::Trit2Tabs) -> usize;
+    #[link_name = "atome_trit2_ents_t1"]
+    pub(crate) fn trit2_ents(bytes: *const u8, n: usize, ents: *mut u8, tabs: *const super::soft::Trit2Tabs) -> usize;
 }
 
 // r0 = next byte (two a pass), r1 = end, r2 = where the byte's entries

@@ -217,11 +217,11 @@ pub(super) fn run_words_from(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2], mut 
 /// The assembly loops of this core (one contract): Thumb-1 on Cortex-M0,
 /// Thumb-2 on the other Arm cores without an FPU, RV32 on riscv32.
 #[cfg(atome_armv6m)]
-use crate::kernels::device::soft_t1 as asm;
+pub(super) use crate::kernels::device::soft_t1 as asm;
 #[cfg(atome_t2_soft)]
-use crate::kernels::device::soft_t2 as asm;
+pub(super) use crate::kernels::device::soft_t2 as asm;
 #[cfg(atome_rv32)]
-use crate::kernels::device::soft_rv as asm;
+pub(super) use crate::kernels::device::soft_rv as asm;
 /// Runs entries `ents[len-rem ..]` (rem = -neg_rem) on the accumulator
 /// `st` = [m6, e - WB] with the input words `words` (see `soft::word`) in
 /// this core's assembly loop; returns 0 when all are done, else minus the
