@@ -26,6 +26,8 @@ pub mod kernels;
 pub mod math;
 pub mod q15;
 pub mod runner;
+#[cfg(test)]
+mod test_rng;
 
 #[cfg(all(not(feature = "std"), panic = "abort", not(test)))]
 #[panic_handler]

@@ -137,6 +137,13 @@ pub fn expf(x: f32) -> f32 {
 #[cfg(not(feature = "system-libm"))]
 #[cfg_attr(atome_device, inline(never))]
 pub fn tanhf(x: f32) -> f32 {
+    tanh_by::<FAST>(x)
+}
+
+/// [`tanhf`]'s steps: between the binary32 tests the integer fast path
+/// when `F`, binary64 only otherwise ([`tanhf_b64`]).
+#[inline(always)]
+fn tanh_by<const F: bool>(x: f32) -> f32 {
     if x.is_nan() {
         return x + x;
     }
@@ -148,7 +155,7 @@ pub fn tanhf(x: f32) -> f32 {
     }
     let t: f32 = if a > 20.0 {
         1.0
-    } else if FAST {
+    } else if F {
         match fixed::tanh_mid(a) {
             Some(t) => t,
             None => tanh_mid_b64(a),
@@ -182,15 +189,7 @@ pub fn expf_b64(x: f32) -> f32 {
 /// Today's binary64 tanhf (see [`expf_b64`]).
 #[doc(hidden)]
 pub fn tanhf_b64(x: f32) -> f32 {
-    if x.is_nan() {
-        return x + x;
-    }
-    let a = x.abs();
-    if a < 1.0 / 4096.0 {
-        return x;
-    }
-    let t: f32 = if a > 20.0 { 1.0 } else { tanh_mid_b64(a) };
-    t.copysign(x)
+    tanh_by::<false>(x)
 }
 
 /// tanh a for 1/4096 <= a <= 20 in binary64, rounded once.
@@ -434,9 +433,7 @@ mod tests {
             }
         }
         for _ in 0..100_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = crate::test_rng::xorshift64(&mut x);
             check(x >> (8 + x % 56));
         }
     }
@@ -469,9 +466,7 @@ mod tests {
     fn sqrt_soft_matches_hardware() {
         let mut s = 0x1234_5678u32;
         for i in 0..2_000_000u32 {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
+            let s = crate::test_rng::xorshift32(&mut s);
             let x = f32::from_bits(if i < 1000 { i } else { s & 0x7fff_ffff });
             let a = sqrtf_soft(x);
             let b = std::primitive::f32::sqrt(x);
@@ -487,9 +482,7 @@ mod tests {
         let mut worst = (0, 0);
         let mut s = 0x9e37_79b9u32;
         for i in 0..400_000 {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
+            let s = crate::test_rng::xorshift32(&mut s);
             let x = (s as f32 / u32::MAX as f32 - 0.5) * if i % 2 == 0 { 200.0 } else { 20.0 };
             worst.0 = worst.0.max(ulps(expf(x), std::primitive::f64::exp(x as f64) as f32));
             worst.1 = worst.1.max(ulps(tanhf(x), std::primitive::f64::tanh(x as f64) as f32));

@@ -233,10 +233,7 @@ mod tests {
     fn products_within_stated_units() {
         let mut s = 0x2545_f491_4f6c_dd1du64;
         for _ in 0..100_000 {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            let a = s;
+            let a = crate::test_rng::xorshift64(&mut s);
             let b = s.rotate_left(29) ^ 0x9e37_79b9_7f4a_7c15;
             let exact = ((a as u128 * b as u128) >> 64) as u64;
             let d = exact - mulhi(a, b);

@@ -46,6 +46,13 @@ pub fn rshr(v: i64, s: i32) -> i64 {
     }
 }
 
+/// The int64 whose low and high 32-bit halves are `lo` and `hi` (an asm
+/// loop's 64-bit sum, a shift's halves).
+#[inline(always)]
+pub fn join64(lo: u32, hi: u32) -> i64 {
+    ((u64::from(hi) << 32) | u64::from(lo)) as i64
+}
+
 /// v << n (n < 64), in 32-bit halves where a 64-bit shift is a library
 /// call (Cortex-M0).
 #[inline(always)]

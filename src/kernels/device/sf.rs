@@ -127,38 +127,41 @@ pub fn trit_times_int(c: i8, scale: f32) -> f32 {
 /// passed to the add in registers).
 #[inline(always)]
 pub fn mul_add(acc: f32, a: f32, b: f32) -> f32 {
-    #[cfg(all(atome_t2_soft, atome_device))]
-    return super::sf_asm::mul_add(acc, a, b);
-    #[cfg(all(atome_rv32, atome_device))]
-    return super::sf_rv::mul_add(acc, a, b);
+    // SAFETY: as for the add (`dev_op`).
+    #[cfg(any(all(atome_t2_soft, atome_device), all(atome_rv32, atome_device)))]
+    return f32::from_bits(unsafe { dev::sf_mul_add(acc.to_bits(), a.to_bits(), b.to_bits()) });
     #[allow(unreachable_code)]
     add(acc, mul(a, b))
 }
 
-/// The device's integer add: the Thumb-1 routine on Arm, the RV32 one
-/// (sf_rv.rs) on riscv32, else [`add_int`].
-#[inline(always)]
-fn add_dev(a: f32, b: f32) -> f32 {
-    #[cfg(all(atome_arm_soft, atome_device))]
-    return super::sf_asm::add(a, b);
-    #[cfg(all(atome_rv32, atome_device))]
-    return super::sf_rv::add(a, b);
-    #[allow(unreachable_code)]
-    add_int(a, b)
-}
+/// The device's assembly routines: sf_asm.rs on the Arm cores without an
+/// FPU (Thumb-1 on thumbv6m, Thumb-2 on Armv7-M), sf_rv.rs on riscv32.
+#[cfg(all(atome_arm_soft, atome_device))]
+use super::sf_asm as dev;
+#[cfg(all(atome_rv32, atome_device))]
+use super::sf_rv as dev;
 
-/// The device's integer multiply: the assembly routine on the Arm cores
-/// without an FPU (Thumb-1 on thumbv6m, Thumb-2 on Armv7-M; sf_asm.rs),
-/// the RV32 one on riscv32 (sf_rv.rs), else [`mul_int`].
-#[inline(always)]
-fn mul_dev(a: f32, b: f32) -> f32 {
-    #[cfg(all(atome_arm_soft, atome_device))]
-    return super::sf_asm::mul(a, b);
-    #[cfg(all(atome_rv32, atome_device))]
-    return super::sf_rv::mul(a, b);
-    #[allow(unreachable_code)]
-    mul_int(a, b)
+/// Defines `$name`, the device's integer binary32 operation: the
+/// assembly routine `dev::$op` where there is one, else the portable
+/// `$int`.
+macro_rules! dev_op {
+    ($name:ident, $op:ident, $int:ident) => {
+        #[inline(always)]
+        pub(super) fn $name(a: f32, b: f32) -> f32 {
+            // SAFETY: the routine reads and writes only registers and its
+            // own stack slots (RV32: only caller-saved registers, no
+            // memory), keeps every callee-saved register (AAPCS, the
+            // RISC-V convention), and is total: every input has a result
+            // (the builtin's for the cases it does not take).
+            #[cfg(any(all(atome_arm_soft, atome_device), all(atome_rv32, atome_device)))]
+            return f32::from_bits(unsafe { dev::$op(a.to_bits(), b.to_bits()) });
+            #[allow(unreachable_code)]
+            $int(a, b)
+        }
+    };
 }
+dev_op!(add_dev, sf_add, add_int);
+dev_op!(mul_dev, sf_mul, mul_int);
 
 /// The platform's float add (the rare cases of [`add_int`]).
 #[inline(never)]

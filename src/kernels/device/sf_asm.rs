@@ -12,53 +12,22 @@
 //! even, on the exact result with every shifted-out bit jammed into a
 //! sticky bit below the rounding position.
 
-/// a + b, bit-exact binary32 (the bits of `a + b` on these targets).
+// The core's routines (called from sf.rs): Thumb-1 on Cortex-M0, Thumb-2
+// on the other Arm cores without an FPU.
 #[cfg(all(atome_arm_soft, atome_device))]
-#[inline(always)]
-pub(super) fn add(a: f32, b: f32) -> f32 {
-    // SAFETY: the routine reads and writes only registers and its own
-    // stack slots, preserves every callee-saved register (AAPCS), and is
-    // total: every input has a result (the builtin's for the cases it does
-    // not take).
-    #[cfg(atome_armv6m)]
-    return f32::from_bits(unsafe { atome_sf_add_t1(a.to_bits(), b.to_bits()) });
-    // SAFETY: as above.
-    #[cfg(not(atome_armv6m))]
-    return f32::from_bits(unsafe { atome_sf_add_t2(a.to_bits(), b.to_bits()) });
-}
-
-/// a * b, bit-exact binary32 (the bits of `a * b` on these targets).
-#[cfg(all(atome_arm_soft, atome_device))]
-#[inline(always)]
-pub(super) fn mul(a: f32, b: f32) -> f32 {
-    // SAFETY: as for `add`.
-    #[cfg(atome_armv6m)]
-    return f32::from_bits(unsafe { atome_sf_mul_t1(a.to_bits(), b.to_bits()) });
-    // SAFETY: as for `add`.
-    #[cfg(not(atome_armv6m))]
-    return f32::from_bits(unsafe { atome_sf_mul_t2(a.to_bits(), b.to_bits()) });
-}
-
-/// acc + a * b, the product rounded first: the bits of `add(acc, mul(a,
-/// b))` in one call (Thumb-2: the product goes straight into the add).
-#[cfg(all(atome_t2_soft, atome_device))]
-#[inline(always)]
-pub(super) fn mul_add(acc: f32, a: f32, b: f32) -> f32 {
-    // SAFETY: as for `add`.
-    f32::from_bits(unsafe { atome_sf_mul_add_t2(acc.to_bits(), a.to_bits(), b.to_bits()) })
-}
-
-#[cfg(all(atome_armv6m, atome_device))]
 extern "C" {
-    fn atome_sf_add_t1(a: u32, b: u32) -> u32;
-    fn atome_sf_mul_t1(a: u32, b: u32) -> u32;
+    #[cfg_attr(atome_armv6m, link_name = "atome_sf_add_t1")]
+    #[cfg_attr(not(atome_armv6m), link_name = "atome_sf_add_t2")]
+    pub(super) fn sf_add(a: u32, b: u32) -> u32;
+    #[cfg_attr(atome_armv6m, link_name = "atome_sf_mul_t1")]
+    #[cfg_attr(not(atome_armv6m), link_name = "atome_sf_mul_t2")]
+    pub(super) fn sf_mul(a: u32, b: u32) -> u32;
 }
 
 #[cfg(all(atome_t2_soft, atome_device))]
 extern "C" {
-    fn atome_sf_add_t2(a: u32, b: u32) -> u32;
-    fn atome_sf_mul_t2(a: u32, b: u32) -> u32;
-    fn atome_sf_mul_add_t2(acc: u32, a: u32, b: u32) -> u32;
+    #[link_name = "atome_sf_mul_add_t2"]
+    pub(super) fn sf_mul_add(acc: u32, a: u32, b: u32) -> u32;
 }
 
 // Add. r0 = a, r1 = b, r12 = the caller's a (so the fallback can restore

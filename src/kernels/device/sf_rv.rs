@@ -14,46 +14,23 @@
 //! compiles to on these targets) with the caller's operands in their
 //! order, so those bits are the plain code's.
 
-/// a + b, bit-exact binary32 (the bits of `a + b` on these targets).
-#[cfg(all(atome_rv32, atome_device))]
-#[inline(always)]
-pub(super) fn add(a: f32, b: f32) -> f32 {
-    // SAFETY: the routine reads and writes only caller-saved registers
-    // (the RISC-V calling convention), uses no memory, and is total: every
-    // input has a result (the builtin's for the cases it does not take).
-    f32::from_bits(unsafe { atome_sf_add_rv(a.to_bits(), b.to_bits()) })
-}
-
-/// a * b, bit-exact binary32 (the bits of `a * b` on these targets).
-#[cfg(all(atome_rv32, atome_device))]
-#[inline(always)]
-pub(super) fn mul(a: f32, b: f32) -> f32 {
-    // SAFETY: as for `add`.
-    f32::from_bits(unsafe { atome_sf_mul_rv(a.to_bits(), b.to_bits()) })
-}
-
-/// acc + a * b, the product rounded first: the bits of `add(acc, mul(a,
-/// b))` in one call (the product goes straight into the add).
-#[cfg(all(atome_rv32, atome_device))]
-#[inline(always)]
-pub(super) fn mul_add(acc: f32, a: f32, b: f32) -> f32 {
-    // SAFETY: as for `add`.
-    f32::from_bits(unsafe { atome_sf_mul_add_rv(acc.to_bits(), a.to_bits(), b.to_bits()) })
-}
-
 /// The rare cases of `atome_sf_mul_add_rv` (an operand zero-or-finite
 /// rules do not settle, or a product at the range's edges): the builtin's
 /// product, then the add.
 #[cfg(all(atome_rv32, atome_device))]
 extern "C" fn mul_add_slow(acc: f32, a: f32, b: f32) -> f32 {
-    add(acc, a * b)
+    super::sf::add_dev(acc, a * b)
 }
 
+// The routines (called from sf.rs).
 #[cfg(all(atome_rv32, atome_device))]
 extern "C" {
-    fn atome_sf_add_rv(a: u32, b: u32) -> u32;
-    fn atome_sf_mul_rv(a: u32, b: u32) -> u32;
-    fn atome_sf_mul_add_rv(acc: u32, a: u32, b: u32) -> u32;
+    #[link_name = "atome_sf_add_rv"]
+    pub(super) fn sf_add(a: u32, b: u32) -> u32;
+    #[link_name = "atome_sf_mul_rv"]
+    pub(super) fn sf_mul(a: u32, b: u32) -> u32;
+    #[link_name = "atome_sf_mul_add_rv"]
+    pub(super) fn sf_mul_add(acc: u32, a: u32, b: u32) -> u32;
 }
 
 /// The rounded sum t1 (t2 = the rounding bits, 0 at a half) at a half:

@@ -568,6 +568,28 @@ pub(super) struct Trit2Tabs {
 
 static TRIT2_TABS: Trit2Tabs = Trit2Tabs { ents: TRIT2_ENTS, n: TRIT2_N };
 
+/// The entries of whole Trit2 bytes into `ents` from index 0, as
+/// [`trit2_ents`] builds them (byte q's entries + q * 0x20 in each lane,
+/// four bytes stored per byte, the count advanced by its number of nonzero
+/// weights), in the core's assembly: Thumb-1 on Cortex-M0 (soft_t1.rs:
+/// 15.5 instructions a byte; 27 when inlined in Rust, where its constants
+/// were spilled), Thumb-2 on the other Arm cores without an FPU
+/// (soft_t2.rs: 9 a byte); returns the count.
+#[cfg(atome_arm_soft)]
+fn trit2_ents_asm(bytes: &[u8], ents: &mut [u8; SB + 4], tabs: &Trit2Tabs) -> usize {
+    // At most SB / 4 bytes: every store (count <= 4q, four bytes) stays
+    // within the SB + 4 entries.
+    let bytes = &bytes[..bytes.len().min(SB / 4)];
+    if bytes.is_empty() {
+        return 0;
+    }
+    // SAFETY: `bytes` is readable for its length (>= 1), the stores stay in
+    // `ents` (above; on Armv7-M word stores at any byte offset, which those
+    // cores take), `tabs` is the 1,280-byte table pair; the routine touches
+    // nothing else and keeps the callee-saved registers (AAPCS).
+    unsafe { step::asm::trit2_ents(bytes.as_ptr(), bytes.len(), ents.as_mut_ptr(), tabs) }
+}
+
 /// The entries ([`ent`]) of the Trit2 weights in `bytes` (the
 /// block's len <= SB weights from a byte boundary: len.div_ceil(4) bytes),
 /// four weights a byte through [`TRIT2_ENTS`]; returns their count.
@@ -582,13 +604,9 @@ fn trit2_ents(bytes: &[u8], len: usize, ents: &mut [u8; SB + 4]) -> usize {
     // (each lane stays below 256: column <= 31): kx.
     #[cfg(not(atome_arm_soft))]
     let (mut ne, mut kx) = (0, 0u32);
-    // Cortex-M0: the whole bytes in Thumb-1 (soft_t1.rs: 15.5 instructions a
-    // byte; 27 when inlined here, where its constants were spilled).
-    #[cfg(atome_armv6m)]
-    let (full, mut ne, mut kx) = (&[] as &[u8], super::soft_t1::trit2_ents(full, ents, &TRIT2_TABS), (full.len() as u32).wrapping_mul(KX));
-    // The other Arm cores without an FPU: in Thumb-2 (soft_t2.rs: 9 a byte).
-    #[cfg(atome_t2_soft)]
-    let (full, mut ne, mut kx) = (&[] as &[u8], super::soft_t2::trit2_ents(full, ents, &TRIT2_TABS), (full.len() as u32).wrapping_mul(KX));
+    // The Arm cores without an FPU: the whole bytes in assembly.
+    #[cfg(atome_arm_soft)]
+    let (full, mut ne, mut kx) = (&[] as &[u8], trit2_ents_asm(full, ents, &TRIT2_TABS), (full.len() as u32).wrapping_mul(KX));
     let mut put = |b: usize, ne: &mut usize| {
         let e = TRIT2_TABS.ents[b & 255].wrapping_add(kx);
         // ne <= 4q < SB for byte q, so the four bytes fit.

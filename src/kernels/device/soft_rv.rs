@@ -8,65 +8,14 @@
 //! every other case back to the Rust step, one entry at a time, with the
 //! same contract as the Thumb-1 loop (soft_t1.rs).
 
-/// Runs entries `ents[len-rem ..]` (rem = -neg_rem) on the accumulator
-/// `st` = [m6, e - WB] with the input words `words` (see `soft::word`);
-/// returns 0 when all are done, else minus the count left, the first of
-/// which needs the Rust step. `st` is updated to the sum before it.
-///
-/// # Safety
-/// `ents_end` - rem .. `ents_end` are readable entries (k << 3 | neg, k <
-/// SB), `words` has SB readable words, `st` two writable words, rem >= 1;
-/// the accumulator holds the invariant of `soft::run_words` (zero, or a
-/// normal m6 with e - WB >= 0).
-#[cfg(atome_rv32)]
-pub(super) unsafe fn run(st: &mut [i32; 2], neg_rem: i32, ents_end: *const u8, words: &[i32; super::soft::SB]) -> i32 {
-    // SAFETY: the caller's contract above; the routine reads only those
-    // bytes and words, writes only `st`, uses no stack and only
-    // caller-saved registers (the RISC-V calling convention).
-    unsafe { atome_soft_run_rv(st.as_mut_ptr(), neg_rem, ents_end, words.as_ptr()) }
-}
-
-/// [`run`] on a running sum held as a float: unpacks `*o` (as
-/// `soft::acc_words`), runs the entries and packs the sum back into `*o`,
-/// so the glue per row block and vector stays small. Returns 0 when all
-/// entries were added; 1 << 32 when `*o` is not one of the loop's
-/// accumulators (left as it was: the float add takes the block); else
-/// (e - WB) << 32 | m6 | (count left), the sum before the first entry left
-/// to the Rust step (m6's low six bits are zero), `*o` untouched. The
-/// contract of the Thumb-2 `run_acc` (soft_t2.rs).
-///
-/// # Safety
-/// As [`run`], with `o` in place of `st`.
-#[cfg(atome_rv32)]
-pub(super) unsafe fn run_acc(o: &mut f32, neg_rem: i32, ents_end: *const u8, words: &[i32; super::soft::SB]) -> u64 {
-    // SAFETY: as in `run`; the routine writes only `*o`.
-    unsafe { atome_soft_acc_rv(o, neg_rem, ents_end, words.as_ptr()) }
-}
-
-/// [`run_acc`] for consecutive vectors of one row block: vector i (i <
-/// `nv`) has its sum at byte offset i * `ostride` from `o` and its words
-/// at `words`.add(i * SB), and is taken while bit i of `soft` is set.
-/// Returns hi << 32 | lo with hi = k << 16 | (e - WB) as u16: k vectors
-/// were done; lo = 0 when vector k (if k < nv) was not started (its bit
-/// is clear, or its sum is not one of the loop's accumulators: `*o` as it
-/// was), else lo = m6 | (count left), the sum of vector k before the
-/// first entry left to the Rust step. The Thumb-2 `run_vecs` contract.
-///
-/// # Safety
-/// As [`run_acc`] for each of the `nv` >= 1 vectors (all the sums are
-/// writable floats, all the words readable).
-#[cfg(atome_rv32)]
-pub(super) unsafe fn run_vecs(o: *mut f32, nv: usize, ents_end: *const u8, words: *const i32, soft: u32, ostride: usize, neg_rem: i32) -> u64 {
-    // SAFETY: as in `run_acc`, for each vector; the routine's 16-byte
-    // frame is its own.
-    unsafe { atome_soft_vec_rv(o, nv, ents_end, words, soft, ostride, neg_rem) }
-}
-
 #[cfg(atome_rv32)]
 extern "C" {
-    fn atome_soft_vec_rv(o: *mut f32, nv: usize, ents_end: *const u8, words: *const i32, soft: u32, ostride: usize, neg_rem: i32) -> u64;
-    fn atome_soft_run_rv(st: *mut i32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> i32;
-    fn atome_soft_acc_rv(o: *mut f32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> u64;
+    #[link_name = "atome_soft_vec_rv"]
+    pub(crate) fn soft_vec(o: *mut f32, nv: usize, ents_end: *const u8, words: *const i32, soft: u32, ostride: usize, neg_rem: i32) -> u64;
+    #[link_name = "atome_soft_run_rv"]
+    pub(crate) fn soft_run(st: *mut i32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> i32;
+    #[link_name = "atome_soft_acc_rv"]
+    pub(crate) fn soft_acc(o: *mut f32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> u64;
 }
 
 // Registers: a0 = st, a1 = the next entry, a2 = end of the entries,
@@ -334,7 +283,7 @@ core::arch::global_asm!(
     "li a1, 1",
     "ret",
     ".size atome_soft_acc_rv, . - atome_soft_acc_rv",
-    // The vectors of a row block (`run_vecs`). Frame: [sp] the soft bits
+    // The vectors of a row block (`soft::step::asm_run_vecs`). Frame: [sp] the soft bits
     // of the vectors left (the current one's at bit 0; none past nv, so
     // a clear bit also ends the row block), [sp, 4] ostride, [sp, 8] the
     // first entry, [sp, 12] the first vector's words (k = the words'

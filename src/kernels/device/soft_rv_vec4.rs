@@ -56,7 +56,7 @@ macro_rules! s_regs {
 /// As [`super::soft_rv::run_vecs`] with four vectors, all of them soft.
 #[cfg(atome_rv32)]
 pub(super) unsafe fn run_vec4(o: *mut f32, ostride: usize, ents_end: *const u8, words: *const i32, neg_rem: i32) -> u32 {
-    // SAFETY: as in `run_vecs`; the routine saves the callee-saved
+    // SAFETY: as in `soft::step::asm_run_vecs`; the routine saves the callee-saved
     // registers it uses (s0-s5) in its own 32-byte frame.
     unsafe { atome_soft_vec4_rv(o, ostride, ents_end, words, neg_rem) }
 }

@@ -8,27 +8,10 @@
 //! (ties, cancellation of more than one bit, exponents near the edges of
 //! its range) back to that Rust step, one entry at a time.
 
-/// Runs entries `ents[len-rem ..]` (rem = -neg_rem) on the accumulator
-/// `st` = [m6, e - WB] with the input words `words` (see `soft::word`);
-/// returns 0 when all are done, else minus the count left, the first of
-/// which needs the Rust step. `st` is updated to the sum before it.
-///
-/// # Safety
-/// `ents_end` - rem .. `ents_end` are readable entries (k << 3 | neg, k <
-/// SB), `words` has SB readable words, `st` two writable words, rem >= 1;
-/// the accumulator holds the invariant of `soft::run_words` (zero, or a
-/// normal m6 with e - WB >= 0).
-#[cfg(atome_arm_soft)]
-pub(super) unsafe fn run(st: &mut [i32; 2], neg_rem: i32, ents_end: *const u8, words: &[i32; super::soft::SB]) -> i32 {
-    // SAFETY: the caller's contract above; the routine reads only those
-    // bytes and words, writes only `st`, and preserves every callee-saved
-    // register (AAPCS).
-    unsafe { atome_soft_run_t1(st.as_mut_ptr(), neg_rem, ents_end, words.as_ptr()) }
-}
-
 #[cfg(atome_arm_soft)]
 extern "C" {
-    fn atome_soft_run_t1(st: *mut i32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> i32;
+    #[link_name = "atome_soft_run_t1"]
+    pub(crate) fn soft_run(st: *mut i32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> i32;
 }
 
 // Registers: r0 = m6 (accumulator mantissa << 6, signed), r1 = its
@@ -226,27 +209,10 @@ core::arch::global_asm!(
     ".purgem atome_soft_tail",
 );
 
-/// The entries of whole Trit2 bytes into `ents` from index 0, as
-/// `soft::trit2_ents` builds them (byte q's entries + q * 0x20 in each
-/// lane, four bytes stored per byte, the count advanced by its number of
-/// nonzero weights); returns the count.
-#[cfg(atome_armv6m)]
-pub(super) fn trit2_ents(bytes: &[u8], ents: &mut [u8; super::soft::SB + 4], tabs: &super::soft::Trit2Tabs) -> usize {
-    // At most SB / 4 bytes: every store (count <= 4q, four bytes) stays
-    // within the SB + 4 entries.
-    let bytes = &bytes[..bytes.len().min(super::soft::SB / 4)];
-    if bytes.is_empty() {
-        return 0;
-    }
-    // SAFETY: `bytes` is readable for its length (>= 1), the stores stay in
-    // `ents` (above), `tabs` is the 1,280-byte table pair; the routine
-    // touches nothing else and keeps the callee-saved registers (AAPCS).
-    unsafe { atome_trit2_ents_t1(bytes.as_ptr(), bytes.len(), ents.as_mut_ptr(), tabs) }
-}
-
 #[cfg(atome_armv6m)]
 extern "C" {
-    fn atome_trit2_ents_t1(bytes: *const u8, n: usize, ents: *mut u8, tabs: *const super::soft::Trit2Tabs) -> usize;
+    #[link_name = "atome_trit2_ents_t1"]
+    pub(crate) fn trit2_ents(bytes: *const u8, n: usize, ents: *mut u8, tabs: *const super::soft::Trit2Tabs) -> usize;
 }
 
 // r0 = next byte (two a pass), r1 = end, r2 = where the byte's entries

@@ -8,63 +8,14 @@
 //! loop and its Rust twin `fast_words` take, with the same results, and
 //! hands every other one back to the Rust step, one entry at a time.
 
-/// Runs entries `ents[len-rem ..]` (rem = -neg_rem) on the accumulator
-/// `st` = [m6, e - WB] with the input words `words` (see `soft::word`);
-/// returns 0 when all are done, else minus the count left, the first of
-/// which needs the Rust step. `st` is updated to the sum before it.
-///
-/// # Safety
-/// `ents_end` - rem .. `ents_end` are readable entries (k << 3 | neg, k <
-/// SB), `words` has SB readable words, `st` two writable words, rem >= 1;
-/// the accumulator holds the invariant of `soft::run_words` (zero, or a
-/// normal m6 with e - WB >= 0).
-#[cfg(atome_t2_soft)]
-pub(super) unsafe fn run(st: &mut [i32; 2], neg_rem: i32, ents_end: *const u8, words: &[i32; super::soft::SB]) -> i32 {
-    // SAFETY: the caller's contract above; the routine reads only those
-    // bytes and words, writes only `st`, and preserves every callee-saved
-    // register (AAPCS).
-    unsafe { atome_soft_run_t2(st.as_mut_ptr(), neg_rem, ents_end, words.as_ptr()) }
-}
-
-/// [`run`] on a running sum held as a float: unpacks `*o` (as
-/// `soft::acc_words`), runs the entries and packs the sum back into `*o`,
-/// so the glue per row block and vector stays small. Returns 0 when all
-/// entries were added; 1 << 32 when `*o` is not one of the loop's
-/// accumulators (left as it was: the float add takes the block); else
-/// (e - WB) << 32 | m6 | (count left), the sum before the first entry left
-/// to the Rust step (m6's low six bits are zero), `*o` untouched.
-///
-/// # Safety
-/// As [`run`], with `o` in place of `st`.
-#[cfg(atome_t2_soft)]
-pub(super) unsafe fn run_acc(o: &mut f32, neg_rem: i32, ents_end: *const u8, words: &[i32; super::soft::SB]) -> u64 {
-    // SAFETY: as in `run`; the routine writes only `*o`.
-    unsafe { atome_soft_acc_t2(o, neg_rem, ents_end, words.as_ptr()) }
-}
-
-/// [`run_acc`] for consecutive vectors of one row block: vector i (i <
-/// `nv`) has its sum at byte offset i * `ostride` from `o` and its words
-/// at `words`.add(i * SB), and is taken while bit i of `soft` is set.
-/// Returns hi << 32 | lo with hi = k << 16 | (e - WB) as u16: k vectors
-/// were done; lo = 0 when vector k (if k < nv) was not started (its bit
-/// is clear, or its sum is not one of the loop's accumulators: `*o` as it
-/// was), else lo = m6 | (count left), the sum of vector k before the
-/// first entry left to the Rust step.
-///
-/// # Safety
-/// As [`run_acc`] for each of the `nv` >= 1 vectors (all the sums are
-/// writable floats, all the words readable).
-#[cfg(atome_t2_soft)]
-pub(super) unsafe fn run_vecs(o: *mut f32, nv: usize, ents_end: *const u8, words: *const i32, soft: u32, ostride: usize, neg_rem: i32) -> u64 {
-    // SAFETY: as in `run_acc`, for each vector.
-    unsafe { atome_soft_vec_t2(o, nv, ents_end, words, soft, ostride, neg_rem) }
-}
-
 #[cfg(atome_t2_soft)]
 extern "C" {
-    fn atome_soft_run_t2(st: *mut i32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> i32;
-    fn atome_soft_acc_t2(o: *mut f32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> u64;
-    fn atome_soft_vec_t2(o: *mut f32, nv: usize, ents_end: *const u8, words: *const i32, soft: u32, ostride: usize, neg_rem: i32) -> u64;
+    #[link_name = "atome_soft_run_t2"]
+    pub(crate) fn soft_run(st: *mut i32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> i32;
+    #[link_name = "atome_soft_acc_t2"]
+    pub(crate) fn soft_acc(o: *mut f32, neg_rem: i32, ents_end: *const u8, words: *const i32) -> u64;
+    #[link_name = "atome_soft_vec_t2"]
+    pub(crate) fn soft_vec(o: *mut f32, nv: usize, ents_end: *const u8, words: *const i32, soft: u32, ostride: usize, neg_rem: i32) -> u64;
 }
 
 // Registers: r0 = m6 (accumulator mantissa << 6, signed), r1 = its
@@ -437,28 +388,10 @@ core::arch::global_asm!(
     ".purgem atome_t2_next",
 );
 
-/// The entries of whole Trit2 bytes into `ents` from index 0, as
-/// `soft::trit2_ents` builds them (byte q's entries + q * 0x20 in each
-/// lane, four bytes stored per byte, the count advanced by its number of
-/// nonzero weights); returns the count.
-#[cfg(atome_t2_soft)]
-pub(super) fn trit2_ents(bytes: &[u8], ents: &mut [u8; super::soft::SB + 4], tabs: &super::soft::Trit2Tabs) -> usize {
-    // At most SB / 4 bytes: every store (count <= 4q, four bytes) stays
-    // within the SB + 4 entries.
-    let bytes = &bytes[..bytes.len().min(super::soft::SB / 4)];
-    if bytes.is_empty() {
-        return 0;
-    }
-    // SAFETY: `bytes` is readable for its length (>= 1), the stores stay in
-    // `ents` (above; word stores at any byte offset, which the Armv7-M
-    // cores take), `tabs` is the 1,280-byte table pair; the routine touches
-    // nothing else and keeps the callee-saved registers (AAPCS).
-    unsafe { atome_trit2_ents_t2(bytes.as_ptr(), bytes.len(), ents.as_mut_ptr(), tabs) }
-}
-
 #[cfg(atome_t2_soft)]
 extern "C" {
-    fn atome_trit2_ents_t2(bytes: *const u8, n: usize, ents: *mut u8, tabs: *const super::soft::Trit2Tabs) -> usize;
+    #[link_name = "atome_trit2_ents_t2"]
+    pub(crate) fn trit2_ents(bytes: *const u8, n: usize, ents: *mut u8, tabs: *const super::soft::Trit2Tabs) -> usize;
 }
 
 // r0 = next byte, r1 = end, r2 = where the byte's entries go, r3 = the

@@ -93,7 +93,7 @@ fn dot_pairs(a: *const i16, b: *const i16, pairs: usize) -> i64 {
             options(readonly, nostack),
         );
     }
-    ((u64::from(hi) << 32) | u64::from(lo)) as i64
+    crate::q15::arith::join64(lo, hi)
 }
 
 /// sum over `n` >= 1 int16 at a and b (n readable int16 each) of a_i b_i,
@@ -137,7 +137,7 @@ fn dot_smlal(a: *const i16, b: *const i16, n: usize) -> i64 {
             options(readonly, nostack),
         );
     }
-    ((u64::from(hi) << 32) | u64::from(lo)) as i64
+    crate::q15::arith::join64(lo, hi)
 }
 
 /// [`dot_q`] with two products a step, summed in int32 and widened once
@@ -172,12 +172,7 @@ mod tests {
     #[test]
     fn dot_by_pairs_is_the_dot_product() {
         let mut x = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = move || crate::test_rng::xorshift64(&mut x);
         let plain = |a: &[i16], b: &[i16]| a.iter().zip(b).map(|(&p, &q)| i64::from(p) * i64::from(q)).sum::<i64>();
         for case in 0..3000 {
             let (na, nb) = ((next() % 40) as usize, (next() % 40) as usize);

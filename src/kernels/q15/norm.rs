@@ -362,31 +362,3 @@ pub fn row_stats(xm: &[i16]) -> (i32, i64, i32, i32) {
     }
     (s, q, lo, hi)
 }
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn row_stats_of_rows() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        for len in 0..70 {
-            for _ in 0..50 {
-                let row: [i16; 70] = core::array::from_fn(|_| {
-                    x ^= x << 13;
-                    x ^= x >> 7;
-                    x ^= x << 17;
-                    x as i16
-                });
-                let r = &row[..len];
-                let want = (
-                    r.iter().map(|&v| i32::from(v)).sum::<i32>(),
-                    r.iter().map(|&v| i64::from(v) * i64::from(v)).sum::<i64>(),
-                    r.iter().map(|&v| i32::from(v)).min().unwrap_or(i32::MAX),
-                    r.iter().map(|&v| i32::from(v)).max().unwrap_or(i32::MIN),
-                );
-                assert_eq!(row_stats(r), want);
-            }
-        }
-    }
-}

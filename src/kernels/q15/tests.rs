@@ -3,7 +3,7 @@
 //! general ones.
 use super::conv::conv_sums_impl;
 use super::mix::{mix_impl, State};
-use super::norm::layer_norm_impl;
+use super::norm::{layer_norm_impl, row_stats};
 use super::ssm::ssm_step_impl;
 use crate::format::{Floats, Packing, Tensor};
 use crate::kernels::isa::Accel;
@@ -14,10 +14,7 @@ use crate::q15::params::{LayerQ, PSrc, PVec, Scale, Vals};
 struct Rng(u64);
 impl Rng {
     fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
+        crate::test_rng::xorshift64(&mut self.0)
     }
     /// Uniform in [-2^bits + 1, 2^bits - 1].
     fn int(&mut self, bits: u32) -> i32 {
@@ -159,5 +156,25 @@ fn conv_avx2_equals_loop() {
         let a = conv_sums_impl(false, false, &conv, &ring[..5 * d], &ering, t, d, &mut o1[..d]);
         let b = conv_sums_impl(true, false, &conv, &ring[..5 * d], &ering, t, d, &mut o2[..d]);
         assert_eq!((a, &o1[..d]), (b, &o2[..d]), "case {case}");
+    }
+}
+
+/// The row statistics (sum, sum of squares, extremes) of every length up
+/// to 70 against their plain definitions.
+#[test]
+fn row_stats_of_rows() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    for len in 0..70 {
+        for _ in 0..50 {
+            let row: [i16; 70] = core::array::from_fn(|_| rng.next() as i16);
+            let r = &row[..len];
+            let want = (
+                r.iter().map(|&v| i32::from(v)).sum::<i32>(),
+                r.iter().map(|&v| i64::from(v) * i64::from(v)).sum::<i64>(),
+                r.iter().map(|&v| i32::from(v)).min().unwrap_or(i32::MAX),
+                r.iter().map(|&v| i32::from(v)).max().unwrap_or(i32::MIN),
+            );
+            assert_eq!(row_stats(r), want);
+        }
     }
 }

@@ -1,13 +1,7 @@
 use super::div::div_q32_long as div_q32;
 use super::{bitlen, f32_parts, fquant_exp, rshr, rshr_mul16_split, rshr_mul_split, to_f32_f64, to_f32_int as to_f32, E_ZERO, QA};
 
-/// The tests' random numbers (xorshift64).
-fn xorshift(s: &mut u64) -> u64 {
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    *s
-}
+use crate::test_rng::xorshift64 as xorshift;
 
 /// to_f32's integer steps against its binary64 form: every magnitude
 /// up to 2^53 and beyond, exponents from underflow to overflow, ties.

@@ -214,24 +214,69 @@ pub(super) fn run_words_from(ents: &[u8], x: &[i32; SB], st: &mut [i32; 2], mut 
     n
 }
 
-/// The assembly loop of this core (one contract): Thumb-1 on Cortex-M0,
+/// The assembly loops of this core (one contract): Thumb-1 on Cortex-M0,
 /// Thumb-2 on the other Arm cores without an FPU, RV32 on riscv32.
 #[cfg(atome_armv6m)]
-pub(super) use crate::kernels::device::soft_t1::run as asm_run;
+pub(super) use crate::kernels::device::soft_t1 as asm;
 #[cfg(atome_t2_soft)]
-pub(super) use crate::kernels::device::soft_t2::run as asm_run;
+pub(super) use crate::kernels::device::soft_t2 as asm;
 #[cfg(atome_rv32)]
-pub(super) use crate::kernels::device::soft_rv::run as asm_run;
-/// The assembly loop on a float accumulator (Thumb-2 and RV32).
-#[cfg(atome_t2_soft)]
-pub(super) use crate::kernels::device::soft_t2::run_acc as asm_run_acc;
-#[cfg(atome_rv32)]
-pub(super) use crate::kernels::device::soft_rv::run_acc as asm_run_acc;
-/// The assembly loop over a row block's vectors (Thumb-2 and RV32).
-#[cfg(atome_t2_soft)]
-pub(super) use crate::kernels::device::soft_t2::run_vecs as asm_run_vecs;
-#[cfg(atome_rv32)]
-pub(super) use crate::kernels::device::soft_rv::run_vecs as asm_run_vecs;
+pub(super) use crate::kernels::device::soft_rv as asm;
+/// Runs entries `ents[len-rem ..]` (rem = -neg_rem) on the accumulator
+/// `st` = [m6, e - WB] with the input words `words` (see `soft::word`) in
+/// this core's assembly loop; returns 0 when all are done, else minus the
+/// count left, the first of which needs the Rust step. `st` is updated to
+/// the sum before it.
+///
+/// # Safety
+/// `ents_end` - rem .. `ents_end` are readable entries (k << 3 | neg, k <
+/// SB), `words` has SB readable words, `st` two writable words, rem >= 1;
+/// the accumulator holds the invariant of `soft::run_words` (zero, or a
+/// normal m6 with e - WB >= 0).
+#[cfg(any(atome_armv6m, atome_t2_soft, atome_rv32))]
+pub(super) unsafe fn asm_run(st: &mut [i32; 2], neg_rem: i32, ents_end: *const u8, words: &[i32; SB]) -> i32 {
+    // SAFETY: the caller's contract above; the routine reads only those
+    // bytes and words, writes only `st`, and keeps the calling
+    // convention's callee-saved registers (AAPCS; on RV32 it uses no
+    // stack and only caller-saved registers).
+    unsafe { asm::soft_run(st.as_mut_ptr(), neg_rem, ents_end, words.as_ptr()) }
+}
+
+/// [`asm_run`] on a running sum held as a float (Thumb-2 and RV32):
+/// unpacks `*o` (as `soft::acc_words`), runs the entries and packs the sum
+/// back into `*o`, so the glue per row block and vector stays small.
+/// Returns 0 when all entries were added; 1 << 32 when `*o` is not one of
+/// the loop's accumulators (left as it was: the float add takes the
+/// block); else (e - WB) << 32 | m6 | (count left), the sum before the
+/// first entry left to the Rust step (m6's low six bits are zero), `*o`
+/// untouched.
+///
+/// # Safety
+/// As [`asm_run`], with `o` in place of `st`.
+#[cfg(any(atome_t2_soft, atome_rv32))]
+pub(super) unsafe fn asm_run_acc(o: &mut f32, neg_rem: i32, ents_end: *const u8, words: &[i32; SB]) -> u64 {
+    // SAFETY: as in `asm_run`; the routine writes only `*o`.
+    unsafe { asm::soft_acc(o, neg_rem, ents_end, words.as_ptr()) }
+}
+
+/// [`asm_run_acc`] for consecutive vectors of one row block: vector i (i <
+/// `nv`) has its sum at byte offset i * `ostride` from `o` and its words
+/// at `words`.add(i * SB), and is taken while bit i of `soft` is set.
+/// Returns hi << 32 | lo with hi = k << 16 | (e - WB) as u16: k vectors
+/// were done; lo = 0 when vector k (if k < nv) was not started (its bit
+/// is clear, or its sum is not one of the loop's accumulators: `*o` as it
+/// was), else lo = m6 | (count left), the sum of vector k before the
+/// first entry left to the Rust step.
+///
+/// # Safety
+/// As [`asm_run_acc`] for each of the `nv` >= 1 vectors (all the sums are
+/// writable floats, all the words readable).
+#[cfg(any(atome_t2_soft, atome_rv32))]
+pub(super) unsafe fn asm_run_vecs(o: *mut f32, nv: usize, ents_end: *const u8, words: *const i32, soft: u32, ostride: usize, neg_rem: i32) -> u64 {
+    // SAFETY: as in `asm_run_acc`, for each vector (the RV32 routine's
+    // 16-byte frame is its own).
+    unsafe { asm::soft_vec(o, nv, ents_end, words, soft, ostride, neg_rem) }
+}
 
 /// The steps of the Thumb-1 loop (soft_t1.rs) in Rust, case for case, for
 /// the other cores (and the host, where the tests check it): from entry i

@@ -45,6 +45,24 @@ macro_rules! byte_dwords {
     };
 }
 
+/// The loop over the `{n4}` >= 1 words of codes at `{wp}` of [`row_dot`]
+/// and [`row_dot_a4w`]: each word's four bytes, low first, by `$byte`
+/// (`byte_words` or `byte_dwords`).
+macro_rules! word_loop {
+    ($byte:ident) => {
+        concat!(
+            "2:\n",
+            "ldr {c}, [{wp}], #4\n",
+            $byte!("uxtb {t0}, {c}"), "\n",
+            $byte!("ubfx {t0}, {c}, #8, #8"), "\n",
+            $byte!("ubfx {t0}, {c}, #16, #8"), "\n",
+            $byte!("lsrs {t0}, {c}, #24"), "\n",
+            "subs {n4}, {n4}, #1\n",
+            "bne 2b",
+        )
+    };
+}
+
 /// sum over the `row` bytes of PAIRS16[byte] . x[4k..4k+4], wrapping.
 #[inline(always)]
 fn row_dot(row: &[u8], x: &[i16]) -> i32 {
@@ -65,14 +83,7 @@ fn row_dot(row: &[u8], x: &[i16]) -> i32 {
             "lsrs {n4}, {nb}, #2",
             "beq 3f",
             // Four bytes (sixteen weights) a step: one word of codes.
-            "2:",
-            "ldr {c}, [{wp}], #4",
-            byte_words!("uxtb {t0}, {c}"),
-            byte_words!("ubfx {t0}, {c}, #8, #8"),
-            byte_words!("ubfx {t0}, {c}, #16, #8"),
-            byte_words!("lsrs {t0}, {c}, #24"),
-            "subs {n4}, {n4}, #1",
-            "bne 2b",
+            word_loop!(byte_words),
             "3:",
             // The last nb % 4 bytes one at a time.
             "ands {nb}, {nb}, #3",
@@ -112,14 +123,7 @@ fn row_dot_a4w(row: *const u8, x: *const i16, n4: usize) -> i32 {
     // change.
     unsafe {
         core::arch::asm!(
-            "2:",
-            "ldr {c}, [{wp}], #4",
-            byte_dwords!("uxtb {t0}, {c}"),
-            byte_dwords!("ubfx {t0}, {c}, #8, #8"),
-            byte_dwords!("ubfx {t0}, {c}, #16, #8"),
-            byte_dwords!("lsrs {t0}, {c}, #24"),
-            "subs {n4}, {n4}, #1",
-            "bne 2b",
+            word_loop!(byte_dwords),
             wp = inout(reg) row => _,
             xp = inout(reg) x => _,
             n4 = inout(reg) n4 => _,
