@@ -279,7 +279,7 @@ unsafe fn trit2_fast(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut
     let mut wb = [[_mm256_setzero_si256(); MAXV]; RB];
     let mut j0 = 0;
     while j0 < big {
-        rows_block(&mut wb, &data[j0 * bpr..(j0 + RB) * bpr], nv, xs, xstride, n, out, ostride, j0);
+        rows_block(&mut wb, &data[j0 * bpr..(j0 + RB) * bpr], Block { nv, xs, xstride, n, out: &mut *out, ostride, j0 });
         j0 += RB;
     }
     let mut wb4 = [[_mm256_setzero_si256(); MAXV]; 4];
@@ -290,7 +290,7 @@ unsafe fn trit2_fast(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut
         for (q, s) in src.iter_mut().enumerate() {
             *s = &data[(j0 + q.min(r - 1)) * bpr..][..bpr];
         }
-        rows_block4(&mut wb4, &src, r, nv, xs, xstride, n, out, ostride, j0);
+        rows_block4(&mut wb4, &src, r, Block { nv, xs, xstride, n, out: &mut *out, ostride, j0 });
         j0 += r;
     }
     true
@@ -327,20 +327,23 @@ fn dot_rows<const K: usize>(wb: &[[__m256i; MAXV]; K], x: &[i16], nv: usize) -> 
     acc
 }
 
-/// Rows j0..j0+RB (`src`: their payload, RB * bpr bytes) for n positions.
-#[target_feature(enable = "avx2")]
-#[allow(clippy::too_many_arguments)]
-fn rows_block(
-    wb: &mut [[__m256i; MAXV]; RB],
-    src: &[u8],
+/// What a block of rows reads and writes: `nv` 16-column vectors a row,
+/// n positions of activations (stride xstride) and of outputs (stride
+/// ostride) from output row j0.
+struct Block<'a> {
     nv: usize,
-    xs: &[i16],
+    xs: &'a [i16],
     xstride: usize,
     n: usize,
-    out: &mut [i32],
+    out: &'a mut [i32],
     ostride: usize,
     j0: usize,
-) {
+}
+
+/// Rows j0..j0+RB (`src`: their payload, RB * bpr bytes) for n positions.
+#[target_feature(enable = "avx2")]
+fn rows_block(wb: &mut [[__m256i; MAXV]; RB], src: &[u8], bk: Block) {
+    let Block { nv, xs, xstride, n, out, ostride, j0 } = bk;
     let bpr = 4 * nv;
     let rows: [&[u8]; RB] = core::array::from_fn(|q| &src[q * bpr..(q + 1) * bpr]);
     decode_rows(wb, &rows, nv);
@@ -358,19 +361,8 @@ fn rows_block(
 
 /// Up to four rows (`r` of them stored; `src` repeats the last).
 #[target_feature(enable = "avx2")]
-#[allow(clippy::too_many_arguments)]
-fn rows_block4(
-    wb: &mut [[__m256i; MAXV]; 4],
-    src: &[&[u8]; 4],
-    r: usize,
-    nv: usize,
-    xs: &[i16],
-    xstride: usize,
-    n: usize,
-    out: &mut [i32],
-    ostride: usize,
-    j0: usize,
-) {
+fn rows_block4(wb: &mut [[__m256i; MAXV]; 4], src: &[&[u8]; 4], r: usize, bk: Block) {
+    let Block { nv, xs, xstride, n, out, ostride, j0 } = bk;
     decode_rows(wb, src, nv);
     for b in 0..n {
         let acc = dot_rows(wb, &xs[b * xstride..b * xstride + 16 * nv], nv);
