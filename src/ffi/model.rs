@@ -156,26 +156,11 @@ pub unsafe extern "C" fn atome_init(state: *mut atome_state_t) {
 /// and stays alive and unchanged while the model is used.
 #[no_mangle]
 pub unsafe extern "C" fn atome_load(model: *mut atome_model_t, data: *const u8, len: usize) -> c_int {
-    if model.is_null() {
-        return -1;
-    }
-    // SAFETY: non-null and writable per the contract.
-    let out = unsafe { &mut *model };
-    out.valid = 0;
-    if data.is_null() || len < 7 {
-        return -1;
-    }
-    // SAFETY: readable for len bytes per the contract.
-    let blob = match unwrap(unsafe { core::slice::from_raw_parts(data, len) }, Kind::Model) {
-        Ok(b) => b,
-        Err(code) => return code,
-    };
-    match format::parse_model(blob, &DIMS) {
-        Ok(m) => {
-            fill(&m, out, blob);
-            0
-        }
-        Err(e) => load_code(e),
+    // SAFETY: the contract is this function's.
+    unsafe {
+        load_into(model, data, len, 7, Kind::Model, |m| m.valid = 0, |m, blob| {
+            format::parse_model(blob, &DIMS).map(|x| fill(&x, m, blob))
+        })
     }
 }
 
@@ -210,6 +195,44 @@ fn unwrap(data: &[u8], kind: Kind) -> Result<&[u8], c_int> {
     Ok(c.payload)
 }
 
+/// The loaders' steps: `out` null is -1; otherwise it is first marked
+/// unusable (`invalidate`), then `data` (null or shorter than `min`, the
+/// shortest magic: -1) is unwrapped from a container and `parse`d into it;
+/// 0, or the refusal's code.
+///
+/// # Safety
+/// `out` null or writable; `data` null or readable for `len` bytes and
+/// alive while `out` is used.
+#[inline(always)]
+unsafe fn load_into<T>(
+    out: *mut T,
+    data: *const u8,
+    len: usize,
+    min: usize,
+    kind: Kind,
+    invalidate: impl FnOnce(&mut T),
+    parse: impl FnOnce(&mut T, &[u8]) -> Result<(), LoadError>,
+) -> c_int {
+    if out.is_null() {
+        return -1;
+    }
+    // SAFETY: non-null and writable per the contract.
+    let out = unsafe { &mut *out };
+    invalidate(out);
+    if data.is_null() || len < min {
+        return -1;
+    }
+    // SAFETY: readable for len bytes per the contract.
+    let blob = match unwrap(unsafe { core::slice::from_raw_parts(data, len) }, kind) {
+        Ok(b) => b,
+        Err(code) => return code,
+    };
+    match parse(out, blob) {
+        Ok(()) => 0,
+        Err(e) => load_code(e),
+    }
+}
+
 fn load_code(e: LoadError) -> c_int {
     match e {
         // The reference's single "bad blob" code covers a bad class count too.
@@ -225,29 +248,19 @@ fn load_code(e: LoadError) -> c_int {
 /// As atome_load.
 #[no_mangle]
 pub unsafe extern "C" fn atome_classifier_load(clf: *mut atome_classifier_t, data: *const u8, len: usize) -> c_int {
-    if clf.is_null() {
-        return -1;
-    }
-    // SAFETY: non-null and writable per the contract.
-    let out = unsafe { &mut *clf };
-    out.valid = 0;
-    out.base.valid = 0;
-    if data.is_null() || len < 9 {
-        return -1;
-    }
-    // SAFETY: readable for len bytes per the contract.
-    let blob = match unwrap(unsafe { core::slice::from_raw_parts(data, len) }, Kind::Classifier) {
-        Ok(b) => b,
-        Err(code) => return code,
+    let invalidate = |c: &mut atome_classifier_t| {
+        c.valid = 0;
+        c.base.valid = 0;
     };
-    match format::parse_classifier(blob, &DIMS, ATOME_MAX_CLASSES) {
-        Ok(c) => {
-            fill(&c.base, &mut out.base, blob);
-            set_tensor(&mut out.head, &c.head);
-            out.n_classes = c.head.rows as c_int;
-            out.valid = CLASSIFIER_VALID;
-            0
-        }
-        Err(e) => load_code(e),
+    // SAFETY: the contract is this function's.
+    unsafe {
+        load_into(clf, data, len, 9, Kind::Classifier, invalidate, |out, blob| {
+            format::parse_classifier(blob, &DIMS, ATOME_MAX_CLASSES).map(|c| {
+                fill(&c.base, &mut out.base, blob);
+                set_tensor(&mut out.head, &c.head);
+                out.n_classes = c.head.rows as c_int;
+                out.valid = CLASSIFIER_VALID;
+            })
+        })
     }
 }

@@ -14,14 +14,54 @@ use super::attention::{clear_slots, insert};
 use super::device::sf;
 use super::lanes::Lanes;
 
+/// A key cache's shape: floats per key and keys held.
+#[derive(Clone, Copy)]
+pub struct Shape {
+    dh: usize,
+    count: usize,
+}
+
+/// A cache of keys in one of the two layouts (`TRANSPOSED`: [`Transposed`],
+/// else [`Rows`]).
+#[derive(Clone, Copy)]
+pub struct Keys<const TRANSPOSED: bool>(Shape);
+
+/// What both layouts are: a shape.
+pub trait Shaped: Copy {
+    /// The layout of a cache of this shape.
+    fn of(shape: Shape) -> Self;
+    /// Its shape.
+    fn shape(self) -> Shape;
+}
+
+impl<const T: bool> Shaped for Keys<T> {
+    #[inline(always)]
+    fn of(shape: Shape) -> Self {
+        Keys(shape)
+    }
+    #[inline(always)]
+    fn shape(self) -> Shape {
+        self.0
+    }
+}
+
 /// How keys are laid out in a cache, and how a group of them is read.
-pub trait KeyLayout: Copy {
+pub trait KeyLayout: Shaped {
     /// The layout of a cache of `len` floats holding keys of `dh` floats.
-    fn new(len: usize, dh: usize) -> Self;
+    #[inline(always)]
+    fn new(len: usize, dh: usize) -> Self {
+        Self::of(Shape { dh, count: len.checked_div(dh).unwrap_or(0) })
+    }
     /// Floats per key.
-    fn dh(self) -> usize;
+    #[inline(always)]
+    fn dh(self) -> usize {
+        self.shape().dh
+    }
     /// Keys the cache holds.
-    fn count(self) -> usize;
+    #[inline(always)]
+    fn count(self) -> usize {
+        self.shape().count
+    }
     /// Lane j (< nb) holds key j0+j's dot product with q (the first DH
     /// floats of it): `+0.0 + q[0] k[0] + q[1] k[1] + ...` in that order.
     fn dots<S: Lanes<N>, const N: usize>(self, q: &[f32], keys: &[f32], j0: usize, nb: usize) -> S;
@@ -33,32 +73,16 @@ pub trait KeyLayout: Copy {
 }
 
 /// S rows of DH floats: key j at j * DH.
-#[derive(Clone, Copy)]
-pub struct Rows {
-    dh: usize,
-    count: usize,
-}
+pub type Rows = Keys<false>;
 
 impl KeyLayout for Rows {
-    #[inline(always)]
-    fn new(len: usize, dh: usize) -> Self {
-        Rows { dh, count: len.checked_div(dh).unwrap_or(0) }
-    }
-    #[inline(always)]
-    fn dh(self) -> usize {
-        self.dh
-    }
-    #[inline(always)]
-    fn count(self) -> usize {
-        self.count
-    }
     #[inline(always)]
     fn dots<S: Lanes<N>, const N: usize>(self, q: &[f32], keys: &[f32], j0: usize, nb: usize) -> S {
         // Key by key: each one's row is contiguous.
         let mut a = [0.0f32; N];
         for (j, v) in a.iter_mut().enumerate().take(nb) {
-            let at = (j0 + j) * self.dh;
-            let Some(key) = keys.get(at..at + self.dh) else { continue };
+            let at = (j0 + j) * self.0.dh;
+            let Some(key) = keys.get(at..at + self.0.dh) else { continue };
             if !SIZE_FIRST_FEATURE {
                 // DH = 16 (the shipped configurations): spelled out, so the
                 // loop's counter and loads go (same terms, same order).
@@ -78,11 +102,11 @@ impl KeyLayout for Rows {
     }
     #[inline(always)]
     fn rows_from(self, keys: &mut [f32], c0: usize) -> Option<&mut [f32]> {
-        Some(keys.get_mut(c0 * self.dh..).unwrap_or(&mut []))
+        Some(keys.get_mut(c0 * self.0.dh..).unwrap_or(&mut []))
     }
     #[inline(always)]
     fn store(self, keys: &mut [f32], c0: usize, m: usize, rows: &[f32]) {
-        if let (Some(dst), Some(src)) = (keys.get_mut(c0 * self.dh..(c0 + m) * self.dh), rows.get(..m * self.dh)) {
+        if let (Some(dst), Some(src)) = (keys.get_mut(c0 * self.0.dh..(c0 + m) * self.0.dh), rows.get(..m * self.0.dh)) {
             super::copy(dst, src);
         }
     }
@@ -107,32 +131,16 @@ fn dot16(q: &[f32; 16], k: &[f32; 16]) -> f32 {
 }
 
 /// DH rows of S floats: component d of key j at d * S + j.
-#[derive(Clone, Copy)]
-pub struct Transposed {
-    dh: usize,
-    s_max: usize,
-}
+pub type Transposed = Keys<true>;
 
 impl KeyLayout for Transposed {
-    #[inline(always)]
-    fn new(len: usize, dh: usize) -> Self {
-        Transposed { dh, s_max: len.checked_div(dh).unwrap_or(0) }
-    }
-    #[inline(always)]
-    fn dh(self) -> usize {
-        self.dh
-    }
-    #[inline(always)]
-    fn count(self) -> usize {
-        self.s_max
-    }
     #[inline(always)]
     fn dots<S: Lanes<N>, const N: usize>(self, q: &[f32], keys: &[f32], j0: usize, nb: usize) -> S {
         // Component by component across N keys: row d holds their d-th
         // components side by side.
         let mut acc = S::zero();
         for (d, &qd) in q.iter().enumerate() {
-            acc = acc.mul_add(S::splat(qd), S::ld(keys, d * self.s_max + j0, nb));
+            acc = acc.mul_add(S::splat(qd), S::ld(keys, d * self.0.count + j0, nb));
         }
         acc
     }
@@ -142,7 +150,7 @@ impl KeyLayout for Transposed {
     }
     #[inline(always)]
     fn store(self, keys: &mut [f32], c0: usize, m: usize, rows: &[f32]) {
-        let (s_max, dh) = (self.s_max, self.dh);
+        let (s_max, dh) = (self.0.count, self.0.dh);
         if s_max > 0 && dh > 0 {
             for (dd, krow) in keys.chunks_exact_mut(s_max).take(dh).enumerate() {
                 let Some(dst) = krow.get_mut(c0..c0 + m) else { continue };
