@@ -58,6 +58,7 @@ rm -rf "$OUT"; mkdir -p "$OUT"
 BUILDS="f32-cached|1|f32||ATOME_STATE=cached|-DATOME_STATE_CACHED=1
 q15|1|q15||ATOME_DTYPE=q15|-DATOME_DTYPE_Q15=1
 f32|1|f32|||
+q15 size-first|2|q15|--features size-first|ATOME_DTYPE=q15|-DATOME_DTYPE_Q15=1
 f32-cached size-first|2|f32|--features size-first|ATOME_STATE=cached|-DATOME_STATE_CACHED=1
 f32 size-first|2|f32|--features size-first||"
 

@@ -34,6 +34,13 @@ uint32_t fw_stack_peak(uintptr_t ref);
 int fw_stack_overflowed(void);
 uint32_t fw_stack_size(void);         /* bytes between the stack limit and its top */
 
+/* The report of a generation run (board_main.c, gen_main.c):
+ *   <tag> ticks <t> insns_x10_per_tick <k> count <n> stack <bytes>
+ *   TOKENS <the generated ids, at most max>
+ * then "STACK OVERFLOW" when the stack ran into .bss. Returns the
+ * firmware's exit code: 2 on an overflow, 1 when nothing was generated. */
+int fw_report_generation(const char *tag, uint32_t ticks, int cnt, const int *out, int max, uint32_t peak);
+
 /* Cycle/instruction counter. On the MPS2 boards this is the CMSDK APB timer
  * 0 at 0x40000000 (25 MHz: under `qemu -icount shift=0` one tick = 40
  * instructions); on the micro:bit the nRF51 TIMER0 at 16 MHz (62.5

@@ -23,3 +23,27 @@ uint32_t fw_stack_size(void)
 {
     return (uint32_t)((uintptr_t)__stack_top__ - (uintptr_t)__stack_limit__);
 }
+
+int fw_report_generation(const char *tag, uint32_t ticks, int cnt, const int *out, int max, uint32_t peak)
+{
+    fw_puts(tag);
+    fw_puts(" ticks ");
+    fw_put_uint(ticks);
+    fw_puts(" insns_x10_per_tick ");
+    fw_put_uint(fw_tick_insns_x10);
+    fw_puts(" count ");
+    fw_put_int(cnt);
+    fw_puts(" stack ");
+    fw_put_uint(peak);
+    fw_puts("\nTOKENS");
+    for (int i = 0; i < cnt && i < max; i++) {
+        fw_putc(' ');
+        fw_put_int(out[i]);
+    }
+    fw_putc('\n');
+    if (fw_stack_overflowed()) {
+        fw_puts("STACK OVERFLOW\n");
+        return 2;
+    }
+    return cnt > 0 ? 0 : 1;
+}

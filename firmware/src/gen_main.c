@@ -37,23 +37,5 @@ int main(void)
     uint32_t t1 = fw_timer_ticks();
     uint32_t peak = fw_stack_peak(ref);
 
-    fw_puts("GEN ticks ");
-    fw_put_uint(t1 - t0);
-    fw_puts(" insns_x10_per_tick ");
-    fw_put_uint(fw_tick_insns_x10);
-    fw_puts(" count ");
-    fw_put_int(cnt);
-    fw_puts(" stack ");
-    fw_put_uint(peak);
-    fw_puts("\nTOKENS");
-    for (int i = 0; i < cnt && i < ATOME_MAX_SEQ; i++) {
-        fw_putc(' ');
-        fw_put_int(gen_out[i]);
-    }
-    fw_putc('\n');
-    if (fw_stack_overflowed()) {
-        fw_puts("STACK OVERFLOW\n");
-        return 2;
-    }
-    return cnt > 0 ? 0 : 1;
+    return fw_report_generation("GEN", t1 - t0, cnt, gen_out, ATOME_MAX_SEQ, peak);
 }
