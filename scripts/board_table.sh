@@ -124,6 +124,7 @@ part_link() {
 T0=$(fw_now)
 passed=0; failed=0
 ROWS=()
+TPS=()
 for board in $BOARDS; do
     envf="firmware/boards/$board/board.env"
     [ -f "$envf" ] || fw_die "no board $board ($envf)"
@@ -188,12 +189,13 @@ print(fl(s['engine']) + fl(s['builtins']), fl(s['other']), sum(d['data'] + d['bs
                 ipt=$((insns / count))
                 [ -z "$best" ] || [ "$ipt" -lt "$best_ipt" ] || continue
                 best_ipt=$ipt
+                best_tps="$BOARD_NAME|$BOARD_CORE|$BOARD_CLOCK_HZ|$label|$S|$bname|$tps|$ipt"
                 best="| $BOARD_NAME ($where) | $label, S=$S | $bname | $(fmt $((eng + mb + fw))) ($(fmt "$eng") + $(fmt "$mb") + $(fmt "$fw")) | $(fmt $((ram + stack))) ($(fmt "$ram") + $(fmt "$stack")) | $tps ($(fmt $((insns / count))) per token, $count tokens) |"
             done <<< "$BUILDS"
           done
           [ -n "$best" ] && break
         done
-        if [ -n "$best" ]; then ROWS+=("$best")
+        if [ -n "$best" ]; then ROWS+=("$best"); TPS+=("$best_tps")
         else ROWS+=("| $BOARD_NAME ($where) | $label | does not fit: closest $closest | | | |"); fi
     done
 done
@@ -204,5 +206,30 @@ echo "|---|---|---|---:|---:|---:|"
 printf '%s\n' "${ROWS[@]}"
 echo
 echo "Tokens/s: clock / instructions per generated token under QEMU -icount (prompt of 8 bytes, generation until the window is full, the whole atome_generate call); cycles per instruction and flash wait states are not modelled."
+echo
+echo "Generated tokens per second at each board's clock, in the best build that fits the board (as above):"
+echo
+printf '%s\n' "${TPS[@]}" | python3 -c "
+import sys
+rows = [l.rstrip('\n').split('|') for l in sys.stdin if l.strip()]
+models = []
+for r in rows:
+    if r[3] not in models:
+        models.append(r[3])
+boards = []
+for r in rows:
+    b = (r[0], r[1], int(r[2]))
+    if b not in boards:
+        boards.append(b)
+print('| board | core | clock | ' + ' | '.join(models) + ' |')
+print('|---|---|---:|' + '---:|' * len(models))
+for name, core, hz in boards:
+    cells = []
+    for m in models:
+        r = [r for r in rows if r[0] == name and r[3] == m]
+        cells.append('%s (%s, S=%s; %s per token)' % (r[0][6], r[0][5], r[0][4], format(int(r[0][7]), ',')) if r else 'does not fit')
+    print('| %s | %s | %d MHz | %s |' % (name, core, hz // 1000000, ' | '.join(cells)))
+"
+echo
 echo "board_table: $passed passed, $failed failed ($(( $(fw_now) - T0 )) s)"
 [ "$failed" = 0 ]
