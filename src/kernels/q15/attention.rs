@@ -129,7 +129,7 @@ fn attention_sum_impl(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32> {
     let ksum: i64 = slots.clone().map(|(&j, &ps)| i64::from(kw(j, ps))).sum();
     let out = b.mv.get_mut(..d)?;
     let mut mx = 0u32;
-    if ksum <= 1 << 16 {
+    if ksum <= 1 << 16 && !cfg!(atome_small) {
         // sum k_s |v_s| <= 2^16 (2^15 - 1) < 2^31: int32 sums. Up to four
         // rows (the usual TOP_K) at once, in registers (k = 0 pads).
         let mut rows: [&[i16]; 4] = [&[]; 4];
@@ -150,13 +150,13 @@ fn attention_sum_impl(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32> {
             for r in rows.iter_mut().skip(ns) {
                 *r = vals.get(..d)?;
             }
-            #[cfg(atome_dsp)]
+            #[cfg(all(atome_dsp, not(atome_small)))]
             if let Some(mx) = super::attention_dsp::att_sum4_dsp(out, rows, ks) {
                 return Some(quant_into_mx(out, mx, f - 15, b.sparse));
             }
             let [r0, r1, r2, r3] = rows;
             let [k0, k1, k2, k3] = ks;
-            if cfg!(atome_armv6m) {
+            if cfg!(all(atome_armv6m, not(atome_small))) {
                 // Armv6-M: two rows a pass (four rows, their weights and
                 // the sums do not fit its eight low registers; S3 M0 -20K;
                 // RV32 and Thumb-2 gain nothing).

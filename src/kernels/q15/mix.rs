@@ -86,9 +86,9 @@ pub(super) fn mix_impl<const GENERAL: bool>(p: &LayerQ, st: State, lm: &mut [i32
         let loc = move |w: i32| (w + rl) >> tl;
         let sta = move |h: i32| (h + rs) >> ts;
         // Armv7E-M: the same sums by SMMULR/SMMLAR (mix_dsp.rs).
-        #[cfg(atome_dsp)]
+        #[cfg(all(atome_dsp, not(atome_small)))]
         let fast = super::mix_dsp::mix_sums_dsp(lm, hs, sp, xr, (tl, ts, sx), ks);
-        #[cfg(not(atome_dsp))]
+        #[cfg(not(all(atome_dsp, not(atome_small))))]
         let fast: Option<u32> = None;
         if let Some(mx) = fast {
             mx
@@ -118,7 +118,7 @@ const MIX_ROOM: i32 = 29;
 #[inline(always)]
 fn mix_sums(lm: &mut [i32], hs: &[i32], sp: &[i16], xr: &[i16], [k0, k1, k2]: [i32; 3], loc: impl Fn(i32) -> i32, sta: impl Fn(i32) -> i32, xf: impl Fn(i32) -> i32) -> u32 {
     let mut mx = 0u32;
-    if cfg!(atome_thumb2) {
+    if cfg!(all(atome_thumb2, not(atome_small))) {
         // Two passes on Thumb-2, each with few enough constants to stay
         // in registers (one pass reloads some every element).
         for (w, &spc) in lm.iter_mut().zip(sp) {
