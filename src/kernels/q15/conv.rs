@@ -66,7 +66,7 @@ pub(super) fn conv_sums_impl(avx2: bool, clean: bool, conv: &Tensor, ring: &[i16
     }
     let mut mx = 0u32;
     const TAPS: usize = 16;
-    if kk <= TAPS && !cfg!(atome_small) {
+    if kk <= TAPS {
         // Each tap's row and shift once per position (-1: a zero row).
         let (mut rows, mut shs) = ([0usize; TAPS], [-1i32; TAPS]);
         for k in 0..nt {
@@ -77,7 +77,7 @@ pub(super) fn conv_sums_impl(avx2: bool, clean: bool, conv: &Tensor, ring: &[i16
                 shs[k] = et - ek;
             }
         }
-        if conv.packing == Packing::Trit2 && kk == 5 {
+        if conv.packing == Packing::Trit2 && kk == 5 && !cfg!(atome_small) {
             // K = 5 (the models' width; a zero or missing row's weights
             // masked to 0): one pass over the channels, each channel's ten
             // code bits read at once, its five taps summed in a register

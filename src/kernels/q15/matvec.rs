@@ -139,7 +139,10 @@ fn accel_checked(acc: Accel, w: &Tensor, xs: &[i16], xstride: usize, n: usize, o
         return;
     }
     // Size-first: the plain loop for every matrix (no tables).
-    if cfg!(atome_small) || (n > 1 && ostride < w.rows) {
+    if cfg!(atome_small) {
+        return matvec_q_small(w, xs, xstride, n, out, ostride);
+    }
+    if n > 1 && ostride < w.rows {
         return matvec_q_naive(w, xs, xstride, n, out, ostride);
     }
     #[cfg(atome_x86)]
@@ -211,7 +214,10 @@ pub fn matvec_q_portable(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: 
     if n == 0 || w.rows == 0 {
         return;
     }
-    if cfg!(atome_small) || (n > 1 && ostride < w.rows) {
+    if cfg!(atome_small) {
+        return matvec_q_small(w, xs, xstride, n, out, ostride);
+    }
+    if n > 1 && ostride < w.rows {
         return matvec_q_naive(w, xs, xstride, n, out, ostride);
     }
     #[cfg(all(atome_dsp, not(atome_small)))]
@@ -222,6 +228,37 @@ pub fn matvec_q_portable(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: 
         trit2_tables(&mut [MvJobQ { w, out, ostride }], xs, xstride, n)
     } else {
         decode_once(w, xs, xstride, n, out, ostride)
+    }
+}
+
+/// Size-first's matvec: Trit2 codes read in place (1: +1, 3: -1, 0 and 2:
+/// 0; past the end of the data: 0, as decode), any other packing by
+/// [`matvec_q_naive`]. Out of line: one copy for every caller.
+#[cfg_attr(not(atome_small), allow(dead_code))]
+#[inline(never)]
+fn matvec_q_small(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) {
+    let cols = w.cols;
+    let rb = cols / 4;
+    if w.packing != Packing::Trit2 || !cols.is_multiple_of(4) || w.data.len() < w.rows * rb {
+        return matvec_q_naive(w, xs, xstride, n, out, ostride);
+    }
+    for (j, row) in w.data.chunks_exact(rb.max(1)).take(w.rows).enumerate() {
+        for b in 0..n {
+            let x = xs.get(b * xstride..).unwrap_or(&[]);
+            let mut acc = 0i32;
+            for (&by, xq) in row.iter().zip(x.chunks(4)) {
+                let mut c = u32::from(by);
+                for &v in xq {
+                    if c & 1 != 0 {
+                        acc = if c & 2 != 0 { acc.wrapping_sub(i32::from(v)) } else { acc.wrapping_add(i32::from(v)) };
+                    }
+                    c >>= 2;
+                }
+            }
+            if let Some(o) = out.get_mut(b * ostride + j) {
+                *o = acc;
+            }
+        }
     }
 }
 
