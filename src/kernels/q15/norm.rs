@@ -59,7 +59,7 @@ pub(super) fn layer_norm_impl<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc
     let (e1, e2) = (ecomb(g.e, ze), b.e);
     let a = align_at(&[top(e1, 30), top(e2, QA as i32)], LN_ROOM);
     let (s1, s2) = (ashift(a, e1), ashift(a, e2));
-    let mx = if !GENERAL && !cfg!(atome_small) && d <= 16383 && sc >= -15 && sz >= -15 {
+    let mx = if !GENERAL && (!cfg!(atome_small) || (g.vals().is_some() && b.vals().is_some())) && d <= 16383 && sc >= -15 && sz >= -15 {
         // Each rshr as (v * M + R) >> S with per-row constants (M = 2^-s
         // for a left shift), D and S folded into the first: every true
         // value is an int32 (|c| < 2^30 for D < 2^14; wrapping products
@@ -114,7 +114,12 @@ pub(super) fn layer_norm_impl<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc
         match (g.vals(), b.vals()) {
             // (int32 views of both kinds: one copy of the loops.)
             (Some(gv), Some(bv)) => ln_sums(xm, gv.ints().iter().copied(), bv.ints().iter().copied(), c1, t, w),
+            #[cfg(not(atome_small))]
             _ => ln_sums(xm, (0..xm.len()).map(|i| g.m(i)), (0..xm.len()).map(|i| b.m(i)), c1, t, w),
+            // (Size-first: only with both copies, see the condition; one
+            // copy of the int32 loop.)
+            #[cfg(atome_small)]
+            _ => 0,
         }
     } else {
         // (Any D and grid: the same integers in int64.)

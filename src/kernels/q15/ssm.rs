@@ -58,7 +58,7 @@ pub(super) fn ssm_step_impl<const GENERAL: bool>(sb: &PSrc, tanh: Vals, hs: &mut
     }
     // Size-first: one loop for every kind of both vectors.
     #[cfg(atome_small)]
-    let mx = ssm_sums::<true>(tanh.ints().iter().copied(), (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2);
+    let mx = ssm_sums::<GENERAL>(tanh.ints().iter().copied(), (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2);
     #[cfg(not(atome_small))]
     let bits = |f: &f32| f.to_bits() as i32;
     #[cfg(not(atome_small))]
