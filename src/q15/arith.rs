@@ -391,7 +391,12 @@ pub fn fq(f: f32, e: i32, bits: u32) -> i64 {
 
 /// fquant15 of one float (a weight record's scale): (mantissa, exponent).
 pub fn fquant_scalar(f: f32) -> (i64, i32) {
-    let e = fquant_exp(1, |_| f, QA);
+    // (Size-first: through `dyn`, one copy with the parameter vectors'.)
+    #[cfg(atome_small)]
+    let val: &dyn Fn(usize) -> f32 = &|_| f;
+    #[cfg(not(atome_small))]
+    let val = |_| f;
+    let e = fquant_exp(1, val, QA);
     (fq(f, e, QA), e)
 }
 

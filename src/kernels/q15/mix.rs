@@ -20,7 +20,12 @@ pub(crate) fn router(sc: Scale, acc3: &[i32], eh: i32) -> [i32; 3] {
         *a = m;
     }
     let mut r = [0i32; 3];
-    softmax_q(|j| acc.get(j).map_or(0, |&a| i64::from(a)), sc.m, ecomb_plain(sc.e, eh), &mut r);
+    // (Size-first: through `dyn`, one copy with the attention's.)
+    #[cfg(atome_small)]
+    let sig: &dyn Fn(usize) -> i64 = &|j| acc.get(j).map_or(0, |&a| i64::from(a));
+    #[cfg(not(atome_small))]
+    let sig = |j| acc.get(j).map_or(0, |&a| i64::from(a));
+    softmax_q(sig, sc.m, ecomb_plain(sc.e, eh), &mut r);
     r
 }
 
@@ -68,7 +73,7 @@ pub(super) fn mix_impl<const GENERAL: bool>(p: &LayerQ, st: State, lm: &mut [i32
     let k = |c: i64, e: i32| rshr(c, ashift(a, e)) as i32;
     let ks = [k(c0m, e0), k(c1m, e1), k(c2m, e2)];
     let sx = ashift(a, ex);
-    let mx = if !GENERAL {
+    let mx = if !GENERAL && !cfg!(atome_small) {
         // Each pathway's grid as (v + r) >> t: a right shift s in 1..=31
         // rounds (r = 2^(s-1)); a left shift (s <= 0, exact) moves into
         // its coefficient instead (k (v << n) = (k << n) v, wrapping: the
