@@ -231,32 +231,37 @@ pub fn matvec_q_portable(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: 
     }
 }
 
-/// Size-first's matvec: Trit2 codes read in place (1: +1, 3: -1, 0 and 2:
-/// 0; past the end of the data: 0, as decode), any other packing by
-/// [`matvec_q_naive`]. Out of line: one copy for every caller.
+/// Size-first's matvec: Trit2 rows of whole bytes by a pair table per
+/// byte of columns (t[c] = w(c & 3) x0 + w(c >> 2) x1 for each pair of
+/// the byte's four columns, shared by every row), any other shape or
+/// packing by [`matvec_q_naive`]. Out of line: one copy for every caller.
 #[cfg_attr(not(atome_small), allow(dead_code))]
 #[inline(never)]
 fn matvec_q_small(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) {
     let cols = w.cols;
     let rb = cols / 4;
-    if w.packing != Packing::Trit2 || !cols.is_multiple_of(4) || w.data.len() < w.rows * rb {
+    if w.packing != Packing::Trit2 || rb == 0 || !cols.is_multiple_of(4) || w.data.len() < w.rows * rb || (n > 1 && ostride < w.rows) {
         return matvec_q_naive(w, xs, xstride, n, out, ostride);
     }
-    for (j, row) in w.data.chunks_exact(rb.max(1)).take(w.rows).enumerate() {
-        for b in 0..n {
-            let x = xs.get(b * xstride..).unwrap_or(&[]);
-            let mut acc = 0i32;
-            for (&by, xq) in row.iter().zip(x.chunks(4)) {
-                let mut c = u32::from(by);
-                for &v in xq {
-                    if c & 1 != 0 {
-                        acc = if c & 2 != 0 { acc.wrapping_sub(i32::from(v)) } else { acc.wrapping_add(i32::from(v)) };
-                    }
-                    c >>= 2;
+    const W: [i32; 4] = [0, 1, 0, -1];
+    for b in 0..n {
+        let x = xs.get(b * xstride..).unwrap_or(&[]);
+        let o = out.get_mut(b * ostride..).unwrap_or(&mut []);
+        let m = o.len().min(w.rows);
+        let o = &mut o[..m];
+        o.fill(0);
+        for q in 0..rb {
+            let mut t = [0i32; 32];
+            for (p, tp) in t.chunks_exact_mut(16).enumerate() {
+                let xv = |i: usize| i32::from(x.get(4 * q + 2 * p + i).copied().unwrap_or(0));
+                let (x0, x1) = (xv(0), xv(1));
+                for (c, e) in tp.iter_mut().enumerate() {
+                    *e = W[c & 3] * x0 + W[c >> 2] * x1;
                 }
             }
-            if let Some(o) = out.get_mut(b * ostride + j) {
-                *o = acc;
+            for (oj, row) in o.iter_mut().zip(w.data.chunks_exact(rb)) {
+                let by = usize::from(row.get(q).copied().unwrap_or(0));
+                *oj = oj.wrapping_add(t[by & 15]).wrapping_add(t[16 + (by >> 4)]);
             }
         }
     }

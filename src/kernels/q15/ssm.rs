@@ -7,6 +7,7 @@ use crate::q15::params::{PSrc, Vals};
 
 /// Runs `$body` with `$i` bound to an int32 iterator over a [`Vals`]: one
 /// copy of the loop per representation, each a plain slice loop.
+#[cfg(not(atome_small))]
 macro_rules! with_ints {
     ($v:expr, |$i:ident| $body:expr) => {
         match $v {
