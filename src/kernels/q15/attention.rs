@@ -134,7 +134,7 @@ fn attention_sum_impl(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32> {
     let ksum: i64 = slots.clone().map(|(&j, &ps)| i64::from(kw(j, ps))).sum();
     let out = b.mv.get_mut(..d)?;
     let mut mx = 0u32;
-    if ksum <= 1 << 16 && !cfg!(atome_small) {
+    if ksum <= 1 << 16 {
         // sum k_s |v_s| <= 2^16 (2^15 - 1) < 2^31: int32 sums. Up to four
         // rows (the usual TOP_K) at once, in registers (k = 0 pads).
         let mut rows: [&[i16]; 4] = [&[]; 4];
@@ -151,7 +151,8 @@ fn attention_sum_impl(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32> {
             }
             ns += 1;
         }
-        if ns <= 4 {
+        // (Size-first: the plain loop over the slots.)
+        if ns <= 4 && !cfg!(atome_small) {
             for r in rows.iter_mut().skip(ns) {
                 *r = vals.get(..d)?;
             }
