@@ -28,7 +28,7 @@ macro_rules! or_pair {
 }
 
 /// OR of |v| over `src`.
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn or_abs(src: &[i32]) -> u32 {
     #[cfg(all(atome_thumb2, not(atome_small)))]
     if src.len() >= 2 {
@@ -120,7 +120,7 @@ macro_rules! rshr_pair {
 
 /// out[i] = clamp(((src[i] >> n) + 1) >> 1, -32767, 32767) (rshr by n + 1
 /// then saturation) over the shorter length (n above 31 counts as 31).
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn rshr_sat(src: &[i32], n: u32, out: &mut [i16]) {
     #[cfg(all(atome_dsp, not(atome_small)))]
     if let len @ 2.. = src.len().min(out.len()) {
@@ -307,7 +307,7 @@ pub(crate) fn quant_into_impl(src: &[i32], e: i32, out: &mut [i16]) -> i32 {
 }
 
 /// [`quant_into_impl`] with the OR of the magnitudes known.
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub(crate) fn quant_into_mx(src: &[i32], mx: u32, e: i32, out: &mut [i16]) -> i32 {
     let s = qshift(u64::from(mx), QA);
     quant_at(src, s, out);
@@ -315,7 +315,7 @@ pub(crate) fn quant_into_mx(src: &[i32], mx: u32, e: i32, out: &mut [i16]) -> i3
 }
 
 /// The mantissas of quant15 at shift s = bitlen(max |src|) - 15 into `out`.
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub(crate) fn quant_at(src: &[i32], s: i32, out: &mut [i16]) {
     // Every rshr32 result is within +-2^15 (int32 work). One loop per
     // case, the shift's branches out of the loop.

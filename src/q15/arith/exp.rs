@@ -13,7 +13,7 @@ static EXP2_C_DOWN: [i32; 5] = [EXP2_C[4] as i32, EXP2_C[3] as i32, EXP2_C[2] as
 /// registers for all five steps: 21 instructions a step where LLVM's
 /// spilled loop took about 30.
 #[cfg(all(atome_armv6m, not(atome_small)))]
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 fn exp2_horner_t1(f: i32) -> i32 {
     let acc: i32;
     // One step: r0 = acc, r1 = bl, r2 = bh; the next coefficient from the
@@ -127,7 +127,7 @@ pub(super) fn to_q24(v: i64, k: i32) -> i64 {
 
 /// g * v for a sign g in {-1, 0, 1}; on Cortex-M0 without a multiply (a
 /// library call there).
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn sgn_mul(g: i64, v: i64) -> i64 {
     if NO_SMULL {
         match g {
