@@ -393,10 +393,9 @@ pub fn fq(f: f32, e: i32, bits: u32) -> i64 {
 pub fn fquant_scalar(f: f32) -> (i64, i32) {
     // (Size-first: through `dyn`, one copy with the parameter vectors'.)
     #[cfg(atome_small)]
-    let val: &dyn Fn(usize) -> f32 = &|_| f;
+    let e = fquant_exp(1, &(|_| f) as &dyn Fn(usize) -> f32, QA);
     #[cfg(not(atome_small))]
-    let val = |_| f;
-    let e = fquant_exp(1, val, QA);
+    let e = fquant_exp(1, |_| f, QA);
     (fq(f, e, QA), e)
 }
 

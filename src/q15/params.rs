@@ -39,10 +39,10 @@ impl<'a> PVec<'a> {
     /// fquant_b of the first n floats.
     pub fn new(f: Floats<'a>, n: usize, bits: u32) -> PVec<'a> {
         #[cfg(atome_small)]
-        let val: &dyn Fn(usize) -> f32 = &|i| f.get(i);
+        let e = fquant_exp(n, &(|i| f.get(i)) as &dyn Fn(usize) -> f32, bits);
         #[cfg(not(atome_small))]
-        let val = |i| f.get(i);
-        PVec { f, g: None, bits, e: fquant_exp(n, val, bits) }
+        let e = fquant_exp(n, |i| f.get(i), bits);
+        PVec { f, g: None, bits, e }
     }
     /// The 23-bit block of the exact products f_i g_i (i < n).
     pub fn prod(f: Floats<'a>, g: Floats<'a>, n: usize) -> PVec<'a> {

@@ -22,10 +22,9 @@ pub(crate) fn router(sc: Scale, acc3: &[i32], eh: i32) -> [i32; 3] {
     let mut r = [0i32; 3];
     // (Size-first: through `dyn`, one copy with the attention's.)
     #[cfg(atome_small)]
-    let sig: &dyn Fn(usize) -> i64 = &|j| acc.get(j).map_or(0, |&a| i64::from(a));
+    softmax_q(&(|j: usize| acc.get(j).map_or(0, |&a| i64::from(a))) as &dyn Fn(usize) -> i64, sc.m, ecomb_plain(sc.e, eh), &mut r);
     #[cfg(not(atome_small))]
-    let sig = |j| acc.get(j).map_or(0, |&a| i64::from(a));
-    softmax_q(sig, sc.m, ecomb_plain(sc.e, eh), &mut r);
+    softmax_q(|j| acc.get(j).map_or(0, |&a| i64::from(a)), sc.m, ecomb_plain(sc.e, eh), &mut r);
     r
 }
 
