@@ -49,6 +49,10 @@ fn main() {
     //                   x86-64, or any target with the `portable` feature
     //   atome_device    atome_portable without the `size-first` feature: the
     //                   device float kernels (src/kernels/device/)
+    //   atome_small     the `size-first` feature: the q15 kernels' one
+    //                   compact portable routine each (no asm, no unrolled
+    //                   or per-kind copies); the float kernels read the
+    //                   feature itself
     //   atome_x86       x86-64 without `portable`: AVX2 chosen at run time
     //   atome_armv6m    Armv6-M (Cortex-M0/M0+): no 32-bit atomics, Thumb-1
     //   atome_thumb2    Armv7-M, Armv7E-M, Armv8-M Mainline (M3, M4, M7, M33)
@@ -68,6 +72,7 @@ fn main() {
     let cores = [
         ("atome_portable", portable),
         ("atome_device", portable && env::var_os("CARGO_FEATURE_SIZE_FIRST").is_none()),
+        ("atome_small", env::var_os("CARGO_FEATURE_SIZE_FIRST").is_some()),
         ("atome_x86", arch == "x86_64" && !portable),
         ("atome_armv6m", arm && !atomic32),
         ("atome_thumb2", thumb2),

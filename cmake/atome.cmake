@@ -25,7 +25,9 @@
 #                       activations, docs/Q15.md); q15 defines ATOME_DTYPE_Q15=1
 #   ATOME_FEATURES      cargo features, e.g. "system-libm" (platform expf/tanhf)
 #   ATOME_SIZE_FIRST    ON: the smallest engine code on microcontrollers (cargo
-#                       feature size-first, about 8 KB of .text on Cortex-M4F)
+#                       feature size-first, about 8 KB of .text on Cortex-M4F;
+#                       with ATOME_DTYPE=q15 the q15 kernels' portable
+#                       routines, the same bits as the q15 build)
 #                       instead of the device kernels (up to 24 KB, several
 #                       times faster); same results either way. Default OFF.
 #   ATOME_RUST_TARGET   Rust target triple; empty = derived (see below)

@@ -16,11 +16,14 @@
 # generate (painted stack). RISC-V rows (riscv32imc, riscv32imac: the
 # ESP32-C3/C6 ISAs) run on QEMU's virt machine, counted exactly with the
 # instret CSR under -icount shift=0.
-# Three builds of the library: the default device build (device kernels,
-# src/kernels/device/), the size-first build (cargo feature size-first) and
+# Four builds of the library: the default device build (device kernels,
+# src/kernels/device/), the size-first build (cargo feature size-first),
 # the q15 build (ATOME_DTYPE=q15; S3-M0-q15, S3-M3-q15, S3-M4F-q15: S3 at
-# most 6.76M, 4.12M, 2.99M instructions; its logits are compared across
-# cores among themselves, the float builds' among themselves).
+# most 6.76M, 4.12M, 2.99M instructions) and the q15 size-first build
+# (both; S3-M0-q15-size-first, S3-M3-q15-size-first: at most 16.9M and
+# 10.3M; .text and stack targets in firmware/tools/bench_report.py). The
+# q15 builds' logits are compared across cores and between the two q15
+# builds, the float builds' among themselves.
 # Then S4 on M4F (firmware/src/gen_main.c:
 # toy configuration, S=64, generate from T[90:98), max_tokens 64, the whole
 # call), lean and cached state, in both builds.
@@ -55,13 +58,14 @@ RV_TARGETS="riscv32imc-unknown-none-elf riscv32imac-unknown-none-elf"
 # (q15: the integer mode, ATOME_DTYPE=q15, docs/Q15.md)
 BUILDS="default|default||
 size-first|size_first|--features size-first||
-q15|q15||ATOME_DTYPE=q15|-DATOME_DTYPE_Q15=1"
+q15|q15||ATOME_DTYPE=q15|-DATOME_DTYPE_Q15=1
+q15-size-first|q15_size_first|--features size-first|ATOME_DTYPE=q15|-DATOME_DTYPE_Q15=1"
 # ATOME_BENCH_BUILDS="q15" (names, space-separated) runs only those builds:
-# a quicker loop while working on one of them; the suite runs all three.
+# a quicker loop while working on one of them; the suite runs all four.
 if [ -n "${ATOME_BENCH_BUILDS:-}" ]; then
     BUILDS="$(echo "$BUILDS" | while IFS='|' read -r b rest; do
         case " $ATOME_BENCH_BUILDS " in *" $b "*) echo "$b|$rest" ;; esac; done)"
-    [ -n "$BUILDS" ] || fw_die "ATOME_BENCH_BUILDS=$ATOME_BENCH_BUILDS names no build (default size-first q15)"
+    [ -n "$BUILDS" ] || fw_die "ATOME_BENCH_BUILDS=$ATOME_BENCH_BUILDS names no build (default size-first q15 q15-size-first)"
 fi
 while IFS='|' read -r bname cfg feats xknobs xcflags; do
     # shellcheck disable=SC2086
@@ -113,7 +117,7 @@ GKNOBS="$(fw_knobs toy)"
 blob_asm "$FW_MODELS/model_toy.atome" "$OUT/toy_blob.S"
 : > "$OUT/gen.txt"
 while IFS='|' read -r bname cfg feats xknobs xcflags; do
-    [ "$bname" = q15 ] && continue   # the q15 engine has the lean plan only
+    case "$bname" in q15*) continue ;; esac   # the q15 engine has the lean plan only
     for state in lean cached; do
         gcfg="toy_${state}_$cfg"; name="gen-$bname-$state"
         extra=""; [ $state = cached ] && extra="-DATOME_STATE_CACHED=1"

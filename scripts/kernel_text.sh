@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Engine flash per kernel, per build and core: the firmware library of each
-# build (default, size-first, q15: the builds of scripts/cortex_bench.sh) is
+# build (default, size-first, q15: the builds of scripts/cortex_bench.sh; and q15-size-first) is
 # linked into the bench firmware (firmware/src/bench_main.c, default.atome)
 # for M0, M3, M4F and RV32IMC, and firmware/tools/kernel_text.py reads each
 # linker map: the .text of every kernel (module) of the engine object, its
@@ -24,7 +24,8 @@ TARGETS="$(echo "$CORES" | cut -d'|' -f2 | tr '\n' ' ')"
 # build|cargo configuration name|features|knobs|C flags (as cortex_bench.sh)
 BUILDS="default|default||
 size-first|size_first|--features size-first||
-q15|q15||ATOME_DTYPE=q15|-DATOME_DTYPE_Q15=1"
+q15|q15||ATOME_DTYPE=q15|-DATOME_DTYPE_Q15=1
+q15-size-first|q15_size_first|--features size-first|ATOME_DTYPE=q15|-DATOME_DTYPE_Q15=1"
 printf '    .section .rodata.bench_blob,"a"\n    .balign 4\n    .global bench_blob\nbench_blob:\n    .incbin "%s"\n    .global bench_blob_end\nbench_blob_end:\n' \
     "$FW_MODELS/default.atome" > "$OUT/blob.S"
 specs=()

@@ -41,6 +41,11 @@ stage "cargo test (microcontroller code path, both states)" bash -c '
 # contract says. (target/cfg/q15: the library tests/c_api.sh and sanitize.sh use.)
 stage "cargo test (q15 build: C API errors, Miri test bodies, non-finite blobs)" env ATOME_DTYPE=q15 CARGO_TARGET_DIR=target/cfg/q15 \
   cargo test --release --test api_errors --test ffi_miri --test nonfinite
+# The q15 size-first build (one portable routine per q15 operation): the
+# kernel tests against their general forms and the naive matvec, the engine's
+# properties and the C API's errors on that code.
+stage "cargo test (q15 size-first build on the microcontroller code path)" env ATOME_DTYPE=q15 CARGO_TARGET_DIR=target/portable-q15-sf \
+  cargo test --release --features portable,size-first --lib --test q15_engine --test q15_matvec_diff --test api_errors
 # Cargo.toml's rust-version is true: the library builds with that toolchain
 # (scripts/setup.sh installs it), both code paths.
 stage "rust-version: cargo +<rust-version> check (lib)" bash -c '

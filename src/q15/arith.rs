@@ -28,7 +28,7 @@ pub use exp::{exp2q, sgn_mul, softmax_q};
 
 /// Round(v / 2^s), ties toward +infinity; s <= 0 shifts left exactly (the
 /// caller keeps the result in range); s >= 63 gives 0.
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn rshr(v: i64, s: i32) -> i64 {
     if s <= 0 {
         // Only zero could need a wider shift; it stays zero.
@@ -48,14 +48,14 @@ pub fn rshr(v: i64, s: i32) -> i64 {
 
 /// The int64 whose low and high 32-bit halves are `lo` and `hi` (an asm
 /// loop's 64-bit sum, a shift's halves).
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn join64(lo: u32, hi: u32) -> i64 {
     ((u64::from(hi) << 32) | u64::from(lo)) as i64
 }
 
 /// v << n (n < 64), in 32-bit halves where a 64-bit shift is a library
 /// call (Cortex-M0).
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 fn shl64(v: i64, n: u32) -> i64 {
     if NO_SMULL {
         let (lo, hi) = (v as u32, (v >> 32) as u32);
@@ -74,7 +74,7 @@ fn shl64(v: i64, n: u32) -> i64 {
 
 /// v >> n (arithmetic, n < 64), in 32-bit halves where a 64-bit shift is a
 /// library call (Cortex-M0).
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 fn sar64(v: i64, n: u32) -> i64 {
     if NO_SMULL {
         let (lo, hi) = (v as u32, (v >> 32) as i32);
@@ -93,7 +93,7 @@ fn sar64(v: i64, n: u32) -> i64 {
 
 /// [`rshr`] of an int32 whose result the caller knows fits (s <= 0: the
 /// exact left shift; s >= 32: 0 for |v| < 2^31).
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn rshr32(v: i32, s: i32) -> i32 {
     if s <= 0 {
         v << (-s).min(31)
@@ -108,7 +108,7 @@ pub fn rshr32(v: i32, s: i32) -> i32 {
 /// |floor(v / 2^(s-1))| < 2^31 (so the result is an int32): v in its two
 /// 32-bit words (hi: bits 32-63, lo: bits 0-31), one 32-bit shift pair and
 /// no 64-bit shift.
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn rshr_hl(hi: i32, lo: u32, s: u32) -> i32 {
     if s <= 32 {
         return rshr_hl_lo(hi, lo, s);
@@ -120,7 +120,7 @@ pub fn rshr_hl(hi: i32, lo: u32, s: u32) -> i32 {
 
 /// [`rshr_hl`] for 1 <= s <= 32, without its branch (for loops whose shift
 /// the caller checked once).
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn rshr_hl_lo(hi: i32, lo: u32, s: u32) -> i32 {
     let n = s - 1;
     // The low word of v >> n is the whole value (the bound above).
@@ -131,7 +131,7 @@ pub fn rshr_hl_lo(hi: i32, lo: u32, s: u32) -> i32 {
 }
 
 /// [`rshr_hl`] of an int64.
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn rshr_to32(v: i64, s: u32) -> i32 {
     rshr_hl((v >> 32) as i32, v as u32, s)
 }
@@ -141,7 +141,7 @@ pub(crate) use crate::math::NO_MULL as NO_SMULL;
 
 /// a * b exactly, for any int32 a and b: four 16 x 16 multiplies where the
 /// core has no 32 x 32 -> 64 one (a 64 x 64 library call otherwise).
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn mul64(a: i32, b: i32) -> i64 {
     if NO_SMULL {
         let (ah, al) = (a >> 16, a & 0xFFFF);
@@ -164,7 +164,7 @@ pub fn mul64(a: i32, b: i32) -> i64 {
 /// the bounds), and the quotient is
 /// ah bh 2^(16-k) + (M >> k) + (((M mod 2^k) + (al bl >> 16) + 2^(k-1)) >> k).
 /// Wrapping: the true result is an int32 whenever the caller's is.
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn rshr_mul_split(a: i32, b: i32, k: u32) -> i32 {
     let (ah, al, bh, bl) = (a >> 16, a & 0xFFFF, b >> 16, b & 0xFFFF);
     let m = ah.wrapping_mul(bl).wrapping_add(al.wrapping_mul(bh));
@@ -176,7 +176,7 @@ pub fn rshr_mul_split(a: i32, b: i32, k: u32) -> i32 {
 /// rshr(a h, s) for |h| <= 32767 and 1 <= s <= 15, by 16-bit halves of a
 /// (any int32): a h = (ah h) 2^16 + al h, the first part a multiple of
 /// 2^s; |al h| + 2^(s-1) < 2^31. Wrapping, as [`rshr_mul_split`].
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn rshr_mul16_split(a: i32, h: i32, s: u32) -> i32 {
     let (ah, al) = (a >> 16, a & 0xFFFF);
     (ah * h).wrapping_shl(16 - s).wrapping_add((al * h + (1 << (s - 1))) >> s)
@@ -184,7 +184,7 @@ pub fn rshr_mul16_split(a: i32, h: i32, s: u32) -> i32 {
 
 /// a * b exactly for |b| <= 32767 (an activation mantissa): two 16 x 16
 /// multiplies where the core has no 32 x 32 -> 64 one.
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn mul64_16(a: i32, b: i32) -> i64 {
     if NO_SMULL {
         // al in [0, 2^16): |al * b| < 2^31; |ah * b| < 2^31.
@@ -196,19 +196,19 @@ pub fn mul64_16(a: i32, b: i32) -> i64 {
 }
 
 /// Bits of m >= 0 (0 for 0).
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn bitlen(m: u64) -> i32 {
     64 - crate::math::lz64(m) as i32
 }
 
 /// The shift of quant_b for a largest magnitude `mx` (bitlen(mx) - b).
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn qshift(mx: u64, bits: u32) -> i32 {
     bitlen(mx) - bits as i32
 }
 
 /// One mantissa of quant_b: rshr then saturation to +-(2^b - 1).
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn qm(v: i64, s: i32, bits: u32) -> i64 {
     let lim = (1i64 << bits) - 1;
     rshr(v, s).clamp(-lim, lim)
@@ -226,7 +226,7 @@ pub fn quant_scalar(v: i64, e: i32, bits: u32) -> (i64, i32) {
 
 /// The exponent of a block whose largest magnitude is `mx`: e + shift, or
 /// E_ZERO for a zero block.
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn qexp(mx: u64, e: i32, bits: u32) -> i32 {
     if mx == 0 {
         E_ZERO
@@ -236,7 +236,7 @@ pub fn qexp(mx: u64, e: i32, bits: u32) -> i32 {
 }
 
 /// Exponent of a product of blocks.
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn ecomb(a: i32, b: i32) -> i32 {
     if a == E_ZERO || b == E_ZERO {
         E_ZERO
@@ -246,7 +246,7 @@ pub fn ecomb(a: i32, b: i32) -> i32 {
 }
 
 /// The top (exponent + bound bits) of an align_sum term; None for a zero block.
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn top(e: i32, bits: i32) -> Option<i32> {
     if e == E_ZERO {
         None
@@ -263,7 +263,7 @@ pub fn align_at(tops: &[Option<i32>], room: i32) -> i32 {
 }
 
 /// The shift of a term at exponent e onto the grid A (63: the term is zero).
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn ashift(a: i32, e: i32) -> i32 {
     if e == E_ZERO {
         63
@@ -323,7 +323,7 @@ pub fn fquant_exp(n: usize, f: impl Fn(usize) -> f32, bits: u32) -> i32 {
 
 /// The exact product of two binary32 values read as [`f32_parts`]:
 /// (m, e) with |m| < 2^48 ((0, 0) when either is zero).
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn f32_prod_parts(a: f32, b: f32) -> (i64, i32) {
     let ((ma, ea), (mb, eb)) = (f32_parts(a), f32_parts(b));
     if ma == 0 || mb == 0 {
@@ -351,7 +351,7 @@ pub fn pquant_exp(n: usize, f: impl Fn(usize) -> (i64, i32), bits: u32) -> i32 {
 
 /// One mantissa of a block at exponent e (from [`pquant_exp`]): the exact
 /// m 2^ex rounded onto its grid, saturated to b bits.
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn pq(m: i64, ex: i32, e: i32, bits: u32) -> i64 {
     if m == 0 {
         0
@@ -361,7 +361,7 @@ pub fn pq(m: i64, ex: i32, e: i32, bits: u32) -> i64 {
 }
 
 /// One mantissa of fquant_b: the float `f` on the block exponent e.
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn fq(f: f32, e: i32, bits: u32) -> i64 {
     let b = f.to_bits();
     let bx = ((b >> 23) & 0xFF) as i32;
@@ -391,6 +391,10 @@ pub fn fq(f: f32, e: i32, bits: u32) -> i64 {
 
 /// fquant15 of one float (a weight record's scale): (mantissa, exponent).
 pub fn fquant_scalar(f: f32) -> (i64, i32) {
+    // (Size-first: through `dyn`, one copy with the parameter vectors'.)
+    #[cfg(atome_small)]
+    let e = fquant_exp(1, &(|_| f) as &dyn Fn(usize) -> f32, QA);
+    #[cfg(not(atome_small))]
     let e = fquant_exp(1, |_| f, QA);
     (fq(f, e, QA), e)
 }
@@ -472,7 +476,7 @@ fn to_f32_f64(v: i64, e: i32) -> f32 {
 
 /// A plain exponent sum (as the contract writes `se + e_h`): any E_ZERO
 /// operand only ever meets zero mantissas.
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub(crate) fn ecomb_plain(a: i32, b: i32) -> i32 {
     a + b
 }

@@ -38,14 +38,19 @@ pub struct PVec<'a> {
 impl<'a> PVec<'a> {
     /// fquant_b of the first n floats.
     pub fn new(f: Floats<'a>, n: usize, bits: u32) -> PVec<'a> {
-        PVec { f, g: None, bits, e: fquant_exp(n, |i| f.get(i), bits) }
+        #[cfg(atome_small)]
+        let e = fquant_exp(n, &(|i| f.get(i)) as &dyn Fn(usize) -> f32, bits);
+        #[cfg(not(atome_small))]
+        let e = fquant_exp(n, |i| f.get(i), bits);
+        PVec { f, g: None, bits, e }
     }
     /// The 23-bit block of the exact products f_i g_i (i < n).
     pub fn prod(f: Floats<'a>, g: Floats<'a>, n: usize) -> PVec<'a> {
         PVec { f, g: Some(g), bits: QP, e: pquant_exp(n, |i| f32_prod_parts(f.get(i), g.get(i)), QP) }
     }
-    /// Mantissa i.
-    #[inline(always)]
+    /// Mantissa i. (Size-first: out of line, one copy for every use.)
+    #[cfg_attr(atome_small, inline(never))]
+    #[cfg_attr(not(atome_small), inline(always))]
     pub fn m(&self, i: usize) -> i64 {
         match self.g {
             None => fq(self.f.get(i), self.e, self.bits),
@@ -163,8 +168,9 @@ impl<'a> PSrc<'a> {
             Src::Copy(v) => Some(v),
         }
     }
-    /// Mantissa i (|m| < 2^23).
-    #[inline(always)]
+    /// Mantissa i (|m| < 2^23). (Size-first: out of line.)
+    #[cfg_attr(atome_small, inline(never))]
+    #[cfg_attr(not(atome_small), inline(always))]
     pub fn m(&self, i: usize) -> i32 {
         match self.at {
             Src::Blob(p) => p.m(i) as i32,

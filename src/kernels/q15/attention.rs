@@ -94,6 +94,10 @@ fn attention_top_impl(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b:
         }
     }
     let pr = pr.get_mut(..keff)?;
+    // (Size-first: through `dyn`, so that this and the router's are one copy.)
+    #[cfg(atome_small)]
+    softmax_q(&(|i| score(lo, hi, i)) as &dyn Fn(usize) -> i64, p.cq.m, p.cq.e + eq + kt, pr);
+    #[cfg(not(atome_small))]
     softmax_q(|i| score(lo, hi, i), p.cq.m, p.cq.e + eq + kt, pr);
     Some(keff)
 }
@@ -135,7 +139,8 @@ fn attention_sum_impl(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32> {
         let mut rows: [&[i16]; 4] = [&[]; 4];
         let mut ks = [0i32; 4];
         let mut ns = 0;
-        for (&j, &ps) in slots.clone() {
+        // (Size-first: none collected, the plain loop below.)
+        for (&j, &ps) in slots.clone().filter(|_| !cfg!(atome_small)) {
             let k = kw(j, ps);
             if k == 0 {
                 continue;
@@ -146,17 +151,18 @@ fn attention_sum_impl(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32> {
             }
             ns += 1;
         }
-        if ns <= 4 {
+        // (Size-first: the plain loop over the slots.)
+        if ns <= 4 && !cfg!(atome_small) {
             for r in rows.iter_mut().skip(ns) {
                 *r = vals.get(..d)?;
             }
-            #[cfg(atome_dsp)]
+            #[cfg(all(atome_dsp, not(atome_small)))]
             if let Some(mx) = super::attention_dsp::att_sum4_dsp(out, rows, ks) {
                 return Some(quant_into_mx(out, mx, f - 15, b.sparse));
             }
             let [r0, r1, r2, r3] = rows;
             let [k0, k1, k2, k3] = ks;
-            if cfg!(atome_armv6m) {
+            if cfg!(all(atome_armv6m, not(atome_small))) {
                 // Armv6-M: two rows a pass (four rows, their weights and
                 // the sums do not fit its eight low registers; S3 M0 -20K;
                 // RV32 and Thumb-2 gain nothing).

@@ -4,16 +4,16 @@
 //! (conv_t1.rs) fast paths; every other shape by tap or by decoded codes.
 #[cfg(atome_x86)]
 use super::conv_avx2::{conv5_avx2, Taps};
-#[cfg(atome_thumb2)]
+#[cfg(all(atome_thumb2, not(atome_small)))]
 use super::conv_t2::conv5_t2;
-#[cfg(atome_armv6m)]
+#[cfg(all(atome_armv6m, not(atome_small)))]
 use super::{conv_t1::conv5_t1, has_code10};
-#[cfg(any(atome_thumb2, atome_armv6m))]
+#[cfg(any(all(atome_thumb2, not(atome_small)), all(atome_armv6m, not(atome_small))))]
 use super::quant::or_abs;
 use crate::format::{Packing, Tensor};
 use crate::q15::arith::*;
 
-#[cfg(any(atome_thumb2, atome_armv6m))]
+#[cfg(any(all(atome_thumb2, not(atome_small)), all(atome_armv6m, not(atome_small))))]
 /// The five taps' inputs of the Arm conv kernels: rows (k = 0 the newest)
 /// and which shift by one.
 pub struct Taps5<'a> {
@@ -46,7 +46,7 @@ pub(super) fn conv_sums_impl(avx2: bool, clean: bool, conv: &Tensor, ring: &[i16
     // cores that divide in hardware gain nothing from the branch).
     let slot0 = t % kk;
     let ring_row = |k: usize| {
-        if cfg!(atome_armv6m) {
+        if cfg!(all(atome_armv6m, not(atome_small))) {
             if k <= slot0 {
                 slot0 - k
             } else {
@@ -77,7 +77,7 @@ pub(super) fn conv_sums_impl(avx2: bool, clean: bool, conv: &Tensor, ring: &[i16
                 shs[k] = et - ek;
             }
         }
-        if conv.packing == Packing::Trit2 && kk == 5 {
+        if conv.packing == Packing::Trit2 && kk == 5 && !cfg!(atome_small) {
             // K = 5 (the models' width; a zero or missing row's weights
             // masked to 0): one pass over the channels, each channel's ten
             // code bits read at once, its five taps summed in a register
@@ -105,7 +105,7 @@ pub(super) fn conv_sums_impl(avx2: bool, clean: bool, conv: &Tensor, ring: &[i16
                 }
             }
             let _ = avx2;
-            #[cfg(any(atome_thumb2, atome_armv6m))]
+            #[cfg(any(all(atome_thumb2, not(atome_small)), all(atome_armv6m, not(atome_small))))]
             if sv.iter().all(|&s| s <= 1) {
                 // (A missing tap's row: Thumb-2 reads row 0 and masks it
                 // out, Armv6-M does not read it.)
@@ -113,9 +113,9 @@ pub(super) fn conv_sums_impl(avx2: bool, clean: bool, conv: &Tensor, ring: &[i16
                 let shifted = sv.iter().enumerate().fold(0, |m, (k, &s)| m | s << k);
                 let valid = (0..5).fold(0, |v, k| v | ((mask >> (2 * k)) & 1) << k);
                 let taps = Taps5 { rows: [row(0), row(1), row(2), row(3), row(4)], shifted, valid };
-                #[cfg(atome_thumb2)]
+                #[cfg(all(atome_thumb2, not(atome_small)))]
                 let done = conv5_t2(conv.data, &taps, out);
-                #[cfg(atome_armv6m)]
+                #[cfg(all(atome_armv6m, not(atome_small)))]
                 let done = conv5_t1(conv.data, &taps, clean, out);
                 if done.is_some() {
                     return (or_abs(out), et);
@@ -224,7 +224,7 @@ pub(super) fn conv_sums_impl(avx2: bool, clean: bool, conv: &Tensor, ring: &[i16
 /// once per layer and call rather than at every position.
 #[inline(never)]
 pub(crate) fn conv_clean(conv: &Tensor, d: usize) -> bool {
-    #[cfg(atome_armv6m)]
+    #[cfg(all(atome_armv6m, not(atome_small)))]
     if conv.packing == Packing::Trit2 {
         return conv.data.get(..d / 4 * 5).is_some_and(|p| !has_code10(p));
     }

@@ -23,7 +23,7 @@
 
 /// Clears code `10` in r9 (hi bit without lo bit: weight 0), so that each
 /// 2-bit field is its weight as a signed number. lr is scratch.
-#[cfg(not(atome_dsp))]
+#[cfg(not(all(atome_dsp, not(atome_small))))]
 macro_rules! fix_codes {
     () => {
         concat!("mvn lr, r9\n", "and lr, lr, #0x55555555\n", "bic r9, r9, lr, lsl #1\n")
@@ -34,7 +34,7 @@ macro_rules! fix_codes {
 /// 0 ([`fix_codes`]), then r9 masked by the word at [sp, #8] and r10 =
 /// r9 masked by the word at [sp, #4] (the weights and the shifted-tap
 /// weights that [`tap`] reads).
-#[cfg(not(atome_dsp))]
+#[cfg(not(all(atome_dsp, not(atome_small))))]
 macro_rules! chan_codes {
     () => {
         concat!(fix_codes!(), "ldr lr, [sp, #8]\n", "and r9, r9, lr\n", "ldr lr, [sp, #4]\n", "and r10, r9, lr\n")
@@ -44,7 +44,7 @@ macro_rules! chan_codes {
 /// One tap of one channel: x from the tap's row pointer `p` (advanced),
 /// its weight from r9 and its shifted-tap weight from r10 at bit `b`;
 /// r11 += w x - u (x >> 1) (`first`: r11 = w x - u (x >> 1)).
-#[cfg(not(atome_dsp))]
+#[cfg(not(all(atome_dsp, not(atome_small))))]
 macro_rules! tap {
     ($p:literal, $b:literal, $acc:literal) => {
         concat!(
@@ -59,7 +59,7 @@ macro_rules! tap {
 }
 
 /// [`tap!`] when no tap is shifted: r11 += w x.
-#[cfg(not(atome_dsp))]
+#[cfg(not(all(atome_dsp, not(atome_small))))]
 macro_rules! tap_plain {
     ($p:literal, $b:literal, $acc:literal) => {
         concat!("ldrsh r12, [", $p, "], #2\n", "sbfx lr, r9, #", $b, ", #2\n", $acc, "\n")
@@ -68,7 +68,7 @@ macro_rules! tap_plain {
 
 /// One channel whose tap k codes are at bits b_k of r9/r10, each tap by
 /// the macro `tap`: its sum to the out pointer r5 (advanced).
-#[cfg(not(atome_dsp))]
+#[cfg(not(all(atome_dsp, not(atome_small))))]
 macro_rules! chan {
     ($tap:ident, $b0:literal, $b1:literal, $b2:literal, $b3:literal, $b4:literal) => {
         concat!(
@@ -83,7 +83,7 @@ macro_rules! chan {
 }
 
 /// The whole loop, each tap by the macro `tap` (see [`conv5_t2`]).
-#[cfg(not(atome_dsp))]
+#[cfg(not(all(atome_dsp, not(atome_small))))]
 macro_rules! conv_loop {
     ($tap:ident, $t:ident, $o:ident, $n:ident, $data:ident, $m3:ident, $v3:ident) => {
         core::arch::asm!(
@@ -147,12 +147,12 @@ pub fn conv5_t2(data: &[u8], t: &Taps5, out: &mut [i32]) -> Option<()> {
     // (Bits 30 and 31 are the fourth channel's first code: kept by the
     // first mask, masked after the shift that brings them down.)
     let (m3, v3) = (m | m << 10 | m << 20, v | v << 10 | v << 20 | 0xC000_0000);
-    #[cfg(atome_dsp)]
+    #[cfg(all(atome_dsp, not(atome_small)))]
     {
         let _ = m3;
         conv_dsp(data, t, out, v3)
     }
-    #[cfg(not(atome_dsp))]
+    #[cfg(not(all(atome_dsp, not(atome_small))))]
     {
     let o = out.as_mut_ptr();
     // SAFETY: four channels a step, n / 4 steps: each step reads bytes
@@ -178,7 +178,7 @@ pub fn conv5_t2(data: &[u8], t: &Taps5, out: &mut [i32]) -> Option<()> {
 /// channels' values) from the pointer `p` (advanced), each channel's
 /// weight by SBFX from r9 (bits `b` and `b` + 10), multiplied with its
 /// half by SMLABB/SMLATB into r12/lr (`$first`: SMULBB/SMULTB).
-#[cfg(atome_dsp)]
+#[cfg(all(atome_dsp, not(atome_small)))]
 macro_rules! tap2 {
     ($p:literal, $b:literal, $b2:literal, $mul0:literal, $mul1:literal) => {
         concat!(
@@ -193,7 +193,7 @@ macro_rules! tap2 {
 
 /// Two channels (codes at bits 0-9 and 10-19 of r9): their sums stored
 /// at r5 (advanced).
-#[cfg(atome_dsp)]
+#[cfg(all(atome_dsp, not(atome_small)))]
 macro_rules! chan2 {
     () => {
         concat!(
@@ -210,7 +210,7 @@ macro_rules! chan2 {
 /// The codes in r9 of a [`plain_dsp`] step made ready for [`tap2`]: code
 /// `10` cleared (weight 0), the missing taps masked by the word at
 /// [sp, #8]. r10 and r11 are scratch.
-#[cfg(atome_dsp)]
+#[cfg(all(atome_dsp, not(atome_small)))]
 macro_rules! codes2 {
     () => {
         concat!("mvn r11, r9\n", "and r11, r11, #0x55555555\n", "bic r9, r9, r11, lsl #1\n", "ldr r10, [sp, #8]\n", "and r9, r9, r10")
@@ -225,7 +225,7 @@ macro_rules! codes2 {
 /// # Safety
 /// Every row at least n long; out writable for n int32 (word aligned);
 /// data readable for n / 4 * 5 bytes.
-#[cfg(atome_dsp)]
+#[cfg(all(atome_dsp, not(atome_small)))]
 #[inline(always)]
 unsafe fn plain_dsp(rows: [&[i16]; 5], out: *mut i32, n: usize, data: *const u8, v3: u32) {
     // SAFETY: the caller's contract: n / 4 steps of four channels, each
@@ -276,7 +276,7 @@ unsafe fn plain_dsp(rows: [&[i16]; 5], out: *mut i32, n: usize, data: *const u8,
 /// one instruction), then [`plain_dsp`] (about 17.5 instructions a
 /// channel and 2 per shifted value, where the loop with shifted taps
 /// takes 36 a channel). The checks are conv5_t2's.
-#[cfg(atome_dsp)]
+#[cfg(all(atome_dsp, not(atome_small)))]
 fn conv_dsp(data: &[u8], t: &Taps5, out: &mut [i32], v3: u32) -> Option<()> {
     const CH: usize = 32;
     let n = out.len();

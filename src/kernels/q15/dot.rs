@@ -6,7 +6,7 @@
 /// sum a_i b_i over the shorter length, exactly (|sum| <= 2^30 * len).
 #[inline(always)]
 pub fn dot_q(a: &[i16], b: &[i16]) -> i64 {
-    #[cfg(atome_dsp)]
+    #[cfg(all(atome_dsp, not(atome_small)))]
     {
         let n = a.len().min(b.len());
         let pairs = n / 2;
@@ -18,7 +18,7 @@ pub fn dot_q(a: &[i16], b: &[i16]) -> i64 {
         }
         acc
     }
-    #[cfg(all(atome_thumb2, not(atome_dsp)))]
+    #[cfg(all(all(atome_thumb2, not(atome_small)), not(all(atome_dsp, not(atome_small)))))]
     {
         let n = a.len().min(b.len());
         if n == 0 {
@@ -26,13 +26,13 @@ pub fn dot_q(a: &[i16], b: &[i16]) -> i64 {
         }
         dot_smlal(a.as_ptr(), b.as_ptr(), n)
     }
-    #[cfg(atome_rv32)]
+    #[cfg(all(atome_rv32, not(atome_small)))]
     {
         dot_by_pairs(a, b)
     }
     // (Armv6-M: this loop too; with its six allocatable low registers the
     // pair loop and a hand-written one both came out longer.)
-    #[cfg(not(any(atome_dsp, atome_thumb2, atome_rv32)))]
+    #[cfg(not(any(all(atome_dsp, not(atome_small)), all(atome_thumb2, not(atome_small)), all(atome_rv32, not(atome_small)))))]
     {
         let mut acc = 0i64;
         for (&x, &y) in a.iter().zip(b) {
@@ -43,7 +43,7 @@ pub fn dot_q(a: &[i16], b: &[i16]) -> i64 {
 }
 
 /// One step of [`dot_pairs`]: a word (two int16) from each side, SMLALD.
-#[cfg(atome_dsp)]
+#[cfg(all(atome_dsp, not(atome_small)))]
 macro_rules! smlald_step {
     () => {
         concat!("ldr {t0}, [{ap}], #4\n", "ldr {t1}, [{bp}], #4\n", "smlald {lo}, {hi}, {t0}, {t1}\n")
@@ -51,7 +51,7 @@ macro_rules! smlald_step {
 }
 
 /// One step of [`dot_smlal`]: an int16 from each side, SMLAL.
-#[cfg(all(atome_thumb2, not(atome_dsp)))]
+#[cfg(all(all(atome_thumb2, not(atome_small)), not(all(atome_dsp, not(atome_small)))))]
 macro_rules! smlal_step {
     () => {
         concat!("ldrsh {t0}, [{ap}], #2\n", "ldrsh {t1}, [{bp}], #2\n", "smlal {lo}, {hi}, {t0}, {t1}\n")
@@ -60,7 +60,7 @@ macro_rules! smlal_step {
 
 /// sum over `pairs` >= 1 int16 pairs at a and b (2 * pairs readable int16
 /// each) of a_i b_i, by `SMLALD`.
-#[cfg(atome_dsp)]
+#[cfg(all(atome_dsp, not(atome_small)))]
 #[inline(always)]
 fn dot_pairs(a: *const i16, b: *const i16, pairs: usize) -> i64 {
     let (mut lo, mut hi) = (0u32, 0u32);
@@ -99,7 +99,7 @@ fn dot_pairs(a: *const i16, b: *const i16, pairs: usize) -> i64 {
 /// sum over `n` >= 1 int16 at a and b (n readable int16 each) of a_i b_i,
 /// by `SMLAL` (Armv7-M), four a step: LLVM's loop took seven instructions
 /// per product, this takes three and a half.
-#[cfg(all(atome_thumb2, not(atome_dsp)))]
+#[cfg(all(all(atome_thumb2, not(atome_small)), not(all(atome_dsp, not(atome_small)))))]
 #[inline(always)]
 fn dot_smlal(a: *const i16, b: *const i16, n: usize) -> i64 {
     let (mut lo, mut hi) = (0u32, 0u32);
@@ -144,7 +144,7 @@ fn dot_smlal(a: *const i16, b: *const i16, n: usize) -> i64 {
 /// (RV32 has no 32x32+64 accumulate; the 64-bit hosts' loop vectorizes
 /// instead, and the unit test runs this one there). Out of line: inlined
 /// into the attention's selection loop, its registers spilled.
-#[cfg_attr(not(atome_rv32), allow(dead_code))]
+#[cfg_attr(not(all(atome_rv32, not(atome_small))), allow(dead_code))]
 #[inline(never)]
 fn dot_by_pairs(a: &[i16], b: &[i16]) -> i64 {
     // Each product is in (-2^30, 2^30], so the pair sum s is in (-2^31 + 2^16, 2^31]: it

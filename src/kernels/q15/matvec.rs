@@ -45,19 +45,19 @@ use crate::format::{Packing, Tensor};
 
 #[cfg(atome_x86)]
 mod avx2;
-#[cfg(atome_dsp)]
+#[cfg(all(atome_dsp, not(atome_small)))]
 mod dsp;
-#[cfg(all(atome_thumb2, not(atome_dsp)))]
+#[cfg(all(all(atome_thumb2, not(atome_small)), not(all(atome_dsp, not(atome_small)))))]
 mod thumb2;
-#[cfg(atome_armv6m)]
+#[cfg(all(atome_armv6m, not(atome_small)))]
 mod t1;
-#[cfg(atome_armv6m)]
+#[cfg(all(atome_armv6m, not(atome_small)))]
 use t1::{build_tables_t1, rows_thumb};
 
 /// Byte of four Trit2 codes -> its four int16 weights, lowest first, in a
 /// u64 (code `10` reads as 0): the table of the AVX2 decode and of the
 /// DSP kernel's `LDRD`s (each keeps its own aligned static copy).
-#[cfg(any(atome_x86, atome_dsp))]
+#[cfg(any(atome_x86, all(atome_dsp, not(atome_small))))]
 const TRIT2_I16X4: [u64; 256] = {
     let mut t = [0u64; 256];
     let val = [0u64, 1, 0, 0xFFFF];
@@ -79,7 +79,7 @@ const BLOCK: usize = 32;
 /// cost (sum load and store, pointer step, loop test: 5 of 26 instructions
 /// per chunk of 8) is spread over sixteen weights (48 instructions); the
 /// q15 build's peak stack there stays within 2 KiB (cortex_bench checks).
-const CHUNK: usize = if cfg!(atome_armv6m) { 16 } else { 8 };
+const CHUNK: usize = if cfg!(all(atome_armv6m, not(atome_small))) { 16 } else { 8 };
 /// Bytes of codes per row and chunk.
 const CBYTES: usize = CHUNK / 4;
 /// 2-column tables per chunk.
@@ -138,6 +138,10 @@ fn accel_checked(acc: Accel, w: &Tensor, xs: &[i16], xstride: usize, n: usize, o
     if n == 0 || w.rows == 0 {
         return;
     }
+    // Size-first: the plain loop for every matrix (no tables).
+    if cfg!(atome_small) {
+        return matvec_q_small(w, xs, xstride, n, out, ostride);
+    }
     if n > 1 && ostride < w.rows {
         return matvec_q_naive(w, xs, xstride, n, out, ostride);
     }
@@ -179,7 +183,8 @@ pub fn matvec_q_multi(acc: Accel, jobs: &mut [MvJobQ], xs: &[i16], xstride: usiz
 /// undefined behaviour).
 pub fn matvec_q_multi_checked(acc: Accel, jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize, no_code10: bool) {
     // (Armv7E-M: the SMLAD kernel needs no tables, and nothing is shared.)
-    if cfg!(atome_dsp) {
+    // (Size-first: one matrix at a time, no tables.)
+    if cfg!(any(atome_dsp, atome_small)) {
         for j in jobs.iter_mut() {
             matvec_q_accel(acc, j.w, xs, xstride, n, j.out, j.ostride);
         }
@@ -209,10 +214,13 @@ pub fn matvec_q_portable(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: 
     if n == 0 || w.rows == 0 {
         return;
     }
+    if cfg!(atome_small) {
+        return matvec_q_small(w, xs, xstride, n, out, ostride);
+    }
     if n > 1 && ostride < w.rows {
         return matvec_q_naive(w, xs, xstride, n, out, ostride);
     }
-    #[cfg(atome_dsp)]
+    #[cfg(all(atome_dsp, not(atome_small)))]
     if w.packing == Packing::Trit2 && w.cols.is_multiple_of(4) && dsp::trit2(w, xs, xstride, n, out, ostride) {
         return;
     }
@@ -220,6 +228,42 @@ pub fn matvec_q_portable(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: 
         trit2_tables(&mut [MvJobQ { w, out, ostride }], xs, xstride, n)
     } else {
         decode_once(w, xs, xstride, n, out, ostride)
+    }
+}
+
+/// Size-first's matvec: Trit2 rows of whole bytes by a pair table per
+/// byte of columns (t[c] = w(c & 3) x0 + w(c >> 2) x1 for each pair of
+/// the byte's four columns, shared by every row), any other shape or
+/// packing by [`matvec_q_naive`]. Out of line: one copy for every caller.
+#[cfg_attr(not(atome_small), allow(dead_code))]
+#[inline(never)]
+fn matvec_q_small(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) {
+    let cols = w.cols;
+    let rb = cols / 4;
+    if w.packing != Packing::Trit2 || rb == 0 || !cols.is_multiple_of(4) || w.data.len() < w.rows * rb || (n > 1 && ostride < w.rows) {
+        return matvec_q_naive(w, xs, xstride, n, out, ostride);
+    }
+    const W: [i32; 4] = [0, 1, 0, -1];
+    for b in 0..n {
+        let x = xs.get(b * xstride..).unwrap_or(&[]);
+        let o = out.get_mut(b * ostride..).unwrap_or(&mut []);
+        let m = o.len().min(w.rows);
+        let o = &mut o[..m];
+        o.fill(0);
+        for q in 0..rb {
+            let mut t = [0i32; 32];
+            for (p, tp) in t.chunks_exact_mut(16).enumerate() {
+                let xv = |i: usize| i32::from(x.get(4 * q + 2 * p + i).copied().unwrap_or(0));
+                let (x0, x1) = (xv(0), xv(1));
+                for (c, e) in tp.iter_mut().enumerate() {
+                    *e = W[c & 3] * x0 + W[c >> 2] * x1;
+                }
+            }
+            for (oj, row) in o.iter_mut().zip(w.data.chunks_exact(rb)) {
+                let by = usize::from(row.get(q).copied().unwrap_or(0));
+                *oj = oj.wrapping_add(t[by & 15]).wrapping_add(t[16 + (by >> 4)]);
+            }
+        }
     }
 }
 
@@ -344,7 +388,7 @@ type Tables = [[i32; PAIRS]; 16];
 /// zero (entries 0, 2, 8, 10 are never written).
 #[inline]
 fn build_tables(t: &mut Tables, x: &[i16], c0: usize) {
-    #[cfg(atome_armv6m)]
+    #[cfg(all(atome_armv6m, not(atome_small)))]
     if let Some(xc) = x.get(c0..c0 + CHUNK) {
         build_tables_t1(t, xc);
         return;
@@ -381,7 +425,7 @@ fn build_tables(t: &mut Tables, x: &[i16], c0: usize) {
 /// Whether the row loop stores (rather than adds to) the sums of a
 /// position's first chunk, so that the caller need not zero the outputs
 /// first (ARMv6-M, whose zeroing is a library call per job).
-const STORE_FIRST: bool = cfg!(atome_armv6m);
+const STORE_FIRST: bool = cfg!(all(atome_armv6m, not(atome_small)));
 
 /// Four Trit2 codes (one payload byte, byte K of a chunk) against pair
 /// tables 2K and 2K+1.
@@ -394,7 +438,7 @@ fn byte_sum<const K: usize>(t: &Tables, b: u8) -> i32 {
 
 /// The Thumb-2 row loop (`thumb2::rows_jobs`: Cortex-M3, M33) reads the
 /// paged layout, the others the code-major one.
-const PAGED: bool = cfg!(all(atome_thumb2, not(atome_dsp)));
+const PAGED: bool = cfg!(all(all(atome_thumb2, not(atome_small)), not(all(atome_dsp, not(atome_small)))));
 
 /// Where the entry of nibble `nib` (codes c0 + 4*c1) of pair table `p`
 /// lives. Code-major: `t[nib][p]`, byte offset 16*nib + 4*p (ARMv6-M's
@@ -440,13 +484,13 @@ fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32], wh
     let step = step.max(1);
     // All rows inside the payload (the usual case): no per-row checks.
     if let (true, Some(d)) = (whole, data.get(at..)) {
-        #[cfg(atome_armv6m)]
+        #[cfg(all(atome_armv6m, not(atome_small)))]
         if first {
             rows_thumb::<true>(t, d, step, out);
         } else {
             rows_thumb::<false>(t, d, step, out);
         }
-        #[cfg(all(atome_thumb2, not(atome_dsp)))]
+        #[cfg(all(all(atome_thumb2, not(atome_small)), not(all(atome_dsp, not(atome_small)))))]
         if d.len() >= CBYTES {
             let mut descs = [thumb2::RowsDesc::new(out, d.as_ptr()), thumb2::RowsDesc::END];
             // SAFETY: out is one slice; row j < out.len() reads CBYTES
@@ -455,7 +499,7 @@ fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32], wh
             // are initialized (zeroed by the caller on this target).
             unsafe { thumb2::rows_jobs(t, &mut descs, step, false) };
         }
-        #[cfg(not(all(target_arch = "arm", not(atome_dsp))))]
+        #[cfg(not(all(all(target_arch = "arm", not(atome_small)), not(all(atome_dsp, not(atome_small))))))]
         rows_whole(t, d, step, out);
         return;
     }
@@ -474,7 +518,7 @@ fn add_rows(t: &Tables, data: &[u8], at: usize, step: usize, out: &mut [i32], wh
 
 /// [`add_rows`]'s usual case: `d` holds (out.len() - 1) * step + 2 bytes
 /// at least.
-#[cfg(not(all(target_arch = "arm", not(atome_dsp))))]
+#[cfg(not(all(all(target_arch = "arm", not(atome_small)), not(all(atome_dsp, not(atome_small))))))]
 #[inline(always)]
 fn rows_whole(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
     let mut p = d.as_ptr();
@@ -496,7 +540,7 @@ fn rows_whole(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
 #[inline(always)]
 fn zero_tables(t: &mut core::mem::MaybeUninit<Tables>) -> &mut Tables {
     // (Named registers: the list must be in ascending order.)
-    #[cfg(any(atome_thumb2, atome_armv6m))]
+    #[cfg(any(all(atome_thumb2, not(atome_small)), all(atome_armv6m, not(atome_small))))]
     {
         const STEPS: usize = core::mem::size_of::<Tables>() / 64;
         // SAFETY: writes STEPS * 64 bytes = the whole of t (512 or 256
@@ -528,7 +572,7 @@ fn zero_tables(t: &mut core::mem::MaybeUninit<Tables>) -> &mut Tables {
             t.assume_init_mut()
         }
     }
-    #[cfg(not(any(atome_thumb2, atome_armv6m)))]
+    #[cfg(not(any(all(atome_thumb2, not(atome_small)), all(atome_armv6m, not(atome_small)))))]
     t.write([[0; PAIRS]; 16])
 }
 
@@ -573,7 +617,7 @@ fn trit2_tables_group(jobs: &mut [MvJobQ], xs: &[i16], xstride: usize, n: usize)
     // Armv7-M / Armv8-M Mainline, every row whole, every position's
     // inputs there and every chunk full: tables and rows in asm, one row
     // loop call per chunk for all the jobs.
-    #[cfg(all(atome_thumb2, not(atome_dsp)))]
+    #[cfg(all(all(atome_thumb2, not(atome_small)), not(all(atome_dsp, not(atome_small)))))]
     if cols.is_multiple_of(CHUNK)
         && whole.iter().take(jobs.len()).all(|&f| f)
         && last.checked_sub(1).is_none_or(|b| b.checked_mul(xstride).and_then(|v| v.checked_add(cols)).is_some_and(|e| e <= xs.len()))

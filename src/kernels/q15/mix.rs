@@ -20,6 +20,10 @@ pub(crate) fn router(sc: Scale, acc3: &[i32], eh: i32) -> [i32; 3] {
         *a = m;
     }
     let mut r = [0i32; 3];
+    // (Size-first: through `dyn`, one copy with the attention's.)
+    #[cfg(atome_small)]
+    softmax_q(&(|j: usize| acc.get(j).map_or(0, |&a| i64::from(a))) as &dyn Fn(usize) -> i64, sc.m, ecomb_plain(sc.e, eh), &mut r);
+    #[cfg(not(atome_small))]
     softmax_q(|j| acc.get(j).map_or(0, |&a| i64::from(a)), sc.m, ecomb_plain(sc.e, eh), &mut r);
     r
 }
@@ -68,7 +72,7 @@ pub(super) fn mix_impl<const GENERAL: bool>(p: &LayerQ, st: State, lm: &mut [i32
     let k = |c: i64, e: i32| rshr(c, ashift(a, e)) as i32;
     let ks = [k(c0m, e0), k(c1m, e1), k(c2m, e2)];
     let sx = ashift(a, ex);
-    let mx = if !GENERAL {
+    let mx = if !GENERAL && !cfg!(atome_small) {
         // Each pathway's grid as (v + r) >> t: a right shift s in 1..=31
         // rounds (r = 2^(s-1)); a left shift (s <= 0, exact) moves into
         // its coefficient instead (k (v << n) = (k << n) v, wrapping: the
@@ -86,9 +90,9 @@ pub(super) fn mix_impl<const GENERAL: bool>(p: &LayerQ, st: State, lm: &mut [i32
         let loc = move |w: i32| (w + rl) >> tl;
         let sta = move |h: i32| (h + rs) >> ts;
         // Armv7E-M: the same sums by SMMULR/SMMLAR (mix_dsp.rs).
-        #[cfg(atome_dsp)]
+        #[cfg(all(atome_dsp, not(atome_small)))]
         let fast = super::mix_dsp::mix_sums_dsp(lm, hs, sp, xr, (tl, ts, sx), ks);
-        #[cfg(not(atome_dsp))]
+        #[cfg(not(all(atome_dsp, not(atome_small))))]
         let fast: Option<u32> = None;
         if let Some(mx) = fast {
             mx
@@ -118,7 +122,7 @@ const MIX_ROOM: i32 = 29;
 #[inline(always)]
 fn mix_sums(lm: &mut [i32], hs: &[i32], sp: &[i16], xr: &[i16], [k0, k1, k2]: [i32; 3], loc: impl Fn(i32) -> i32, sta: impl Fn(i32) -> i32, xf: impl Fn(i32) -> i32) -> u32 {
     let mut mx = 0u32;
-    if cfg!(atome_thumb2) {
+    if cfg!(all(atome_thumb2, not(atome_small))) {
         // Two passes on Thumb-2, each with few enough constants to stay
         // in registers (one pass reloads some every element).
         for (w, &spc) in lm.iter_mut().zip(sp) {

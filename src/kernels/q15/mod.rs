@@ -7,7 +7,7 @@
 /// (at least 1): an odd step first, then two a step. `lsrs` halves the
 /// count, leaving C set for the odd step and Z for no pair, so no step's
 /// instructions may set N, Z or C. Labels 2, 3 and 4 are its own.
-#[cfg(atome_thumb2)]
+#[cfg(all(atome_thumb2, not(atome_small)))]
 macro_rules! odd_then_pairs {
     ($n:literal, $body:ident $args:tt) => {
         concat!(
@@ -75,31 +75,31 @@ macro_rules! kernel {
 }
 
 pub mod attention;
-#[cfg(atome_dsp)]
+#[cfg(all(atome_dsp, not(atome_small)))]
 pub mod attention_dsp;
 pub mod conv;
 #[cfg(atome_x86)]
 pub mod conv_avx2;
-#[cfg(atome_armv6m)]
+#[cfg(all(atome_armv6m, not(atome_small)))]
 pub mod conv_t1;
-#[cfg(atome_thumb2)]
+#[cfg(all(atome_thumb2, not(atome_small)))]
 pub mod conv_t2;
 pub mod dot;
 pub mod head;
 pub mod matvec;
 pub mod mix;
-#[cfg(atome_dsp)]
+#[cfg(all(atome_dsp, not(atome_small)))]
 pub mod mix_dsp;
 pub mod norm;
-#[cfg(atome_dsp)]
+#[cfg(all(atome_dsp, not(atome_small)))]
 pub mod norm_dsp;
-#[cfg(atome_armv6m)]
+#[cfg(all(atome_armv6m, not(atome_small)))]
 pub mod norm_t1;
-#[cfg(atome_thumb2)]
+#[cfg(all(atome_thumb2, not(atome_small)))]
 pub mod norm_t2;
 pub mod quant;
 pub mod ssm;
-#[cfg(atome_thumb2)]
+#[cfg(all(atome_thumb2, not(atome_small)))]
 pub mod ssm_t2;
 #[cfg(test)]
 mod tests;

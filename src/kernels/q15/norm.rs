@@ -59,7 +59,7 @@ pub(super) fn layer_norm_impl<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc
     let (e1, e2) = (ecomb(g.e, ze), b.e);
     let a = align_at(&[top(e1, 30), top(e2, QA as i32)], LN_ROOM);
     let (s1, s2) = (ashift(a, e1), ashift(a, e2));
-    let mx = if !GENERAL && d <= 16383 && sc >= -15 && sz >= -15 {
+    let mx = if !GENERAL && (!cfg!(atome_small) || (g.vals().is_some() && b.vals().is_some())) && d <= 16383 && sc >= -15 && sz >= -15 {
         // Each rshr as (v * M + R) >> S with per-row constants (M = 2^-s
         // for a left shift), D and S folded into the first: every true
         // value is an int32 (|c| < 2^30 for D < 2^14; wrapping products
@@ -79,7 +79,7 @@ pub(super) fn layer_norm_impl<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc
         let c1 = [(d as i32).wrapping_mul(m1), r1.wrapping_sub(s32.wrapping_mul(m1)), (im as i32) * m2, r2, r3, m4, r4];
         let t = [t1, t2, t3, t4];
         // Cortex-M0: three passes in asm (norm_t1.rs).
-        #[cfg(atome_armv6m)]
+        #[cfg(all(atome_armv6m, not(atome_small)))]
         if let (Some(gv), Some(bv), Some(wr)) = (g.vals(), b.vals(), w.get_mut(..xm.len())) {
             let ((gp, gn), (bp, bn)) = (gv.words(), bv.words());
             if gn >= wr.len() && bn >= wr.len() {
@@ -92,7 +92,7 @@ pub(super) fn layer_norm_impl<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc
         }
         // Armv7E-M: the first pass, then the affine pass by SMMULR and
         // SMMLAR (norm_dsp.rs, norm_t2.rs).
-        #[cfg(atome_dsp)]
+        #[cfg(all(atome_dsp, not(atome_small)))]
         if let (Some(gv), Some(bv), Some(wr)) = (g.vals(), b.vals(), w.get_mut(..xm.len())) {
             let ((gp, gn), (bp, bn)) = (gv.words(), bv.words());
             if gn >= wr.len() && bn >= wr.len() {
@@ -114,7 +114,12 @@ pub(super) fn layer_norm_impl<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc
         match (g.vals(), b.vals()) {
             // (int32 views of both kinds: one copy of the loops.)
             (Some(gv), Some(bv)) => ln_sums(xm, gv.ints().iter().copied(), bv.ints().iter().copied(), c1, t, w),
+            #[cfg(not(atome_small))]
             _ => ln_sums(xm, (0..xm.len()).map(|i| g.m(i)), (0..xm.len()).map(|i| b.m(i)), c1, t, w),
+            // (Size-first: only with both copies, see the condition; one
+            // copy of the int32 loop.)
+            #[cfg(atome_small)]
+            _ => 0,
         }
     } else {
         // (Any D and grid: the same integers in int64.)
@@ -144,7 +149,7 @@ fn ln_sums(xm: &[i16], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i
     // stay in registers (one pass spills about ten loads an element there;
     // on Armv6-M and RV32 one pass is the faster: S3 q15 M4F -49K, M3
     // -33K, M0 +26K, RV32 +33K instructions with two).
-    if !cfg!(atome_thumb2) {
+    if !cfg!(all(atome_thumb2, not(atome_small))) {
         let mut mx = 0u32;
         for ((o, &m), (gm, bm)) in w.iter_mut().zip(xm).zip(gi.zip(bi)) {
             let cm = i32::from(m).wrapping_mul(dm).wrapping_add(c) >> t0;
@@ -155,9 +160,9 @@ fn ln_sums(xm: &[i16], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i
         }
         return mx;
     }
-    #[cfg(atome_thumb2)]
+    #[cfg(all(atome_thumb2, not(atome_small)))]
     let done = w.get_mut(..xm.len()).is_some_and(|wr| super::norm_t2::ln_first_t2(xm, [dm, c, im, r2], [t0, t1], wr));
-    #[cfg(not(atome_thumb2))]
+    #[cfg(not(all(atome_thumb2, not(atome_small))))]
     let done = false;
     if !done {
         for (o, &m) in w.iter_mut().zip(xm) {
@@ -189,13 +194,13 @@ fn ln_affine(w: &mut [i32], gi: impl Iterator<Item = i32>, bi: impl Iterator<Ite
 pub fn row_stats(xm: &[i16]) -> (i32, i64, i32, i32) {
     let (mut s, mut q, mut lo, mut hi) = (0i32, 0i64, i32::MAX, i32::MIN);
     // The elements the asm leaves (all of them elsewhere).
-    #[cfg(not(any(atome_dsp, atome_thumb2, atome_armv6m)))]
+    #[cfg(not(any(all(atome_dsp, not(atome_small)), all(atome_thumb2, not(atome_small)), all(atome_armv6m, not(atome_small)))))]
     let rest = xm;
     // ARMv6-M: two elements a step, their squares added in 32 bits (each
     // at most 2^30) before the 64-bit add; the extremes in high registers
     // (CMP and MOV reach them): about 12.5 instructions an element where
     // LLVM's loop took 25.
-    #[cfg(atome_armv6m)]
+    #[cfg(all(atome_armv6m, not(atome_small)))]
     let rest = if xm.len() >= 2 {
         let pairs = xm.len() / 2;
         let (mut ql, mut qh): (u32, u32);
@@ -262,7 +267,7 @@ pub fn row_stats(xm: &[i16]) -> (i32, i64, i32, i32) {
     } else {
         xm
     };
-    #[cfg(all(atome_thumb2, not(atome_dsp)))]
+    #[cfg(all(all(atome_thumb2, not(atome_small)), not(all(atome_dsp, not(atome_small)))))]
     let rest = if xm.len() >= 2 {
         let pairs = xm.len() / 2;
         let (mut ql, mut qh) = (0u32, 0u32);
@@ -308,7 +313,7 @@ pub fn row_stats(xm: &[i16]) -> (i32, i64, i32, i32) {
     } else {
         xm
     };
-    #[cfg(atome_dsp)]
+    #[cfg(all(atome_dsp, not(atome_small)))]
     let rest = if xm.len() >= 2 {
         let pairs = xm.len() / 2;
         let (mut ql, mut qh, mut lo2, mut hi2) = (0u32, 0u32, 0x7FFF_7FFFu32, 0x8000_8000u32);

@@ -12,7 +12,7 @@
 ///
 /// # Safety
 /// `g` and `b` must be readable for `w.len()` int32 each, 4-byte aligned.
-#[cfg(atome_dsp)]
+#[cfg(all(atome_dsp, not(atome_small)))]
 #[inline(always)]
 pub unsafe fn ln_affine_dsp(w: &mut [i32], g: *const i32, b: *const i32, t2: u32, t3: u32, m4: i32) -> Option<u32> {
     let n = w.len();
@@ -40,7 +40,7 @@ pub unsafe fn ln_affine_dsp(w: &mut [i32], g: *const i32, b: *const i32, t2: u32
 }
 
 /// One pair of [`affine_loop`] (no instruction here sets N, Z or C).
-#[cfg(atome_dsp)]
+#[cfg(all(atome_dsp, not(atome_small)))]
 macro_rules! affine_pair {
     () => {
         concat!(
@@ -84,7 +84,7 @@ macro_rules! affine_pair {
 /// # Safety
 /// pairs >= 1; 2 * pairs int32 readable at g and b and read-writable at
 /// w, all 4-byte aligned.
-#[cfg(atome_dsp)]
+#[cfg(all(atome_dsp, not(atome_small)))]
 #[inline(always)]
 unsafe fn affine_loop<const GM: usize, const BM: usize>(w: *mut i32, g: *const i32, b: *const i32, pairs: usize, mg: i32, mb: i32) -> u32 {
     let mut mx = 0u32;

@@ -4,7 +4,7 @@
 /// Thumb-1 asm text: the word at `[$base, #$off]` into the high register
 /// `$hi` through the low scratch `$tmp` (Thumb-1 loads only into low
 /// registers; asm operands may name high ones only as clobbers).
-#[cfg(atome_armv6m)]
+#[cfg(all(atome_armv6m, not(atome_small)))]
 macro_rules! to_high {
     ($tmp:literal, $base:literal, $off:literal, $hi:literal) => {
         concat!("ldr ", $tmp, ", [", $base, ", #", $off, "]\n", "mov ", $hi, ", ", $tmp, "\n")
@@ -24,7 +24,7 @@ macro_rules! to_high {
 ///
 /// # Safety
 /// `g` and `b` must be readable for `w.len()` int32 each.
-#[cfg(atome_armv6m)]
+#[cfg(all(atome_armv6m, not(atome_small)))]
 pub unsafe fn ln_passes_t1(xm: &[i16], g: *const i32, b: *const i32, k: [i32; 7], t: [u32; 4], w: &mut [i32]) -> Option<u32> {
     let n = w.len();
     if xm.len() != n || n < 2 || !n.is_multiple_of(2) || t.iter().any(|&s| s > 31) {

@@ -6,7 +6,7 @@
 /// the engine's loop), two elements a step from one word of `xm`: 7
 /// instructions an element against LLVM's 8. Returns false (nothing
 /// written) unless both hold the same even, non-zero number of elements.
-#[cfg(atome_thumb2)]
+#[cfg(all(atome_thumb2, not(atome_small)))]
 #[inline(always)]
 pub fn ln_first_t2(xm: &[i16], [dm, c, im, r2]: [i32; 4], [t0, t1]: [u32; 2], w: &mut [i32]) -> bool {
     let n = xm.len();

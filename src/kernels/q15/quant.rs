@@ -12,7 +12,7 @@ pub const LIM15: i32 = 32767;
 
 /// One pair of [`or_abs`]'s Thumb-2 loop (no instruction here sets the
 /// flags).
-#[cfg(atome_thumb2)]
+#[cfg(all(atome_thumb2, not(atome_small)))]
 macro_rules! or_pair {
     () => {
         concat!(
@@ -28,9 +28,9 @@ macro_rules! or_pair {
 }
 
 /// OR of |v| over `src`.
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn or_abs(src: &[i32]) -> u32 {
-    #[cfg(atome_thumb2)]
+    #[cfg(all(atome_thumb2, not(atome_small)))]
     if src.len() >= 2 {
         let pairs = src.len() / 2;
         let mut mx = 0u32;
@@ -52,7 +52,7 @@ pub fn or_abs(src: &[i32]) -> u32 {
         }
         return src.get(2 * pairs..).unwrap_or(&[]).iter().fold(mx, |m, v| m | v.unsigned_abs());
     }
-    #[cfg(atome_armv6m)]
+    #[cfg(all(atome_armv6m, not(atome_small)))]
     if src.len() >= 4 {
         // ARMv6-M: four elements a step (LLVM's loop: 7 instructions an
         // element with its loop test; 5.5 here).
@@ -89,7 +89,7 @@ pub fn or_abs(src: &[i32]) -> u32 {
 /// The end of a pair of [`rshr_sat`]'s Armv7E-M loops: the two saturated
 /// int16 in `{a}` and `{b}` packed, -32768 raised to -32767 in both
 /// halves (`{lim}` = 0x80018001), one word stored (no flag but GE set).
-#[cfg(atome_dsp)]
+#[cfg(all(atome_dsp, not(atome_small)))]
 macro_rules! pack_store {
     () => {
         concat!(
@@ -104,7 +104,7 @@ macro_rules! pack_store {
 /// One pair of [`rshr_sat`]'s Armv7E-M loop for shifts of 1 or more: rshr
 /// by SMMULR, SSAT, then [`pack_store`] (no instruction here sets N, Z or
 /// C).
-#[cfg(atome_dsp)]
+#[cfg(all(atome_dsp, not(atome_small)))]
 macro_rules! rshr_pair {
     () => {
         concat!(
@@ -120,9 +120,9 @@ macro_rules! rshr_pair {
 
 /// out[i] = clamp(((src[i] >> n) + 1) >> 1, -32767, 32767) (rshr by n + 1
 /// then saturation) over the shorter length (n above 31 counts as 31).
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn rshr_sat(src: &[i32], n: u32, out: &mut [i16]) {
-    #[cfg(atome_dsp)]
+    #[cfg(all(atome_dsp, not(atome_small)))]
     if let len @ 2.. = src.len().min(out.len()) {
         // Armv7E-M: two elements a step, each shifted, rounded and
         // saturated to [-32768, 32767] by SSAT, packed by PKHBT, then both
@@ -188,7 +188,7 @@ pub fn rshr_sat(src: &[i32], n: u32, out: &mut [i16]) {
         }
         return;
     }
-    #[cfg(atome_thumb2)]
+    #[cfg(all(atome_thumb2, not(atome_small)))]
     if let len @ 1.. = src.len().min(out.len()) {
         // One element: the rounding shift, saturated to [-32768, 32767] by
         // SSAT, then -32768 up to -32767.
@@ -234,7 +234,7 @@ pub fn rshr_sat(src: &[i32], n: u32, out: &mut [i16]) {
         }
         return;
     }
-    #[cfg(atome_armv6m)]
+    #[cfg(all(atome_armv6m, not(atome_small)))]
     if let len @ 2.. = src.len().min(out.len()) {
         // ARMv6-M: two elements a step, the bounds in registers (LLVM's
         // loop reloads them from the literal pool every element: 17
@@ -307,7 +307,7 @@ pub(crate) fn quant_into_impl(src: &[i32], e: i32, out: &mut [i16]) -> i32 {
 }
 
 /// [`quant_into_impl`] with the OR of the magnitudes known.
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub(crate) fn quant_into_mx(src: &[i32], mx: u32, e: i32, out: &mut [i16]) -> i32 {
     let s = qshift(u64::from(mx), QA);
     quant_at(src, s, out);
@@ -315,7 +315,7 @@ pub(crate) fn quant_into_mx(src: &[i32], mx: u32, e: i32, out: &mut [i16]) -> i3
 }
 
 /// The mantissas of quant15 at shift s = bitlen(max |src|) - 15 into `out`.
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub(crate) fn quant_at(src: &[i32], s: i32, out: &mut [i16]) {
     // Every rshr32 result is within +-2^15 (int32 work). One loop per
     // case, the shift's branches out of the loop.

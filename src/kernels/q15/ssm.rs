@@ -7,6 +7,7 @@ use crate::q15::params::{PSrc, Vals};
 
 /// Runs `$body` with `$i` bound to an int32 iterator over a [`Vals`]: one
 /// copy of the loop per representation, each a plain slice loop.
+#[cfg(not(atome_small))]
 macro_rules! with_ints {
     ($v:expr, |$i:ident| $body:expr) => {
         match $v {
@@ -39,7 +40,7 @@ pub(super) fn ssm_step_impl<const GENERAL: bool>(sb: &PSrc, tanh: Vals, hs: &mut
     // below 2^30, the sum an int32 (docs/Q15.md#ssm-state-pathway).
     let a = align_at(&[top(e1, 60), top(e2, QP as i32 + QA as i32)], SSM_ROOM);
     let (s1, s2) = (ashift(a, e1).max(1) as u32, ashift(a, e2).max(1) as u32);
-    #[cfg(atome_thumb2)]
+    #[cfg(all(atome_thumb2, not(atome_small)))]
     if let (false, 30..=32, 1..=32, Some(bv)) = (GENERAL, s1, s2, sb.vals()) {
         let ((tp, tn), (bp, bn)) = (tanh.words(), bv.words());
         if tn >= hs.len() && bn >= hs.len() {
@@ -51,12 +52,17 @@ pub(super) fn ssm_step_impl<const GENERAL: bool>(sb: &PSrc, tanh: Vals, hs: &mut
     }
     // Cortex-M0: the split products' loops (one per usual decay shift)
     // over int32 views of both vectors, compiled once each.
-    if let (true, false, Some(bv)) = (NO_SMULL, GENERAL, sb.vals()) {
+    if let (true, false, Some(bv)) = (NO_SMULL && !cfg!(atome_small), GENERAL, sb.vals()) {
         if let Some(mx) = ssm_sums_m0(tanh.ints(), bv.ints(), hs, h, s1, s2) {
             return ssm_norm(hs, mx, a);
         }
     }
+    // Size-first: one loop for every kind of both vectors.
+    #[cfg(atome_small)]
+    let mx = ssm_sums::<GENERAL>(tanh.ints().iter().copied(), (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2);
+    #[cfg(not(atome_small))]
     let bits = |f: &f32| f.to_bits() as i32;
+    #[cfg(not(atome_small))]
     let mx = match sb.vals() {
         Some(Vals::Bits(bs)) => match tanh {
             Vals::Bits(ts) => ssm_sums::<GENERAL>(ts.iter().map(bits), bs.iter().map(bits), hs, h, s1, s2),

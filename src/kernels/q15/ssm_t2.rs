@@ -9,7 +9,7 @@
 /// The loop of [`ssm_sums_s`] for a decay shift of `s1` (its rounding
 /// addend `rnd` = 2^(s1-1) and the high word's shift `ls` = 32 - s1 as
 /// literals: immediates keep two registers free).
-#[cfg(atome_thumb2)]
+#[cfg(all(atome_thumb2, not(atome_small)))]
 macro_rules! ssm_loop {
     ($s1:literal, $rnd:literal, $ls:literal, $t:ident, $b:ident, $hp:ident, $h:ident, $n:ident, $s2:ident, $mx:ident) => {
         core::arch::asm!(
@@ -55,7 +55,7 @@ macro_rules! ssm_loop {
 }
 
 /// One element of [`ssm_loop_dsp`] (no instruction here sets N, Z or C).
-#[cfg(atome_dsp)]
+#[cfg(all(atome_dsp, not(atome_small)))]
 macro_rules! ssm_elem_dsp {
     ($s1:literal) => {
         concat!(
@@ -90,7 +90,7 @@ macro_rules! ssm_elem_dsp {
 /// For s1 = 30, 2T by the saturating `QADD`: T = 2^30 gives 2^31 - 1, and
 /// with |hs| < 2^30 the floor is still hs, the exact rshr(2^30 hs, 30).
 /// 16 instructions an element (two a step) against 23.
-#[cfg(atome_dsp)]
+#[cfg(all(atome_dsp, not(atome_small)))]
 macro_rules! ssm_loop_dsp {
     ($s1:literal, $t:ident, $b:ident, $hp:ident, $h:ident, $n:ident, $k1:ident, $k2:ident, $mx:ident) => {
         core::arch::asm!(
@@ -118,7 +118,7 @@ macro_rules! ssm_loop_dsp {
 /// # Safety
 /// `t` and `b` must be readable for `hs.len()` int32 each (any alignment
 /// of 4); `h` at least as long as `hs`; 30 <= s1 <= 32, 1 <= s2 <= 32.
-#[cfg(atome_thumb2)]
+#[cfg(all(atome_thumb2, not(atome_small)))]
 #[inline(always)]
 pub unsafe fn ssm_sums_s(t: *const i32, b: *const i32, hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> u32 {
     let n = hs.len().min(h.len());
@@ -131,7 +131,7 @@ pub unsafe fn ssm_sums_s(t: *const i32, b: *const i32, hs: &mut [i32], h: &[i16]
     // b, hs and h at element c < n and writes hs[c], and stops when the hs
     // pointer reaches hp + n. Only the named registers and the flags
     // change.)
-    #[cfg(atome_dsp)]
+    #[cfg(all(atome_dsp, not(atome_small)))]
     if s2 >= 8 {
         let k2 = (32 - s2).min(16);
         let k1 = 32 - s2 - k2;

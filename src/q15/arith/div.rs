@@ -14,7 +14,7 @@ pub fn div_q32(n: u64, d: u64) -> u64 {
     if cfg!(target_pointer_width = "64") {
         return n / d.max(1);
     }
-    #[cfg(atome_armv6m)]
+    #[cfg(all(atome_armv6m, not(atome_small)))]
     if let Some(q) = div_bits_t1(n, d) {
         return u64::from(q);
     }
@@ -26,7 +26,7 @@ pub fn div_q32(n: u64, d: u64) -> u64 {
 /// restoring division in asm, one quotient bit a step and six instructions
 /// a step: for 0 < d < 2^32 and n < d 2^32 (a quotient below 2^32), else
 /// None.
-#[cfg(atome_armv6m)]
+#[cfg(all(atome_armv6m, not(atome_small)))]
 #[inline(never)]
 fn div_bits_t1(n: u64, d: u64) -> Option<u32> {
     let (hi, lo) = ((n >> 32) as u32, n as u32);

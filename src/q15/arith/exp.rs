@@ -4,7 +4,7 @@
 use super::*;
 
 /// The coefficients in the order [`exp2_horner_t1`] adds them.
-#[cfg(atome_armv6m)]
+#[cfg(all(atome_armv6m, not(atome_small)))]
 static EXP2_C_DOWN: [i32; 5] = [EXP2_C[4] as i32, EXP2_C[3] as i32, EXP2_C[2] as i32, EXP2_C[1] as i32, EXP2_C[0] as i32];
 
 /// exp2q's Horner steps acc = C_i + rshr(acc f, 24) from acc = C5, on
@@ -12,8 +12,8 @@ static EXP2_C_DOWN: [i32; 5] = [EXP2_C[4] as i32, EXP2_C[3] as i32, EXP2_C[2] as
 /// 2^30 and 0 <= f < 2^24 are within its bounds) with f's halves in
 /// registers for all five steps: 21 instructions a step where LLVM's
 /// spilled loop took about 30.
-#[cfg(atome_armv6m)]
-#[inline(always)]
+#[cfg(all(atome_armv6m, not(atome_small)))]
+#[cfg_attr(not(atome_small), inline(always))]
 fn exp2_horner_t1(f: i32) -> i32 {
     let acc: i32;
     // One step: r0 = acc, r1 = bl, r2 = bh; the next coefficient from the
@@ -88,9 +88,9 @@ pub fn exp2q(v: i64) -> i64 {
         // below sum |C1..C5| < 2^30, and f < 2^24, so each product is
         // below 2^54, its rshr below 2^30 and each new acc below 2^31.
         let (ip, f) = ((v >> 24) as i32, (v & ((1 << 24) - 1)) as i32);
-        #[cfg(atome_armv6m)]
+        #[cfg(all(atome_armv6m, not(atome_small)))]
         let acc = exp2_horner_t1(f);
-        #[cfg(not(atome_armv6m))]
+        #[cfg(not(all(atome_armv6m, not(atome_small))))]
         let acc = {
             let mut acc = EXP2_C[5] as i32;
             for &c in EXP2_C[..5].iter().rev() {
@@ -127,7 +127,7 @@ pub(super) fn to_q24(v: i64, k: i32) -> i64 {
 
 /// g * v for a sign g in {-1, 0, 1}; on Cortex-M0 without a multiply (a
 /// library call there).
-#[inline(always)]
+#[cfg_attr(not(atome_small), inline(always))]
 pub fn sgn_mul(g: i64, v: i64) -> i64 {
     if NO_SMULL {
         match g {

@@ -9,7 +9,7 @@ use super::{Tables, CBYTES, CHUNK};
 /// immediate offsets from four bases (code-major rows of 32 bytes; a
 /// Thumb-1 store reaches 124 bytes): 34 instructions a pair where LLVM's
 /// loop took 40 computing each address.
-#[cfg(atome_armv6m)]
+#[cfg(all(atome_armv6m, not(atome_small)))]
 #[inline(always)]
 pub(super) fn build_tables_t1(t: &mut Tables, x: &[i16]) {
     if x.len() < CHUNK {
@@ -78,7 +78,7 @@ pub(super) fn build_tables_t1(t: &mut Tables, x: &[i16]) {
 
 /// [`rows_thumb`]'s loop; `$first` "1": the sums start at 0 (the
 /// position's first chunk, stored), "0": they are loaded and added to.
-#[cfg(atome_armv6m)]
+#[cfg(all(atome_armv6m, not(atome_small)))]
 macro_rules! rows_t1_asm {
     ($first:literal, $o:ident, $d:ident, $t:ident, $n:expr, $step:ident) => {
         core::arch::asm!(
@@ -141,7 +141,7 @@ macro_rules! rows_t1_asm {
 /// chunk of 16 weights (four bytes, eight table reads) where LLVM's code
 /// for the same loop spills and reloads. `d` holds (out.len() - 1) * step
 /// + 4 bytes at least.
-#[cfg(atome_armv6m)]
+#[cfg(all(atome_armv6m, not(atome_small)))]
 #[inline(always)]
 pub(super) fn rows_thumb<const FIRST: bool>(t: &Tables, d: &[u8], step: usize, out: &mut [i32]) {
     if out.is_empty() || d.len() < CBYTES {
