@@ -159,7 +159,7 @@ impl<'w> Mem<'w> {
     /// Lean: every layer over all n positions of the window.
     #[inline(never)]
     fn run_lean(&mut self, model: &Model, toks: &Tokens, n: usize, ent_out: &mut [f32]) {
-        let mut layers = OneLayer(reborrow(&mut self.layers));
+        let mut layers = OneLayer(&mut self.layers);
         let mut ent = Entropy { last: &mut *self.ent_last, all: ent_out };
         run_layers(model, toks, 0, n, self.x, &mut layers, &mut self.sc, &mut ent);
     }
@@ -172,7 +172,7 @@ impl<'w> Mem<'w> {
         let dims = model.dims;
         let key = cached::key(model, salt);
         let p0 = hd.reusable(key, toks, s, dims.vocab);
-        let mut layers = AllLayers { all: reborrow(&mut self.layers), dims, s };
+        let mut layers = AllLayers { all: &mut self.layers, dims: &dims, s };
         let l = dims.n_layers;
         if p0 < n {
             let mut ent = Entropy { last: &mut *self.ent_last, all: &mut *self.ent_all };
@@ -184,11 +184,6 @@ impl<'w> Mem<'w> {
         copy(ent_out, self.ent_all.get(..n * l).unwrap_or(&[]));
         hd.commit(key, toks, n, dims.vocab);
     }
-}
-
-/// The layers' buffers, reborrowed for one call.
-fn reborrow<'a>(m: &'a mut LayerMem) -> LayerMem<'a> {
-    LayerMem { k: m.k, v: m.v, hist: m.hist, hs: m.hs, tanh_a: m.tanh_a }
 }
 
 /// Runs the model in a caller's memory. Build one per call or keep it: it
