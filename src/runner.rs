@@ -156,8 +156,10 @@ impl<'w> Mem<'w> {
         Some(Mem { x, layers: LayerMem { k, v, hist, hs, tanh_a }, ent_all, ent_last, sc })
     }
 
-    /// Lean: every layer over all n positions of the window.
-    #[inline(never)]
+    /// Lean: every layer over all n positions of the window. (Inlined in
+    /// the size-first build: its own frame would sit under the layers'.)
+    #[cfg_attr(not(feature = "size-first"), inline(never))]
+    #[cfg_attr(feature = "size-first", inline(always))]
     fn run_lean(&mut self, model: &Model, toks: &Tokens, n: usize, ent_out: &mut [f32]) {
         let mut layers = OneLayer(&mut self.layers);
         let mut ent = Entropy { last: &mut *self.ent_last, all: ent_out };
@@ -166,7 +168,9 @@ impl<'w> Mem<'w> {
 
     /// Cached: only the positions after the stored prefix, when the header
     /// says the stored state belongs to this model and a prefix of `toks`.
-    #[inline(never)]
+    /// (Inlined in the size-first build, as `run_lean`.)
+    #[cfg_attr(not(feature = "size-first"), inline(never))]
+    #[cfg_attr(feature = "size-first", inline(always))]
     #[allow(clippy::too_many_arguments)]
     fn run_cached(&mut self, hd: &mut CacheHeader, model: &Model, salt: u32, s: usize, toks: &Tokens, n: usize, ent_out: &mut [f32]) {
         let dims = model.dims;
