@@ -156,23 +156,27 @@ impl<'w> Mem<'w> {
         Some(Mem { x, layers: LayerMem { k, v, hist, hs, tanh_a }, ent_all, ent_last, sc })
     }
 
-    /// Lean: every layer over all n positions of the window.
-    #[inline(never)]
+    /// Lean: every layer over all n positions of the window. (Inlined in
+    /// the size-first build: its own frame would sit under the layers'.)
+    #[cfg_attr(not(feature = "size-first"), inline(never))]
+    #[cfg_attr(feature = "size-first", inline(always))]
     fn run_lean(&mut self, model: &Model, toks: &Tokens, n: usize, ent_out: &mut [f32]) {
-        let mut layers = OneLayer(reborrow(&mut self.layers));
+        let mut layers = OneLayer(&mut self.layers);
         let mut ent = Entropy { last: &mut *self.ent_last, all: ent_out };
         run_layers(model, toks, 0, n, self.x, &mut layers, &mut self.sc, &mut ent);
     }
 
     /// Cached: only the positions after the stored prefix, when the header
     /// says the stored state belongs to this model and a prefix of `toks`.
-    #[inline(never)]
+    /// (Inlined in the size-first build, as `run_lean`.)
+    #[cfg_attr(not(feature = "size-first"), inline(never))]
+    #[cfg_attr(feature = "size-first", inline(always))]
     #[allow(clippy::too_many_arguments)]
     fn run_cached(&mut self, hd: &mut CacheHeader, model: &Model, salt: u32, s: usize, toks: &Tokens, n: usize, ent_out: &mut [f32]) {
         let dims = model.dims;
         let key = cached::key(model, salt);
         let p0 = hd.reusable(key, toks, s, dims.vocab);
-        let mut layers = AllLayers { all: reborrow(&mut self.layers), dims, s };
+        let mut layers = AllLayers { all: &mut self.layers, dims: &dims, s };
         let l = dims.n_layers;
         if p0 < n {
             let mut ent = Entropy { last: &mut *self.ent_last, all: &mut *self.ent_all };
@@ -184,11 +188,6 @@ impl<'w> Mem<'w> {
         copy(ent_out, self.ent_all.get(..n * l).unwrap_or(&[]));
         hd.commit(key, toks, n, dims.vocab);
     }
-}
-
-/// The layers' buffers, reborrowed for one call.
-fn reborrow<'a>(m: &'a mut LayerMem) -> LayerMem<'a> {
-    LayerMem { k: m.k, v: m.v, hist: m.hist, hs: m.hs, tanh_a: m.tanh_a }
 }
 
 /// Runs the model in a caller's memory. Build one per call or keep it: it

@@ -57,11 +57,12 @@ impl CacheHeader<'_> {
 /// Every layer's memory: each buffer of `all` holds the layers' parts one
 /// after another (keys S x DH, values S x D, history rows (K - 1) x D, SSM
 /// vector D, tanh(a) D per layer).
-pub struct AllLayers<'a> {
+/// (Borrowed, like [`super::lean::OneLayer`]'s.)
+pub struct AllLayers<'a, 'w> {
     /// The layers' buffers.
-    pub all: LayerMem<'a>,
+    pub all: &'a mut LayerMem<'w>,
     /// Dimensions.
-    pub dims: Dims,
+    pub dims: &'a Dims,
     /// Window.
     pub s: usize,
 }
@@ -70,11 +71,11 @@ fn part(buf: &mut [f32], l: usize, n: usize) -> &mut [f32] {
     buf.get_mut(l * n..(l + 1) * n).unwrap_or(&mut [])
 }
 
-impl Layers for AllLayers<'_> {
+impl Layers for AllLayers<'_, '_> {
     fn layer(&mut self, l: usize) -> LayerMem<'_> {
         let (d, dh, s) = (self.dims.d_model, self.dims.d_head, self.s);
         let hr = self.dims.kernel_size - 1;
-        let m = &mut self.all;
+        let m = &mut *self.all;
         LayerMem {
             k: part(m.k, l, s * dh),
             v: part(m.v, l, s * d),

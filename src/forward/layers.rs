@@ -304,7 +304,8 @@ fn chosen_values(sc: &Scratch, mem: &mut LayerMem, blk: &Block, x: &mut [f32], i
 
 /// out[i * ostride + j] = (W xs_i)[j] for the rows xs_i (W.cols floats each)
 /// of positions from..m.
-#[cfg_attr(atome_portable, inline(never))]
+#[cfg_attr(all(atome_portable, not(feature = "size-first")), inline(never))]
+#[cfg_attr(feature = "size-first", inline(always))]
 fn project_one(acc: Accel, w: &Tensor, xs: &[f32], from: usize, m: usize, out: &mut [f32], ostride: usize) {
     let (xs, out) = (xs.get(from * w.cols..).unwrap_or(&[]), out.get_mut(from * ostride..).unwrap_or(&mut []));
     matvec_batch_accel(acc, w, xs, w.cols, m.saturating_sub(from), out, ostride);

@@ -7,12 +7,14 @@ use super::{LayerMem, Layers};
 pub const LEAN_CHUNK: usize = 4;
 
 /// One layer's memory, which every layer uses in turn (no history rows).
-pub struct OneLayer<'a>(pub LayerMem<'a>);
+/// Borrowed, not moved in: the layer loop's caller keeps one pointer on its
+/// stack, not a copy of the five buffers.
+pub struct OneLayer<'a, 'w>(pub &'a mut LayerMem<'w>);
 
-impl Layers for OneLayer<'_> {
+impl Layers for OneLayer<'_, '_> {
     const KEEPS: bool = false;
     fn layer(&mut self, _l: usize) -> LayerMem<'_> {
-        let m = &mut self.0;
+        let m = &mut *self.0;
         LayerMem { k: m.k, v: m.v, hist: &mut [], hs: m.hs, tanh_a: m.tanh_a }
     }
 }

@@ -42,12 +42,7 @@ pub fn matvec_batch_accel(acc: Accel, w: &Tensor, xs: &[f32], xstride: usize, n:
 
 /// The portable loop of [`matvec_batch_accel`] (no vector units).
 pub(crate) fn matvec_portable(w: &Tensor, xs: &[f32], xstride: usize, n: usize, out: &mut [f32], ostride: usize) {
-    let mut b0 = 0;
-    while b0 < n {
-        let nb = (n - b0).min(MAX_BATCH);
-        portable_batch(w, 0, w.rows, xs, xstride, b0, nb, out, ostride);
-        b0 += nb;
-    }
+    portable_batch(w, 0, w.rows, xs, xstride, n, out, ostride);
 }
 
 /// [`matvec_batch_accel`] for each job over the same inputs; on x86-64 with
@@ -69,7 +64,7 @@ pub fn matvec_rows_at(w: &Tensor, j0: usize, x: &[f32], out: &mut [f32]) {
     // One vector: row j lands at out[j - j0] with ostride 0 and a shifted base.
     let mut tmp = [0.0f32; 1];
     for (i, o) in out.iter_mut().enumerate().take(nrows) {
-        portable_batch(w, j0 + i, 1, x, cols, 0, 1, &mut tmp, 0);
+        portable_batch(w, j0 + i, 1, x, cols, 1, &mut tmp, 0);
         *o = tmp[0];
     }
 }
@@ -94,12 +89,26 @@ pub fn term(acc: f32, w: i8, x: f32) -> f32 {
     }
 }
 
-/// Rows row0..row0+nrows for vectors b0..b0+nb; row j of vector b goes to
-/// out[b * ostride + j - row0].
+/// Rows row0..row0+nrows for vectors 0..n, MAX_BATCH vectors a pass; row
+/// j of vector b goes to out[b * ostride + j - row0].
 #[allow(clippy::too_many_arguments)]
-// Not inlined on microcontrollers: one copy of its buffers, not one per call site.
+// Not inlined on microcontrollers: one copy of its buffers, not one per
+// call site. The passes loop here, not in the caller: a caller's frame
+// with the loop would sit under this one's.
 #[cfg_attr(atome_portable, inline(never))]
-fn portable_batch(w: &Tensor, row0: usize, nrows: usize, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: &mut [f32], ostride: usize) {
+fn portable_batch(w: &Tensor, row0: usize, nrows: usize, xs: &[f32], xstride: usize, n: usize, out: &mut [f32], ostride: usize) {
+    let mut b0 = 0;
+    while b0 < n {
+        let nb = (n - b0).min(MAX_BATCH);
+        portable_pass(w, row0, nrows, xs, xstride, b0, nb, out, ostride);
+        b0 += nb;
+    }
+}
+
+/// One pass of [`portable_batch`]: vectors b0..b0+nb.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn portable_pass(w: &Tensor, row0: usize, nrows: usize, xs: &[f32], xstride: usize, b0: usize, nb: usize, out: &mut [f32], ostride: usize) {
     let cols = w.cols;
     let mut codes = [0i8; BLOCK];
     for j in row0..row0 + nrows {
