@@ -184,6 +184,22 @@ fn cached_classify_equals_lean() {
 }
 
 #[test]
+fn state_layout_equals_build_rs() {
+    use atome::config::*;
+    if ATOME_STATE_CACHED == 1 {
+        let lay = Q15CachedLayout::new(&DIMS, ATOME_MAX_SEQ);
+        assert_eq!((lay.i16s, lay.i32s), (ATOME_Q15_I16, ATOME_Q15_I32));
+        if ATOME_DTYPE_Q15 == 1 {
+            // The C struct is the two areas, the logits and the header, with
+            // at most two bytes of tail padding.
+            let sz = std::mem::size_of::<atome::ffi::types::atome_state_t>();
+            let b = lay.bytes(&DIMS, ATOME_MAX_SEQ);
+            assert!(sz == b || sz == b + 2, "{sz} {b}");
+        }
+    }
+}
+
+#[test]
 fn state_sizes_fit_the_budgets() {
     let d944 = Dims { vocab: 256, d_model: 256, n_layers: 8, d_head: 64, kernel_size: 5, top_k: 4 };
     let def = Dims { vocab: 256, d_model: 64, n_layers: 4, d_head: 16, kernel_size: 5, top_k: 4 };
