@@ -166,8 +166,8 @@ fn main() {
     let pints = (4 - v.checked_div(d).unwrap_or(4).min(4)) * d;
     let (q16, q32) = if cached {
         (
-            l * (s * dh + s + s * d + s + (kk - 1) * d + (kk - 1) + 2 * d) + d + 1 + kk * d + kk + dh + d,
-            l * (3 * d + 4) + (d + 2 * dh + 3) + 4 * topk + l + (2 - v.checked_div(d).unwrap_or(2).min(2)) * d,
+            l * (s * dh + s + s * d + s + (kk - 1) * d + (kk - 1)) + d + 1 + kk * d + kk + dh + d,
+            l * (d + 1) + (d + 2 * dh + 3) + 4 * topk + l + pints,
         )
     } else {
         (2 * s * d + s * dh + 3 * s + kk * d + kk + dh + d, d + (d + 2 * dh + 3) + 4 * topk + l + pints)

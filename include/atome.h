@@ -87,17 +87,15 @@
 /* int16 and int32 elements of the q15 state's private areas (the same
  * formulas as build.rs): lean, one layer's keys and values over the window;
  * cached (ATOME_STATE_CACHED), every layer's keys, values, last K - 1
- * normalized rows, SSM state and parameters in integer form, with
- * one-position work rows. */
+ * normalized rows and SSM state, with one-position work rows. */
 #define ATOME_Q15_PARAM_INTS_ (ATOME_VOCAB_SIZE >= 4 * ATOME_D_MODEL ? 0 \
     : (4 - ATOME_VOCAB_SIZE / ATOME_D_MODEL) * ATOME_D_MODEL)
 #if defined(ATOME_STATE_CACHED)
 #define ATOME_Q15_I16 (ATOME_N_LAYERS * (ATOME_MAX_SEQ * ATOME_D_HEAD + ATOME_MAX_SEQ * ATOME_D_MODEL \
-    + 2 * ATOME_MAX_SEQ + (ATOME_KERNEL_SIZE - 1) * ATOME_D_MODEL + ATOME_KERNEL_SIZE - 1 + 2 * ATOME_D_MODEL) \
+    + 2 * ATOME_MAX_SEQ + (ATOME_KERNEL_SIZE - 1) * ATOME_D_MODEL + ATOME_KERNEL_SIZE - 1) \
     + ATOME_D_MODEL + 1 + ATOME_KERNEL_SIZE * ATOME_D_MODEL + ATOME_KERNEL_SIZE + ATOME_D_HEAD + ATOME_D_MODEL)
-#define ATOME_Q15_I32 (ATOME_N_LAYERS * (3 * ATOME_D_MODEL + 4) + (ATOME_D_MODEL + 2 * ATOME_D_HEAD + 3) \
-    + 4 * ATOME_TOP_K + ATOME_N_LAYERS + (ATOME_VOCAB_SIZE >= 2 * ATOME_D_MODEL ? 0 \
-    : (2 - ATOME_VOCAB_SIZE / ATOME_D_MODEL) * ATOME_D_MODEL))
+#define ATOME_Q15_I32 (ATOME_N_LAYERS * (ATOME_D_MODEL + 1) + (ATOME_D_MODEL + 2 * ATOME_D_HEAD + 3) \
+    + 4 * ATOME_TOP_K + ATOME_N_LAYERS + ATOME_Q15_PARAM_INTS_)
 #else
 #define ATOME_Q15_I16 (2 * ATOME_MAX_SEQ * ATOME_D_MODEL + ATOME_MAX_SEQ * ATOME_D_HEAD + 3 * ATOME_MAX_SEQ \
     + ATOME_KERNEL_SIZE * ATOME_D_MODEL + ATOME_KERNEL_SIZE + ATOME_D_HEAD + ATOME_D_MODEL)

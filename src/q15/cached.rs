@@ -9,8 +9,7 @@
 //! This is a child of `engine` so that it calls the lean plan's kernels
 //! (LayerNorm, SSM step, conv, attention, mix, head) themselves.
 use super::super::params::{Area, LayerQ, PSrc};
-use super::super::params::Vals;
-use super::super::take;
+use super::super::{param_ints, take};
 use super::*;
 use crate::format::{Classifier, Dims, Model};
 use crate::forward::cached::{key, CacheHeader};
@@ -23,14 +22,13 @@ use crate::kernels::q15::{matvec_q_multi_checked, trit2_no_code10, MvJobQ};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Q15CachedLayout {
     /// int16 elements: per layer keys S x DH, values S x D, the last K - 1
-    /// normalized rows and one exponent per row of each, LayerNorm gamma and
-    /// beta (D each); then the work rows (residual D, the K-row conv ring,
-    /// query DH, sparse output D) and their exponents.
+    /// normalized rows and one exponent per row of each; then the work rows
+    /// (residual D, the K-row conv ring, query DH, sparse output D) and
+    /// their exponents.
     pub i16s: usize,
-    /// int32 elements: per layer the SSM state (D) and its exponent,
-    /// tanh(a) and the SSM gain (D each) and three parameter exponents; then
-    /// the matvec outputs (D + 2 DH + 3), attention slots, the last
-    /// position's entropies and [`cached_param_ints`].
+    /// int32 elements: per layer the SSM state (D) and its exponent; then the
+    /// matvec outputs (D + 2 DH + 3), attention slots, the last position's
+    /// entropies and [`param_ints`].
     pub i32s: usize,
 }
 
@@ -40,19 +38,14 @@ impl Q15CachedLayout {
         let (d, dh, k, l) = (dims.d_model, dims.d_head, dims.kernel_size, dims.n_layers);
         Q15CachedLayout {
             i16s: l * Self::layer16(dims, s) + d + 1 + k * d + k + dh + d,
-            i32s: l * Self::layer32(dims) + (d + 2 * dh + 3) + 4 * dims.top_k + l + cached_param_ints(dims),
+            i32s: l * (d + 1) + (d + 2 * dh + 3) + 4 * dims.top_k + l + param_ints(dims),
         }
     }
 
     /// int16 elements of one layer's cache.
     const fn layer16(dims: &Dims, s: usize) -> usize {
         let (d, dh, k) = (dims.d_model, dims.d_head, dims.kernel_size);
-        s * dh + s + s * d + s + (k - 1) * d + (k - 1) + 2 * d
-    }
-
-    /// int32 elements of one layer's cache.
-    const fn layer32(dims: &Dims) -> usize {
-        3 * dims.d_model + 4
+        s * dh + s + s * d + s + (k - 1) * d + (k - 1)
     }
 
     /// Bytes of the two areas, the logits and the cache header (three
@@ -60,17 +53,6 @@ impl Q15CachedLayout {
     pub const fn bytes(&self, dims: &Dims, s: usize) -> usize {
         2 * self.i16s + 4 * self.i32s + 4 * dims.vocab + 12 + 4 * s
     }
-}
-
-/// int32 elements for the two per-layer D-vectors (gamma and beta, widened)
-/// beyond the whole D-chunks of the V logits (0 when V >= 2 D).
-pub const fn cached_param_ints(dims: &Dims) -> usize {
-    let (d, v) = (dims.d_model, dims.vocab);
-    let inl = match v.checked_div(d) {
-        Some(q) if q < 2 => q,
-        _ => 2,
-    };
-    (2 - inl) * d
 }
 
 /// The work buffers as the engine's [`Bufs`] over one layer's keys, values
@@ -139,11 +121,11 @@ impl<'w> Q15CachedRunner<'w> {
         let (ering, r) = take(r, k)?;
         let (q, r) = take(r, dh)?;
         let (sparse, _) = take(r, d)?;
-        let (c32, r) = take(i32s, l * Q15CachedLayout::layer32(dims))?;
+        let (c32, r) = take(i32s, l * (d + 1))?;
         let (mv, r) = take(r, d + 2 * dh + 3)?;
         let (slots, r) = take(r, 4 * dims.top_k)?;
         let (ent, r) = take(r, l)?;
-        let (pa, _) = take(r, cached_param_ints(dims))?;
+        let (pa, _) = take(r, param_ints(dims))?;
         Some(Q15CachedRunner { c16, c32, x, ex, ring, ering, q, sparse, mv, slots, ent, pa, logits, hd, dims: *dims, s, salt: 0 })
     }
 
@@ -204,6 +186,7 @@ impl<'w> Q15CachedRunner<'w> {
         let r = (|| -> Option<()> {
             for l in 0..l_n {
                 let bl = model.block(l);
+                let p = LayerQ::new(&bl, d, dh);
                 let last = l + 1 == l_n;
                 let mixes = !last || fin;
                 let ents = !all.is_empty();
@@ -214,35 +197,13 @@ impl<'w> Q15CachedRunner<'w> {
                 let (vc, r) = take(r, s * d)?;
                 let (ev, r) = take(r, s)?;
                 let (hist, r) = take(r, hr * d)?;
-                let (ehist, r) = take(r, hr)?;
-                let (g16, r) = take(r, d)?;
-                let (b16, _) = take(r, d)?;
-                let l32 = Q15CachedLayout::layer32(&dims);
-                let (hs, r) = take(c32.get_mut(l * l32..(l + 1) * l32)?, d)?;
-                let (ehs, r) = take(r, 1)?;
-                let ehs = ehs.first_mut()?;
-                let (tc, r) = take(r, d)?;
-                let (sbc, r) = take(r, d)?;
-                let pe = r.get_mut(..3)?;
+                let (ehist, _) = take(r, hr)?;
+                let (hs, r) = take(c32.get_mut(l * (d + 1)..(l + 1) * (d + 1))?, d)?;
+                let ehs = r.first_mut()?;
                 if t == 0 {
-                    // A fresh start (the cache is keyed to the model): the
-                    // layer's parameters in integer form, kept for the
-                    // later positions.
                     hs.fill(0);
                     *ehs = E_ZERO;
-                    let p = LayerQ::new(&bl, d, dh);
-                    for (c, o) in tc.iter_mut().enumerate() {
-                        *o = tanh_q30(bl.ssm.a.get(c));
-                    }
-                    PSrc::new(p.sb, Some(Area::Ints(&mut *sbc)));
-                    for (i, (g, b)) in g16.iter_mut().zip(b16.iter_mut()).enumerate() {
-                        // (15-bit blocks: |m| <= 32767.)
-                        *g = p.g.m(i) as i16;
-                        *b = p.b.m(i) as i16;
-                    }
-                    pe.copy_from_slice(&[p.g.e, p.b.e, p.sb.e]);
                 }
-                let p = LayerQ::with_exps(&bl, dh, [pe[0], pe[1], pe[2]]);
                 // The stored rows t-1 .. t-K+1 into the work ring (row j at
                 // j mod K there, at j mod (K-1) in the cache).
                 for j in t.saturating_sub(hr)..t {
@@ -250,13 +211,13 @@ impl<'w> Q15CachedRunner<'w> {
                     self.ring.get_mut(dst * d..(dst + 1) * d)?.copy_from_slice(hist.get(src * d..(src + 1) * d)?);
                     *self.ering.get_mut(dst)? = *ehist.get(src)?;
                 }
-                // Gamma and beta widened to int32 (what the LayerNorm
-                // kernels read) in the logits area, then the int32 area.
+                // The layer's parameter vectors as in the lean plan (the
+                // logits area, then the int32 area).
                 let mut areas = self.logits.chunks_exact_mut(d).map(Area::Bits).chain(pa.chunks_exact_mut(d).map(Area::Ints));
-                let pg = PSrc::stored(p.g.e, areas.next()?.fill(|i| i32::from(g16.get(i).copied().unwrap_or(0))));
-                let pb = PSrc::stored(p.b.e, areas.next()?.fill(|i| i32::from(b16.get(i).copied().unwrap_or(0))));
-                let tanh = Vals::Ints(tc);
-                let psb = PSrc::stored(p.sb.e, Vals::Ints(sbc));
+                let tanh = areas.next()?.fill(|c| tanh_q30(bl.ssm.a.get(c)));
+                let pg = PSrc::new(p.g, areas.next());
+                let pb = PSrc::new(p.b, areas.next());
+                let psb = PSrc::new(p.sb, areas.next());
                 let nc10 = accel.avx2() && [&bl.wk, &bl.wv, &bl.router, &bl.wq].into_iter().all(|w| trit2_no_code10(accel, w));
                 let mut b = bufs!(self, kc, ek, vc, ev, hs);
                 let eh = {
@@ -329,7 +290,7 @@ impl<'w> Q15CachedRunner<'w> {
     /// int32 area, read without a runner; false when the area is too short.
     pub fn stored_entropy(i32s: &[i32], dims: &Dims, out: &mut [f32]) -> bool {
         let (d, dh, l) = (dims.d_model, dims.d_head, dims.n_layers);
-        let at = l * Q15CachedLayout::layer32(dims) + d + 2 * dh + 3 + 4 * dims.top_k;
+        let at = l * (d + 1) + d + 2 * dh + 3 + 4 * dims.top_k;
         let Some(src) = i32s.get(at..at + l) else { return false };
         for (o, &e) in out.iter_mut().zip(src) {
             *o = f32::from_bits(e as u32);

@@ -44,11 +44,6 @@ impl<'a> PVec<'a> {
     pub fn prod(f: Floats<'a>, g: Floats<'a>, n: usize) -> PVec<'a> {
         PVec { f, g: Some(g), bits: QP, e: pquant_exp(n, |i| f32_prod_parts(f.get(i), g.get(i)), QP) }
     }
-    /// The same vector with its exponent already known (a cached plan keeps
-    /// it: [`Self::new`] and [`Self::prod`] find it by a pass over the floats).
-    pub fn with_exp(self, e: i32) -> PVec<'a> {
-        PVec { e, ..self }
-    }
     /// Mantissa i.
     #[inline(always)]
     pub fn m(&self, i: usize) -> i64 {
@@ -160,10 +155,6 @@ impl<'a> PSrc<'a> {
         };
         PSrc { e: p.e, at }
     }
-    /// A vector already converted (kept by the cached plan), exponent e.
-    pub fn stored(e: i32, v: Vals<'a>) -> PSrc<'a> {
-        PSrc { e, at: Src::Copy(v) }
-    }
     /// The per-layer copy, when there is one.
     #[inline(always)]
     pub fn vals(&self) -> Option<Vals<'a>> {
@@ -203,23 +194,6 @@ pub struct LayerQ<'a> {
 }
 
 impl<'a> LayerQ<'a> {
-    /// [`Self::new`] with the exponents of gamma, beta and the SSM gain
-    /// known (the passes over their floats skipped).
-    pub fn with_exps(bl: &Block<'a>, dh: usize, [eg, eb, esb]: [i32; 3]) -> LayerQ<'a> {
-        let (q, k) = (Scale::of(&bl.wq), Scale::of(&bl.wk));
-        let (ism, ise) = fquant_scalar(1.0 / crate::math::sqrtf(dh as f32));
-        let (cm, ce) = quant_scalar(q.m * k.m * ism, q.e + k.e + ise, QA);
-        LayerQ {
-            g: PVec::new(bl.norm.gamma, 0, QA).with_exp(eg),
-            b: PVec::new(bl.norm.beta, 0, QA).with_exp(eb),
-            sb: PVec::prod(bl.ssm.b, bl.ssm.c_out, 0).with_exp(esb),
-            conv: Scale::of(&bl.conv),
-            wv: Scale::of(&bl.wv),
-            router: Scale::of(&bl.router),
-            cq: Scale { m: cm, e: ce },
-        }
-    }
-
     /// The integer parameters of block `bl` (model width d, head width dh).
     pub fn new(bl: &Block<'a>, d: usize, dh: usize) -> LayerQ<'a> {
         let (q, k) = (Scale::of(&bl.wq), Scale::of(&bl.wk));
