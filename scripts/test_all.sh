@@ -41,6 +41,13 @@ stage "cargo test (microcontroller code path, both states)" bash -c '
 # contract says. (target/cfg/q15: the library tests/c_api.sh and sanitize.sh use.)
 stage "cargo test (q15 build: C API errors, Miri test bodies, non-finite blobs)" env ATOME_DTYPE=q15 CARGO_TARGET_DIR=target/cfg/q15 \
   cargo test --release --test api_errors --test ffi_miri --test nonfinite
+# The q15 cached state (ATOME_DTYPE=q15 ATOME_STATE=cached) behind the same
+# C API tests, and its engine on the microcontroller code path.
+stage "cargo test (q15 cached build: C API errors, Miri test bodies, non-finite blobs; portable)" bash -c '
+  ATOME_DTYPE=q15 ATOME_STATE=cached CARGO_TARGET_DIR=target/cfg/q15_cached \
+    cargo test --release --test api_errors --test ffi_miri --test nonfinite --test q15_cached &&
+  ATOME_DTYPE=q15 ATOME_STATE=cached CARGO_TARGET_DIR=target/cfg/q15_cached_portable \
+    cargo test --release --features portable --test api_errors --test q15_cached'
 # Cargo.toml's rust-version is true: the library builds with that toolchain
 # (scripts/setup.sh installs it), both code paths.
 stage "rust-version: cargo +<rust-version> check (lib)" bash -c '
@@ -50,6 +57,7 @@ stage "rust-version: cargo +<rust-version> check (lib)" bash -c '
 stage "clippy -D warnings: library (both code paths, all targets), CLI, fuzz crate" bash -c '
   cargo clippy --release --all-targets -- -D warnings &&
   CARGO_TARGET_DIR=target/portable cargo clippy --release --features portable --all-targets -- -D warnings &&
+  ATOME_DTYPE=q15 ATOME_STATE=cached CARGO_TARGET_DIR=target/cfg/q15_cached cargo clippy --release --all-targets -- -D warnings &&
   (cd cli && cargo clippy --release --all-targets -- -D warnings) &&
   (cd fuzz && cargo clippy --all-targets -- -D warnings)'
 stage "C API, examples, link-time config check, symbols, sizeof" tests/c_api.sh
