@@ -8,10 +8,10 @@
 //!
 //! This is a child of `engine` so that it calls the lean plan's kernels
 //! (LayerNorm, SSM step, conv, attention, mix, head) themselves.
-use super::super::params::{Area, LayerQ, PSrc};
+use super::super::params::{Area, LayerQ, PSrc, Scale};
 use super::super::{param_ints, take};
 use super::*;
-use crate::format::{Classifier, Dims, Model};
+use crate::format::{Classifier, Dims, Floats, Model, Tensor};
 use crate::forward::cached::{key, CacheHeader};
 use crate::engine::Engine;
 use crate::forward::Tokens;
@@ -185,8 +185,6 @@ impl<'w> Q15CachedRunner<'w> {
         let pa = core::mem::take(&mut self.pa);
         let r = (|| -> Option<()> {
             for l in 0..l_n {
-                let bl = model.block(l);
-                let p = LayerQ::new(&bl, d, dh);
                 let last = l + 1 == l_n;
                 let mixes = !last || fin;
                 let ents = !all.is_empty();
@@ -211,41 +209,10 @@ impl<'w> Q15CachedRunner<'w> {
                     self.ring.get_mut(dst * d..(dst + 1) * d)?.copy_from_slice(hist.get(src * d..(src + 1) * d)?);
                     *self.ering.get_mut(dst)? = *ehist.get(src)?;
                 }
-                // The layer's parameter vectors as in the lean plan (the
-                // logits area, then the int32 area).
-                let mut areas = self.logits.chunks_exact_mut(d).map(Area::Bits).chain(pa.chunks_exact_mut(d).map(Area::Ints));
-                let tanh = areas.next()?.fill(|c| tanh_q30(bl.ssm.a.get(c)));
-                let pg = PSrc::new(p.g, areas.next());
-                let pb = PSrc::new(p.b, areas.next());
-                let psb = PSrc::new(p.sb, areas.next());
-                let nc10 = accel.avx2() && [&bl.wk, &bl.wv, &bl.router, &bl.wq].into_iter().all(|w| trit2_no_code10(accel, w));
                 let mut b = bufs!(self, kc, ek, vc, ev, hs);
-                let eh = {
-                    let xr = b.x.get(..d)?;
-                    let ex = i32::from(*b.ex.first()?);
-                    let out = b.ring.get_mut(slot * d..(slot + 1) * d)?;
-                    norm::layer_norm(accel, xr, ex, &pg, &pb, b.mv.get_mut(..d)?, out)
-                };
-                *b.ering.get_mut(slot)? = eh as i16;
+                let eh = norm_ssm(accel, model, l, dh, &mut *self.logits, &mut *pa, &mut b, ehs, slot, d)?;
                 let h = b.ring.get(slot * d..(slot + 1) * d)?;
-                *ehs = ssm::ssm_step(accel, &psb, tanh, b.hs.get_mut(..d)?, *ehs, h, eh);
-                {
-                    let (ok, r) = b.mv.split_at_mut_checked(dh)?;
-                    let (ov, r) = r.split_at_mut_checked(d)?;
-                    let (or, r) = r.split_at_mut_checked(3)?;
-                    let oq = r.get_mut(..dh)?;
-                    let (wk, wv, wr, wq) = (
-                        MvJobQ { w: &bl.wk, out: ok, ostride: dh },
-                        MvJobQ { w: &bl.wv, out: ov, ostride: d },
-                        MvJobQ { w: &bl.router, out: or, ostride: 3 },
-                        MvJobQ { w: &bl.wq, out: oq, ostride: dh },
-                    );
-                    match (mixes, ents) {
-                        (true, _) => matvec_q_multi_checked(accel, &mut [wk, wv, wr, wq], h, d, 1, nc10),
-                        (false, true) => matvec_q_multi_checked(accel, &mut [wk, wv, wr], h, d, 1, nc10),
-                        (false, false) => matvec_q_multi_checked(accel, &mut [wk, wv], h, d, 1, nc10),
-                    }
-                }
+                let r = project(accel, model, l, h, b.mv, (d, dh), (mixes, ents), eh)?;
                 let e = quant::quant_into(accel, b.mv.get(..dh)?, eh, b.k.get_mut(t * dh..(t + 1) * dh)?);
                 *b.ek.get_mut(t)? = e as i16;
                 let e = quant::quant_into(accel, b.mv.get(dh..dh + d)?, eh, b.v.get_mut(t * d..(t + 1) * d)?);
@@ -258,7 +225,6 @@ impl<'w> Q15CachedRunner<'w> {
                 if !mixes && !ents {
                     continue;
                 }
-                let r = mix::router(p.router, b.mv.get(dh + d..dh + d + 3)?, eh);
                 if let Some(o) = all.get_mut(t * l_n + l) {
                     *o = f32::from_bits(mix::entropy(r) as u32);
                 }
@@ -268,15 +234,9 @@ impl<'w> Q15CachedRunner<'w> {
                 if fin {
                     *b.ent.get_mut(l)? = mix::entropy(r);
                 }
-                let eq = quant::quant_into(accel, b.mv.get(dh + d + 3..2 * dh + d + 3)?, eh, b.q.get_mut(..dh)?);
-                let keff = attention::attention_top(accel, dh, &p, t, eq, dims.top_k, &mut b)?;
-                let esp = attention::attention_sum(accel, dims.top_k, keff, &mut b)?;
-                let clean = conv::conv_clean(&bl.conv, d);
-                let (mxl, et) = conv::conv_sums(accel, accel.avx2(), clean, &bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
-                let ex = i32::from(*b.ex.first()?);
-                let st = mix::State { hs: b.hs.get(..d)?, ehs: *ehs };
-                let e = mix::mix(accel, &p, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(..d)?, ex);
-                *b.ex.first_mut()? = e as i16;
+                let esp = attend(accel, model, l, &mut b, eh, t, (d, dh, dims.top_k))?;
+                let cs = conv_step(accel, model, l, &mut b, t, d)?;
+                mix_step(accel, model, l, &mut b, *ehs, cs, esp, r, (d, dh))?;
             }
             Some(())
         })();
@@ -297,6 +257,132 @@ impl<'w> Q15CachedRunner<'w> {
         }
         true
     }
+}
+
+/// Layer l's integer parameters. Each step below reads the layer's
+/// tensors itself (model.block is offset arithmetic), so that no Block is
+/// held on the stack across the deepest calls.
+#[inline(never)]
+fn layer_q<'a>(model: &Model<'a>, l: usize, d: usize, dh: usize) -> LayerQ<'a> {
+    LayerQ::new(&model.block(l), d, dh)
+}
+
+/// LayerNorm of the residual row into ring row `slot` and the SSM step of
+/// one layer at one position; the row's exponent. Its own frame (the
+/// parameter sources live only here), so that it does not add to the
+/// attention and mix frames on the deepest call path.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn norm_ssm(accel: Accel, model: &Model, l: usize, dh: usize, logits: &mut [f32], pa: &mut [i32], b: &mut Bufs, ehs: &mut i32, slot: usize, d: usize) -> Option<i32> {
+    let a = ssm_decay(model, l);
+    let p = layer_q(model, l, d, dh);
+    // The layer's parameter vectors as in the lean plan (the logits area,
+    // then the int32 area).
+    let mut areas = logits.chunks_exact_mut(d).map(Area::Bits).chain(pa.chunks_exact_mut(d).map(Area::Ints));
+    let tanh = areas.next()?.fill(|c| tanh_q30(a.get(c)));
+    let pg = PSrc::new(p.g, areas.next());
+    let pb = PSrc::new(p.b, areas.next());
+    let psb = PSrc::new(p.sb, areas.next());
+    let eh = {
+        let xr = b.x.get(..d)?;
+        let ex = i32::from(*b.ex.first()?);
+        let out = b.ring.get_mut(slot * d..(slot + 1) * d)?;
+        norm::layer_norm(accel, xr, ex, &pg, &pb, b.mv.get_mut(..d)?, out)
+    };
+    *b.ering.get_mut(slot)? = eh as i16;
+    let h = b.ring.get(slot * d..(slot + 1) * d)?;
+    *ehs = ssm::ssm_step(accel, &psb, tanh, b.hs.get_mut(..d)?, *ehs, h, eh);
+    Some(eh)
+}
+
+/// The key, value, router and query projections of normalized row `h`
+/// into `mv` (keys DH, values D, router 3, query DH); the router only where
+/// it is read, the query only where the layer mixes.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn project(accel: Accel, model: &Model, l: usize, h: &[i16], mv: &mut [i32], (d, dh): (usize, usize), (mixes, ents): (bool, bool), eh: i32) -> Option<[i32; 3]> {
+    let [tk, tv, tr, tq] = projections(model, l);
+    let nc10 = accel.avx2() && [&tk, &tv, &tr, &tq].into_iter().all(|w| trit2_no_code10(accel, w));
+    let (ok, r) = mv.split_at_mut_checked(dh)?;
+    let (ov, r) = r.split_at_mut_checked(d)?;
+    let (or, r) = r.split_at_mut_checked(3)?;
+    let oq = r.get_mut(..dh)?;
+    let (wk, wv, wr, wq) = (
+        MvJobQ { w: &tk, out: ok, ostride: dh },
+        MvJobQ { w: &tv, out: ov, ostride: d },
+        MvJobQ { w: &tr, out: or, ostride: 3 },
+        MvJobQ { w: &tq, out: oq, ostride: dh },
+    );
+    match (mixes, ents) {
+        (true, _) => matvec_q_multi_checked(accel, &mut [wk, wv, wr, wq], h, d, 1, nc10),
+        (false, true) => matvec_q_multi_checked(accel, &mut [wk, wv, wr], h, d, 1, nc10),
+        (false, false) => matvec_q_multi_checked(accel, &mut [wk, wv], h, d, 1, nc10),
+    }
+    // The router weights, where they are read.
+    if !mixes && !ents {
+        return Some([0; 3]);
+    }
+    Some(mix::router(Scale::of(&tr), mv.get(dh + d..dh + d + 3)?, eh))
+}
+
+/// The query of one layer at position t and attention over the cached
+/// keys and values (row exponent `eh`): the sparse output in `b.sparse`,
+/// its exponent returned.
+#[inline(never)]
+fn attend(accel: Accel, model: &Model, l: usize, b: &mut Bufs, eh: i32, t: usize, (d, dh, top_k): (usize, usize, usize)) -> Option<i32> {
+    let p = layer_scales(model, l, dh);
+    let eq = quant::quant_into(accel, b.mv.get(dh + d + 3..2 * dh + d + 3)?, eh, b.q.get_mut(..dh)?);
+    let keff = attention::attention_top(accel, dh, &p, t, eq, top_k, b)?;
+    attention::attention_sum(accel, top_k, keff, b)
+}
+
+/// Layer l's scales alone (LayerQ::scales): what attention and the mix
+/// read, cheap to recompute where they run.
+#[inline(never)]
+fn layer_scales<'a>(model: &Model<'a>, l: usize, dh: usize) -> LayerQ<'a> {
+    LayerQ::scales(&model.block(l), dh)
+}
+
+/// Layer l's SSM decays before tanh (no Block in the LayerNorm's frame).
+#[inline(never)]
+fn ssm_decay<'a>(model: &Model<'a>, l: usize) -> Floats<'a> {
+    model.block(l).ssm.a
+}
+
+/// Layer l's key, value, router and query tensors (no Block in the
+/// matvec's frame).
+#[inline(never)]
+fn projections<'a>(model: &Model<'a>, l: usize) -> [Tensor<'a>; 4] {
+    let bl = model.block(l);
+    [bl.wk, bl.wv, bl.router, bl.wq]
+}
+
+/// Layer l's conv tensor alone (no Block on the conv's call path).
+#[inline(never)]
+fn conv_tensor<'a>(model: &Model<'a>, l: usize) -> Tensor<'a> {
+    model.block(l).conv
+}
+
+/// The conv sums of one layer at position t into `b.mv[..d]`.
+#[inline(never)]
+fn conv_step(accel: Accel, model: &Model, l: usize, b: &mut Bufs, t: usize, d: usize) -> Option<(u32, i32)> {
+    let cv = conv_tensor(model, l);
+    let clean = conv::conv_clean(&cv, d);
+    Some(conv::conv_sums(accel, accel.avx2(), clean, &cv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?))
+}
+
+/// The mix of one layer (conv sums in `b.mv[..d]`, sparse output exponent
+/// `esp`, SSM state exponent `ehs`, router weights `r`): the new residual
+/// row and its exponent in `b.x`, `b.ex`.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn mix_step(accel: Accel, model: &Model, l: usize, b: &mut Bufs, ehs: i32, conv: (u32, i32), esp: i32, r: [i32; 3], (d, dh): (usize, usize)) -> Option<()> {
+    let p = layer_scales(model, l, dh);
+    let ex = i32::from(*b.ex.first()?);
+    let st = mix::State { hs: b.hs.get(..d)?, ehs };
+    let e = mix::mix(accel, &p, st, b.mv.get_mut(..d)?, conv, (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(..d)?, ex);
+    *b.ex.first_mut()? = e as i16;
+    Some(())
 }
 
 impl Engine for Q15CachedRunner<'_> {
