@@ -133,7 +133,7 @@ fn main() {
         println!("cargo:rustc-cfg=atome_cached");
     }
     // ATOME_DTYPE: f32 (the reference's float arithmetic) or q15 (the
-    // integer mode of docs/Q15.md, lean state only).
+    // integer mode of docs/Q15.md; lean or cached state).
     println!("cargo:rerun-if-env-changed=ATOME_DTYPE");
     let dtype = env::var("ATOME_DTYPE").unwrap_or_else(|_| "f32".into());
     let q15 = match dtype.trim() {
@@ -141,9 +141,6 @@ fn main() {
         "q15" => true,
         other => fail(format!("ATOME_DTYPE={other:?}: must be f32 or q15")),
     };
-    if q15 && cached {
-        fail("ATOME_DTYPE=q15 has the lean state only (ATOME_STATE=lean)".into());
-    }
     if q15 {
         println!("cargo:rustc-cfg=atome_q15");
     }
@@ -167,11 +164,19 @@ fn main() {
     };
     out.push_str(&format!("/// Floats in the state's work area.\npub const ATOME_STATE_WORK: usize = {work};\n"));
     out.push_str(&format!("/// 1 when built with ATOME_DTYPE=q15.\npub const ATOME_DTYPE_Q15: usize = {};\n", q15 as u8));
-    // The q15 lean state's areas (must equal q15::Q15Layout; a unit test
-    // checks it, the header has the same formulas).
+    // The q15 state's areas (must equal q15::Q15Layout, or
+    // Q15CachedLayout for the cached state; a test checks it, the header
+    // has the same formulas).
     let v = get("ATOME_VOCAB_SIZE");
-    let q16 = 2 * s * d + s * dh + 3 * s + kk * d + kk + dh + d;
-    let q32 = d + (d + 2 * dh + 3) + 4 * topk + l + (4 - v.checked_div(d).unwrap_or(4).min(4)) * d;
+    let pints = (4 - v.checked_div(d).unwrap_or(4).min(4)) * d;
+    let (q16, q32) = if cached {
+        (
+            l * (s * dh + s + s * d + s + (kk - 1) * d + (kk - 1)) + d + 1 + kk * d + kk + dh + d,
+            l * (d + 1) + (d + 2 * dh + 3) + 4 * topk + l + pints,
+        )
+    } else {
+        (2 * s * d + s * dh + 3 * s + kk * d + kk + dh + d, d + (d + 2 * dh + 3) + 4 * topk + l + pints)
+    };
     out.push_str(&format!("/// int16 elements of the q15 state.\npub const ATOME_Q15_I16: usize = {q16};\n"));
     out.push_str(&format!("/// int32 elements of the q15 state.\npub const ATOME_Q15_I32: usize = {q32};\n"));
     out.push_str("/// Link-time configuration markers (see include/atome.h).\n#[allow(missing_docs, non_upper_case_globals)]\npub mod cfg_markers {\n");

@@ -54,9 +54,6 @@
 #if defined(ATOME_DTYPE_Q15) && !(ATOME_DTYPE_Q15 + 0)
 #undef ATOME_DTYPE_Q15
 #endif
-#if defined(ATOME_DTYPE_Q15) && defined(ATOME_STATE_CACHED)
-#error "ATOME_DTYPE_Q15 has the lean state only (do not define ATOME_STATE_CACHED)"
-#endif
 
 #if ATOME_N_PATHWAYS != 3
 #error "ATOME_N_PATHWAYS must be 3 (local, state, sparse)"
@@ -88,12 +85,23 @@
      ? (size_t)(4 * ATOME_RT_WORDS_(V, D, L, DH, K, TOPK, S, CACHED)) : (size_t)0)
 
 /* int16 and int32 elements of the q15 state's private areas (the same
- * formulas as build.rs). */
+ * formulas as build.rs): lean, one layer's keys and values over the window;
+ * cached (ATOME_STATE_CACHED), every layer's keys, values, last K - 1
+ * normalized rows and SSM state, with one-position work rows. */
+#define ATOME_Q15_PARAM_INTS_ (ATOME_VOCAB_SIZE >= 4 * ATOME_D_MODEL ? 0 \
+    : (4 - ATOME_VOCAB_SIZE / ATOME_D_MODEL) * ATOME_D_MODEL)
+#if defined(ATOME_STATE_CACHED)
+#define ATOME_Q15_I16 (ATOME_N_LAYERS * (ATOME_MAX_SEQ * ATOME_D_HEAD + ATOME_MAX_SEQ * ATOME_D_MODEL \
+    + 2 * ATOME_MAX_SEQ + (ATOME_KERNEL_SIZE - 1) * ATOME_D_MODEL + ATOME_KERNEL_SIZE - 1) \
+    + ATOME_D_MODEL + 1 + ATOME_KERNEL_SIZE * ATOME_D_MODEL + ATOME_KERNEL_SIZE + ATOME_D_HEAD + ATOME_D_MODEL)
+#define ATOME_Q15_I32 (ATOME_N_LAYERS * (ATOME_D_MODEL + 1) + (ATOME_D_MODEL + 2 * ATOME_D_HEAD + 3) \
+    + 4 * ATOME_TOP_K + ATOME_N_LAYERS + ATOME_Q15_PARAM_INTS_)
+#else
 #define ATOME_Q15_I16 (2 * ATOME_MAX_SEQ * ATOME_D_MODEL + ATOME_MAX_SEQ * ATOME_D_HEAD + 3 * ATOME_MAX_SEQ \
     + ATOME_KERNEL_SIZE * ATOME_D_MODEL + ATOME_KERNEL_SIZE + ATOME_D_HEAD + ATOME_D_MODEL)
 #define ATOME_Q15_I32 (ATOME_D_MODEL + (ATOME_D_MODEL + 2 * ATOME_D_HEAD + 3) \
-    + 4 * ATOME_TOP_K + ATOME_N_LAYERS + (ATOME_VOCAB_SIZE >= 4 * ATOME_D_MODEL ? 0 \
-    : (4 - ATOME_VOCAB_SIZE / ATOME_D_MODEL) * ATOME_D_MODEL))
+    + 4 * ATOME_TOP_K + ATOME_N_LAYERS + ATOME_Q15_PARAM_INTS_)
+#endif
 
 /* Floats in the state's private work area (the same formula as build.rs). */
 #define ATOME_WORK_MAX_(a, b) ((a) > (b) ? (a) : (b))
@@ -186,7 +194,7 @@ typedef struct {
 } atome_state_t;
 #endif
 
-#if defined(ATOME_STATE_CACHED)
+#if (defined(ATOME_STATE_CACHED) && !defined(ATOME_DTYPE_Q15))
 /*
  Inference state with per-layer caches kept across calls (ATOME_STATE=cached).
  */
@@ -218,7 +226,7 @@ typedef struct {
 } atome_state_t;
 #endif
 
-#if defined(ATOME_DTYPE_Q15)
+#if (defined(ATOME_DTYPE_Q15) && !defined(ATOME_STATE_CACHED))
 /*
  Inference state of the q15 integer mode (ATOME_DTYPE=q15, lean):
  binary32 logits, then the engine's int32 and int16 areas (docs/Q15.md).
@@ -228,6 +236,44 @@ typedef struct {
    Logits of the last predict_next.
    */
   float logits[ATOME_VOCAB_SIZE];
+  /*
+   Private int32 area.
+   */
+  int32_t work32[ATOME_Q15_I32];
+  /*
+   Private int16 area.
+   */
+  int16_t work16[ATOME_Q15_I16];
+} atome_state_t;
+#endif
+
+#if (defined(ATOME_DTYPE_Q15) && defined(ATOME_STATE_CACHED))
+/*
+ Inference state of the q15 integer mode with every layer's caches kept
+ across calls (ATOME_DTYPE=q15, ATOME_STATE=cached): binary32 logits, the
+ cache header, then the engine's int32 and int16 areas (docs/Q15.md).
+ */
+typedef struct {
+  /*
+   Logits of the last predict_next.
+   */
+  float logits[ATOME_VOCAB_SIZE];
+  /*
+   Cache validity marker (private).
+   */
+  uint32_t cache_magic;
+  /*
+   Model fingerprint (private).
+   */
+  uint32_t cache_model;
+  /*
+   Positions cached (private).
+   */
+  uint32_t cache_len;
+  /*
+   Ids of the cached positions (private).
+   */
+  int32_t cache_tokens[ATOME_MAX_SEQ];
   /*
    Private int32 area.
    */

@@ -138,6 +138,51 @@ done <<< "$BUILDS"
 
 python3 firmware/tools/bench_report.py "$OUT"
 
+# ---- q15 cached generation: S4-like (toy, S=64, T[90:98), max_tokens 64)
+# on every core, with the q15 lean run on M4F for the bits; S2-like (944K,
+# S=64, T[64:80), max_tokens 64: 48 tokens) on M0, M3, M4F and RV32IMC.
+# Checked by firmware/tools/q15gen_report.py: the same greedy tokens on every
+# core and state and as the float build's S4 runs above, peak stack <= 2 KiB,
+# and regression ceilings (S4-M0-q15-cached, S4-M4F-q15-cached,
+# S2-M0-q15-cached, S2-M4F-q15-cached); the aims
+# (S4 M0 16.5M, M3 10M, M4F 7.0M for the whole call; S2 per generated token:
+# M0 3.6M, M3 2.2M, M4F 1.6M, RV32IMC 3.2M) are printed, not checked.
+: > "$OUT/q15gen.txt"
+if echo "$BUILDS" | grep -q '^q15|'; then
+    M944="$(fw_knobs m944k)"
+    blob_asm "$FW_MODELS/atome_944k.bin" "$OUT/m944_blob.S"
+    # scenario|state|label|target|board
+    Q15GEN="S4|cached|M0|thumbv6m-none-eabi|mps2-an385
+S4|cached|M3|thumbv7m-none-eabi|mps2-an385
+S4|cached|M4F|thumbv7em-none-eabihf|mps2-an386
+S4|cached|M7|thumbv7em-none-eabihf|mps2-an500
+S4|cached|M33|thumbv8m.main-none-eabihf|mps2-an505
+S4|cached|RV32IMC|riscv32imc-unknown-none-elf|riscv-virt
+S4|lean|M4F|thumbv7em-none-eabihf|mps2-an386
+S2|cached|M0|thumbv6m-none-eabi|mps2-an385
+S2|cached|M3|thumbv7m-none-eabi|mps2-an385
+S2|cached|M4F|thumbv7em-none-eabihf|mps2-an386
+S2|cached|RV32IMC|riscv32imc-unknown-none-elf|riscv-virt"
+    while IFS='|' read -r sc state label target board; do
+        if [ "$sc" = S4 ]; then kn="$GKNOBS"; blob="$OUT/toy_blob.S"; gdefs=""
+        else kn="$M944"; blob="$OUT/m944_blob.S"; gdefs="-DGEN_FROM=64 -DGEN_LEN=16 -DGEN_MAX=64"; fi
+        gcfg="q15gen_${sc}_$state"; name="q15gen-$sc-$state-$label"
+        extra="-DATOME_DTYPE_Q15=1 $gdefs"; [ "$state" = cached ] && extra="$extra -DATOME_STATE_CACHED=1"
+        # shellcheck disable=SC2086
+        fw_cargo_build "$gcfg" "$kn ATOME_STATE=$state ATOME_DTYPE=q15" firmware "$target" \
+            || fw_die "cargo build ($gcfg, $target) failed"
+        if fw_link_firmware "$OUT/$name.elf" "$board" "$target" "$(fw_lib_path "$gcfg" firmware "$target")" "$kn" "$extra" \
+                firmware/src/gen_main.c "$blob" > "$OUT/$name.link.log" 2>&1 \
+           && fw_qemu "$board" "$OUT/$name.elf" 900 -icount shift=0 > "$OUT/$name.out" 2>&1; then
+            echo "$sc|$state|$label|$name|ok" >> "$OUT/q15gen.txt"
+        else
+            cat "$OUT/$name.link.log" "$OUT/$name.out" >&2 || true
+            echo "$sc|$state|$label|$name|fail" >> "$OUT/q15gen.txt"
+        fi
+    done <<< "$Q15GEN"
+fi
+python3 firmware/tools/q15gen_report.py "$OUT"
+
 echo
 echo "Largest static stack frames (thumbv6m / thumbv7em-none-eabihf firmware):"
 for f in "$OUT"/*-M0-thumbv6m-none-eabi-*.frames "$OUT"/*-M4F-thumbv7em-none-eabihf-*.frames; do
@@ -178,5 +223,5 @@ else
     echo "cortex_bench summary: $nbad problem(s), listed above ($nhard run failures), in ${TOTAL}s"
 fi
 [ $REPORT_ONLY = 1 ] && nbad=$nhard
-echo "cortex_bench: $(( $(grep -c . "$OUT/rows.txt") + $(grep -c . "$OUT/gen.txt") - nbad )) passed, $nbad failed"
+echo "cortex_bench: $(( $(grep -c . "$OUT/rows.txt") + $(grep -c . "$OUT/gen.txt") + $(grep -c . "$OUT/q15gen.txt") - nbad )) passed, $nbad failed"
 [ "$nbad" = 0 ]

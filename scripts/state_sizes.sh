@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # sizeof(atome_state_t) for every configuration of the golden file, plus the
-# 944K model at S=24 and S=128, in both states, beside the reference engine's.
+# 944K model at S=24, S=32 and S=128, in both states, plus the q15 cached
+# state (ATOME_DTYPE=q15 ATOME_STATE=cached), beside the reference engine's.
 #
 #   scripts/state_sizes.sh [--check]
 #
@@ -14,8 +15,9 @@
 # q DH, k_cache S*DH, v_cache S*D, attn_scores S; times 4 bytes. The script
 # checks that this reproduces every figure BENCHMARKS.md#reference-scenarios gives.
 # --check: also builds and runs benches/sizeof_check.c (lean 944K at S=64
-# <= 160000 bytes, lean default configuration <= 24000) and exits non-zero on
-# any failure.
+# <= 160000 bytes, lean default configuration <= 24000; q15 cached 944K at
+# S=64 <= 365000, at S=32 <= 200000, default configuration <= 30000) and
+# exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
@@ -43,6 +45,8 @@ cls 256 32 2 8 5 4 32"
 fi
 grep -q '^m944k_s24 ' <<< "$CONFIGS" || CONFIGS="$CONFIGS
 m944k_s24 256 256 8 64 5 4 24"
+grep -q '^m944k_s32 ' <<< "$CONFIGS" || CONFIGS="$CONFIGS
+m944k_s32 256 256 8 64 5 4 32"
 CONFIGS="$CONFIGS
 m944k_s128 256 256 8 64 5 4 128"
 
@@ -57,17 +61,20 @@ for fig in "256 256 8 64 64 420096" "256 256 8 64 24 163456" "256 256 8 64 128 8
     [ "$got" = "$6" ] || { echo "error: reference formula gives $got for V=$1 D=$2 L=$3 DH=$4 S=$5, contract says $6" >&2; exit 1; }
 done
 
+# state: lean, cached (float) or q15cached (ATOME_DTYPE=q15 ATOME_STATE=cached).
 lib_for() { # state V D L DH K TOPK S -> target dir (library built)
-    local state=$1 v=$2 d=$3 l=$4 dh=$5 k=$6 tk=$7 s=$8
-    local tdir=$ROOT/target/cfg/D${d}_DH${dh}_K${k}_L${l}_S${s}_TOPK${tk}_V${v}_${state}_default
+    local state=$1 v=$2 d=$3 l=$4 dh=$5 k=$6 tk=$7 s=$8 dtype=f32 suffix=""
+    if [ "$state" = q15cached ]; then state=cached dtype=q15 suffix=_q15; fi
+    local tdir=$ROOT/target/cfg/D${d}_DH${dh}_K${k}_L${l}_S${s}_TOPK${tk}_V${v}_${state}_default$suffix
     ATOME_VOCAB_SIZE=$v ATOME_D_MODEL=$d ATOME_N_LAYERS=$l ATOME_D_HEAD=$dh ATOME_KERNEL_SIZE=$k \
-    ATOME_TOP_K=$tk ATOME_MAX_SEQ=$s ATOME_STATE=$state \
+    ATOME_TOP_K=$tk ATOME_MAX_SEQ=$s ATOME_STATE=$state ATOME_DTYPE=$dtype \
         CARGO_TARGET_DIR=$tdir cargo build --release --quiet --lib >&2
     echo "$tdir"
 }
 defs_for() { # state V D L DH K TOPK S
     local defs="-DATOME_VOCAB_SIZE=$2 -DATOME_D_MODEL=$3 -DATOME_N_LAYERS=$4 -DATOME_D_HEAD=$5 -DATOME_KERNEL_SIZE=$6 -DATOME_TOP_K=$7 -DATOME_MAX_SEQ=$8"
     [ "$1" = cached ] && defs="$defs -DATOME_STATE_CACHED=1"
+    [ "$1" = q15cached ] && defs="$defs -DATOME_STATE_CACHED=1 -DATOME_DTYPE_Q15=1"
     echo "$defs"
 }
 state_size() { # state V D L DH K TOPK S
@@ -84,14 +91,15 @@ fmt() { echo "$1" | sed -e ':a' -e 's/\B[0-9]\{3\}\>/,&/' -e 'ta'; }
 
 echo "## sizeof(atome_state_t), bytes"
 echo
-echo "| configuration | V | D | L | DH | K | TOPK | S | reference | lean | lean/ref | cached | cached/ref |"
-echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+echo "| configuration | V | D | L | DH | K | TOPK | S | reference | lean | lean/ref | cached | cached/ref | q15 cached | q15 cached/ref |"
+echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 while read -r name v d l dh k tk s; do
     [ -n "$name" ] || continue
     ref=$(ref_size "$v" "$d" "$l" "$dh" "$s")
     lean=$(state_size lean "$v" "$d" "$l" "$dh" "$k" "$tk" "$s")
     cached=$(state_size cached "$v" "$d" "$l" "$dh" "$k" "$tk" "$s")
-    echo "| $name | $v | $d | $l | $dh | $k | $tk | $s | $(fmt "$ref") | $(fmt "$lean") | $(pct "$lean" "$ref") | $(fmt "$cached") | $(pct "$cached" "$ref") |"
+    q15c=$(state_size q15cached "$v" "$d" "$l" "$dh" "$k" "$tk" "$s")
+    echo "| $name | $v | $d | $l | $dh | $k | $tk | $s | $(fmt "$ref") | $(fmt "$lean") | $(pct "$lean" "$ref") | $(fmt "$cached") | $(pct "$cached" "$ref") | $(fmt "$q15c") | $(pct "$q15c" "$ref") |"
 done <<< "$CONFIGS"
 echo
 echo "Reference = (5*S*D + L*D + V + 3*S + DH + S*DH + S*D + S) * 4 bytes; it reproduces BENCHMARKS.md#reference-scenarios's"
@@ -103,16 +111,18 @@ if [ "$CHECK" = 1 ]; then
     echo
     echo '```'
     fail=0
-    for cfg in "256 256 8 64 5 4 64" "256 64 4 16 5 4 32"; do
+    for sc in "lean 256 256 8 64 5 4 64" "lean 256 64 4 16 5 4 32" "q15cached 256 256 8 64 5 4 64" \
+              "q15cached 256 256 8 64 5 4 32" "q15cached 256 64 4 16 5 4 32"; do
+        st=${sc%% *} cfg=${sc#* }
         # shellcheck disable=SC2086
-        tdir=$(lib_for lean $cfg)
+        tdir=$(lib_for "$st" $cfg)
         exe=$OUT/sizeof_check_$(basename "$tdir")
         # shellcheck disable=SC2046,SC2086
-        if cc -std=c99 -O2 -Wall -Wextra -Werror -I include $(defs_for lean $cfg) benches/sizeof_check.c \
+        if cc -std=c99 -O2 -Wall -Wextra -Werror -I include $(defs_for "$st" $cfg) benches/sizeof_check.c \
                 "$tdir/release/libatome.a" -lm -o "$exe"; then
             "$exe" || fail=1
         else
-            echo "FAIL: benches/sizeof_check.c did not build for $cfg"; fail=1
+            echo "FAIL: benches/sizeof_check.c did not build for $st $cfg"; fail=1
         fi
     done
     echo '```'

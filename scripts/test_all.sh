@@ -33,7 +33,7 @@ stage "cargo test (lean state)" cargo test --release
 # target compiles) through the same tests, on this host, both states.
 stage "cargo test (microcontroller code path, both states)" bash -c '
   export CARGO_TARGET_DIR=target/portable
-  T="--test purity --test api_errors --test reference_parity --test ffi_miri --test nonfinite --test matvec_diff --test q15_matvec_diff --test math_exhaustive"
+  T="--test purity --test api_errors --test reference_parity --test ffi_miri --test nonfinite --test matvec_diff --test q15_matvec_diff --test q15_cached --test math_exhaustive"
   cargo test --release --features portable --lib $T && ATOME_STATE=cached cargo test --release --features portable $T'
 # The q15 integer mode (ATOME_DTYPE=q15, docs/Q15.md) behind the C API:
 # error codes and edge cases as in the float build, its own results checked
@@ -46,6 +46,14 @@ stage "cargo test (q15 build: C API errors, Miri test bodies, non-finite blobs)"
 # properties and the C API's errors on that code.
 stage "cargo test (q15 size-first build on the microcontroller code path)" env ATOME_DTYPE=q15 CARGO_TARGET_DIR=target/portable-q15-sf \
   cargo test --release --features portable,size-first --lib --test q15_engine --test q15_matvec_diff --test api_errors
+
+# The q15 cached state (ATOME_DTYPE=q15 ATOME_STATE=cached) behind the same
+# C API tests, and its engine on the microcontroller code path.
+stage "cargo test (q15 cached build: C API errors, Miri test bodies, non-finite blobs; portable)" bash -c '
+  ATOME_DTYPE=q15 ATOME_STATE=cached CARGO_TARGET_DIR=target/cfg/q15_cached \
+    cargo test --release --test api_errors --test ffi_miri --test nonfinite --test q15_cached &&
+  ATOME_DTYPE=q15 ATOME_STATE=cached CARGO_TARGET_DIR=target/cfg/q15_cached_portable \
+    cargo test --release --features portable --test api_errors --test q15_cached'
 # Cargo.toml's rust-version is true: the library builds with that toolchain
 # (scripts/setup.sh installs it), both code paths.
 stage "rust-version: cargo +<rust-version> check (lib)" bash -c '
@@ -55,6 +63,7 @@ stage "rust-version: cargo +<rust-version> check (lib)" bash -c '
 stage "clippy -D warnings: library (both code paths, all targets), CLI, fuzz crate" bash -c '
   cargo clippy --release --all-targets -- -D warnings &&
   CARGO_TARGET_DIR=target/portable cargo clippy --release --features portable --all-targets -- -D warnings &&
+  ATOME_DTYPE=q15 ATOME_STATE=cached CARGO_TARGET_DIR=target/cfg/q15_cached cargo clippy --release --all-targets -- -D warnings &&
   (cd cli && cargo clippy --release --all-targets -- -D warnings) &&
   (cd fuzz && cargo clippy --all-targets -- -D warnings)'
 stage "C API, examples, link-time config check, symbols, sizeof" tests/c_api.sh

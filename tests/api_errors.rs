@@ -321,20 +321,25 @@ fn build_config_and_entropy_api() {
     let (_, routers) = reference_hidden(&wt, &toks, ATOME_MAX_SEQ);
     let entropy = |r: &[f32; 3]| -> f64 { r.iter().filter(|&&x| x > 0.0).map(|&x| -(x as f64) * (x as f64).ln()).sum() };
     if dtype::Q15 {
-        // A q15 build keeps the last position's entropies only: the
-        // all-positions call is refused and writes nothing.
         // SAFETY: every pointer is valid (or null on purpose) for the length passed.
         unsafe {
-            assert_eq!(atome_router_entropy_all(&*m, &mut *s, toks.as_ptr(), 5, all.as_mut_ptr(), all.len() as i32), -1);
+            assert_eq!(atome_router_entropy_all(&*m, &mut *s, toks.as_ptr(), 5, all.as_mut_ptr(), 3), -1);
             assert!(all.iter().all(|x| x.is_nan()), "q15: refused, nothing written");
+            assert_eq!(atome_router_entropy_all(&*m, &mut *s, toks.as_ptr(), 5, all.as_mut_ptr(), all.len() as i32), 5);
+            let mut after = vec![f32::NAN; l];
+            assert_eq!(atome_router_entropy(&*s, after.as_mut_ptr()), l as i32);
+            assert!(same_bits(&after, &all[4 * l..]), "the all-positions call's last position is the stored one");
             assert_eq!(atome_predict_next(&*m, &mut *s, toks.as_ptr(), 5), predict(&m, &toks).0);
             assert_eq!(atome_router_entropy(&*s, last.as_mut_ptr()), l as i32);
             assert_eq!(atome_router_entropy(null(), last.as_mut_ptr()), -1);
         }
+        assert!(same_bits(&last, &all[4 * l..]));
         // From the integer router probabilities: close to the float ones'.
-        for li in 0..l {
-            let h = entropy(&routers[li][4]);
-            assert!((last[li] as f64 - h).abs() < 1e-3, "layer {li}: q15 {} float {h}", last[li]);
+        for t in 0..5 {
+            for li in 0..l {
+                let h = entropy(&routers[li][t]);
+                assert!((all[t * l + li] as f64 - h).abs() < 1e-3, "position {t} layer {li}: q15 {} float {h}", all[t * l + li]);
+            }
         }
         return;
     }
@@ -361,9 +366,16 @@ fn state_work_area_matches_the_memory_plan() {
     use atome::runner::{Plan, Runner};
     if dtype::Q15 {
         // logits, then the int32 and int16 areas of the q15 plan.
-        let lay = atome::q15::Q15Layout::new(&atome::config::DIMS, ATOME_MAX_SEQ);
-        assert_eq!((ATOME_Q15_I16, ATOME_Q15_I32), (lay.i16s, lay.i32s), "build.rs and include/atome.h formulas must equal the q15 plan's");
-        let raw = 4 * ATOME_VOCAB_SIZE + 4 * lay.i32s + 2 * lay.i16s;
+        // (The cached state adds every layer's caches and the header.)
+        let (i16s, i32s, head) = if ATOME_STATE_CACHED == 1 {
+            let lay = atome::q15::Q15CachedLayout::new(&atome::config::DIMS, ATOME_MAX_SEQ);
+            (lay.i16s, lay.i32s, 12 + 4 * ATOME_MAX_SEQ)
+        } else {
+            let lay = atome::q15::Q15Layout::new(&atome::config::DIMS, ATOME_MAX_SEQ);
+            (lay.i16s, lay.i32s, 0)
+        };
+        assert_eq!((ATOME_Q15_I16, ATOME_Q15_I32), (i16s, i32s), "build.rs and include/atome.h formulas must equal the q15 plan's");
+        let raw = 4 * ATOME_VOCAB_SIZE + head + 4 * i32s + 2 * i16s;
         assert_eq!(std::mem::size_of::<atome_state_t>(), raw.div_ceil(4) * 4);
         return;
     }

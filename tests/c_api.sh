@@ -79,6 +79,23 @@ if cc $CFLAGS -DATOME_DTYPE_Q15=1 c_examples/generate.c "$Q15/libatome.a" -lm -o
    && "$TMP/q15gen" "Hello there" > "$TMP/q15.out" 2>&1 && grep -q "tokens in" "$TMP/q15.out"; then
   ok "q15 library and C file link and run (c_examples/generate.c, built-in model)"
 else bad "q15 link/run: $(cat "$TMP/err" "$TMP/q15.out" 2>/dev/null | tail -3)"; fi
+# The q15 cached state (ATOME_DTYPE=q15 ATOME_STATE=cached <-> -DATOME_DTYPE_Q15=1
+# -DATOME_STATE_CACHED=1): links only with both macros, and gives q15 lean's tokens.
+Q15C=$(build q15_cached ATOME_DTYPE=q15 ATOME_STATE=cached) || bad "build q15 cached"
+if cc $CFLAGS -DATOME_DTYPE_Q15=1 c_examples/logits.c "$Q15C/libatome.a" -lm -o "$TMP/mismatch6" 2>"$TMP/err"; then
+  bad "a q15 lean C file linked against a q15 cached library"
+elif grep -q "atome_cfg_STATE_lean" "$TMP/err"; then ok "q15 lean C file / q15 cached library refused at link time"; else bad "q15 state mismatch message: $(cat "$TMP/err")"; fi
+if cc $CFLAGS -DATOME_STATE_CACHED=1 c_examples/logits.c "$Q15C/libatome.a" -lm -o "$TMP/mismatch7" 2>"$TMP/err"; then
+  bad "a float cached C file linked against a q15 cached library"
+elif grep -q "atome_cfg_DTYPE_f32" "$TMP/err"; then ok "f32 cached C file / q15 cached library refused at link time"; else bad "q15 cached dtype mismatch message: $(cat "$TMP/err")"; fi
+if cc $CFLAGS -DATOME_DTYPE_Q15=1 -DATOME_STATE_CACHED=1 c_examples/logits.c "$Q15/libatome.a" -lm -o "$TMP/mismatch8" 2>"$TMP/err"; then
+  bad "a q15 cached C file linked against a q15 lean library"
+elif grep -q "atome_cfg_STATE_cached" "$TMP/err"; then ok "q15 cached C file / q15 lean library refused at link time"; else bad "q15 cached state mismatch message: $(cat "$TMP/err")"; fi
+if cc $CFLAGS -DATOME_DTYPE_Q15=1 -DATOME_STATE_CACHED=1 c_examples/generate.c "$Q15C/libatome.a" -lm -o "$TMP/q15cgen" 2>"$TMP/err" \
+   && "$TMP/q15cgen" "Hello there" > "$TMP/q15c.out" 2>&1 && [ -s "$TMP/q15.out" ] \
+   && [ "$(head -n -1 "$TMP/q15c.out")" = "$(head -n -1 "$TMP/q15.out")" ]; then
+  ok "q15 cached library and C file link and run, q15 lean's text (c_examples/generate.c, built-in model)"
+else bad "q15 cached link/run or text: $(cat "$TMP/err" "$TMP/q15c.out" 2>/dev/null | tail -3)"; fi
 # Also with --gc-sections (firmware links), which may drop unreferenced data.
 if cc $CFLAGS -DATOME_D_MODEL=17 -ffunction-sections -fdata-sections c_examples/logits.c "$DEF/libatome.a" -Wl,--gc-sections -lm -o "$TMP/mismatch3" 2>"$TMP/err"; then
   bad "a D=17 C file linked against a D=64 library with --gc-sections"

@@ -23,8 +23,6 @@ const V: usize = ATOME_VOCAB_SIZE;
 const D: usize = ATOME_D_MODEL;
 const S: usize = ATOME_MAX_SEQ;
 const L: usize = ATOME_N_LAYERS;
-/// A library built with ATOME_DTYPE=q15 (the integer engine behind the C API).
-const Q15: bool = ATOME_DTYPE_Q15 == 1;
 
 fn zeroed<T>() -> Box<T> {
     // SAFETY: the C structs are integers, floats and raw pointers; all-zero
@@ -103,22 +101,12 @@ fn every_format_loads_misaligned_and_runs() {
                 let mut e = vec![-1.0f32; S * L + 1];
                 let r = atome_router_entropy_all(&*m, &mut *st, t.as_ptr(), 2, e.as_mut_ptr(), (S * L) as i32);
                 let mut last = vec![0.0f32; L];
-                if Q15 {
-                    // The q15 engine keeps the last position's entropies
-                    // only: refused, nothing written; predict_next stores them.
-                    assert_eq!(r, -1);
-                    assert!(e.iter().all(|&x| x == -1.0));
-                    let id2 = atome_predict_next(&*m, &mut *st, t.as_ptr(), 2);
-                    assert!(id2 >= 0 && (id2 as usize) < V);
-                    assert_eq!(atome_router_entropy(&*st, last.as_mut_ptr()), L as i32);
-                    assert!(last.iter().all(|&x| (0.0..=1.0987).contains(&x)));
-                } else {
-                    assert_eq!(r, 2);
-                    assert!(e[..2 * L].iter().all(|&x| (0.0..=1.0987).contains(&x)));
-                    assert_eq!(e[2 * L], -1.0);
-                    assert_eq!(atome_router_entropy(&*st, last.as_mut_ptr()), L as i32);
-                    assert_eq!(&last[..], &e[L..2 * L]);
-                }
+                // (Both arithmetic modes.)
+                assert_eq!(r, 2);
+                assert!(e[..2 * L].iter().all(|&x| (0.0..=1.0987).contains(&x)));
+                assert_eq!(e[2 * L], -1.0);
+                assert_eq!(atome_router_entropy(&*st, last.as_mut_ptr()), L as i32);
+                assert_eq!(&last[..], &e[L..2 * L]);
             }
         }
     }

@@ -124,7 +124,7 @@ def build_library(config: Optional[Mapping] = None, cached: bool = False,
     MAX_CLASSES, or the build-config / ATOME_* names; missing ones default).
     ``cached`` selects ATOME_STATE=cached, ``system_libm`` the
     ``system-libm`` cargo feature, ``dtype`` ATOME_DTYPE (``f32``, the
-    default, or ``q15``: the integer mode of docs/Q15.md, lean only).
+    default, or ``q15``: the integer mode of docs/Q15.md, either state).
 
     If $ATOME_LIB names a library whose atome_get_build_config matches the
     configuration (and state kind), it is returned as is.  Otherwise this runs
@@ -134,8 +134,6 @@ def build_library(config: Optional[Mapping] = None, cached: bool = False,
     PATH an existing build there is returned."""
     if dtype not in ("f32", "q15"):
         raise ValueError(f"dtype must be f32 or q15, not {dtype!r}")
-    if dtype == "q15" and cached:
-        raise ValueError("the q15 mode has the lean state only")
     want = normalize_config(config)
     env_lib = os.environ.get("ATOME_LIB")
     if env_lib and os.path.exists(env_lib) and _matches(env_lib, want, cached, dtype):

@@ -222,3 +222,35 @@ def test_runtime_api_runs_q15_for_any_dimensions(cached):
     cq, lq = q.classify_q15(w, [3, 1, 4, 1, 5])
     got, lg = rt.classify([3, 1, 4, 1, 5])
     assert got == cq and bits(lg) == bits(lq)
+
+
+def cached_engine(cfg):
+    key = ("cached",) + tuple(sorted(cfg.items()))
+    if key not in _ENGINES:
+        try:
+            _ENGINES[key] = Engine(build_library(cfg, cached=True, dtype="q15"))
+        except BuildError as e:  # pragma: no cover - no cargo
+            pytest.skip(str(e))
+    return _ENGINES[key]
+
+
+def test_q15_cached_state_matches_the_cached_reference():
+    """The q15 cached library (ATOME_DTYPE=q15 ATOME_STATE=cached): flags 3,
+    its state within 30,000 bytes, and for prompts that extend one another
+    (so the cache is reused) the numpy reference's cached-plan bits; its
+    generation equals the reference's."""
+    eng = cached_engine(DEFAULT)
+    assert eng.config["state_cached"] == 3  # bit 1: q15, bit 0: cached
+    assert eng.state_size <= 30000
+    blob = open(shared("models/default.atome"), "rb").read()
+    w = nr.parse_blob(blob, nr.Config.of(DEFAULT))
+    m = q.Q15Model(w)
+    mod = Model.load(blob, eng)
+    long = list(range(30, 70))
+    for n in (1, 2, 5, 6, 17, 32, 33, 40):
+        toks = long[:n]
+        got = mod.logits(toks)
+        assert bits(got) == bits(q.logits_q15_cached(m, toks)), f"{n} tokens"
+        assert bits(got) == bits(q.logits_q15(m, toks)), f"{n} tokens"
+    for prompt in ([1], [72, 101, 108, 108, 111]):
+        assert mod.generate(prompt, 24) == q.generate_q15(m, prompt, 24)

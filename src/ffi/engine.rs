@@ -1,6 +1,7 @@
 //! This build's engine behind the C APIs, chosen here once: the float
 //! [`crate::runner::Runner`] or, with ATOME_DTYPE=q15, the integer
-//! [`crate::q15::Q15Runner`]. The rest of the ffi layer calls it through
+//! [`crate::q15::Q15Runner`] (or [`crate::q15::Q15CachedRunner`] with
+//! ATOME_STATE=cached). The rest of the ffi layer calls it through
 //! [`crate::engine::Engine`] and the few functions below, which know the
 //! engine's memory: the runner over a C state, the runner over a runtime
 //! handle's words, the stored entropies of a const state and the float
@@ -100,7 +101,8 @@ mod float {
     }
 }
 
-/// The q15 engine (lean only: it keeps no cache to key).
+/// The q15 engine: its lean plan, or with ATOME_STATE=cached its cached
+/// plan (keyed by the blob, as the float cached state).
 #[cfg(atome_q15)]
 mod q15 {
     use super::{as_f32, as_i32};
@@ -112,17 +114,38 @@ mod q15 {
     use crate::runner::Plan;
 
     /// The runner type of this build's state.
+    #[cfg(not(atome_cached))]
     pub(crate) type StateRunner<'a> = Q15Runner<'a>;
+    /// The runner type of this build's state.
+    #[cfg(atome_cached)]
+    pub(crate) type StateRunner<'a> = crate::q15::Q15CachedRunner<'a>;
 
-    /// The runner over a q15 C state.
+    /// The runner over a q15 lean C state.
+    #[cfg(not(atome_cached))]
     pub(crate) fn state_runner(st: &mut atome_state_t, _salt: u32) -> Option<StateRunner<'_>> {
         Q15Runner::new(&mut st.work16, &mut st.work32, &mut st.logits, &DIMS, ATOME_MAX_SEQ)
     }
 
+    /// The runner over a q15 cached C state, keyed by `salt`.
+    #[cfg(atome_cached)]
+    pub(crate) fn state_runner(st: &mut atome_state_t, salt: u32) -> Option<StateRunner<'_>> {
+        let atome_state_t { logits, work32, work16, cache_magic, cache_model, cache_len, cache_tokens } = st;
+        let header = crate::forward::cached::CacheHeader { magic: cache_magic, fingerprint: cache_model, len: cache_len, tokens: cache_tokens };
+        Some(crate::q15::Q15CachedRunner::new(work16, work32, logits, header, &DIMS, ATOME_MAX_SEQ)?.salted(salt))
+    }
+
     /// Copies the last position's router entropies of a const state into
     /// `out`; false when the int32 area is too short.
+    #[cfg(not(atome_cached))]
     pub(crate) fn stored_entropy(st: &atome_state_t, out: &mut [f32]) -> bool {
         Q15Runner::stored_entropy(&st.work32, &DIMS, ATOME_MAX_SEQ, out)
+    }
+
+    /// Copies the last position's router entropies of a const state into
+    /// `out`; false when the int32 area is too short.
+    #[cfg(atome_cached)]
+    pub(crate) fn stored_entropy(st: &atome_state_t, out: &mut [f32]) -> bool {
+        crate::q15::Q15CachedRunner::stored_entropy(&st.work32, &DIMS, out)
     }
 
     /// The state's memory as float scratch: the q15 state has no float

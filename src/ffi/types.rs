@@ -139,7 +139,7 @@ pub struct atome_state_t {
 }
 
 /// Inference state with per-layer caches kept across calls (ATOME_STATE=cached).
-#[cfg(atome_cached)]
+#[cfg(all(atome_cached, not(atome_q15)))]
 #[repr(C)]
 pub struct atome_state_t {
     /// Logits of the last predict_next.
@@ -158,11 +158,33 @@ pub struct atome_state_t {
 
 /// Inference state of the q15 integer mode (ATOME_DTYPE=q15, lean):
 /// binary32 logits, then the engine's int32 and int16 areas (docs/Q15.md).
-#[cfg(atome_q15)]
+#[cfg(all(atome_q15, not(atome_cached)))]
 #[repr(C)]
 pub struct atome_state_t {
     /// Logits of the last predict_next.
     pub logits: [f32; ATOME_VOCAB_SIZE],
+    /// Private int32 area.
+    pub work32: [i32; ATOME_Q15_I32],
+    /// Private int16 area.
+    pub work16: [i16; ATOME_Q15_I16],
+}
+
+/// Inference state of the q15 integer mode with every layer's caches kept
+/// across calls (ATOME_DTYPE=q15, ATOME_STATE=cached): binary32 logits, the
+/// cache header, then the engine's int32 and int16 areas (docs/Q15.md).
+#[cfg(all(atome_q15, atome_cached))]
+#[repr(C)]
+pub struct atome_state_t {
+    /// Logits of the last predict_next.
+    pub logits: [f32; ATOME_VOCAB_SIZE],
+    /// Cache validity marker (private).
+    pub cache_magic: u32,
+    /// Model fingerprint (private).
+    pub cache_model: u32,
+    /// Positions cached (private).
+    pub cache_len: u32,
+    /// Ids of the cached positions (private).
+    pub cache_tokens: [i32; ATOME_MAX_SEQ],
     /// Private int32 area.
     pub work32: [i32; ATOME_Q15_I32],
     /// Private int16 area.

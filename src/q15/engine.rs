@@ -11,6 +11,9 @@ use crate::kernels::isa::Accel;
 use crate::kernels::q15::{attention, conv, head, mix, norm, quant, ssm};
 use crate::kernels::q15::{matvec_q, matvec_q_multi_checked, trit2_no_code10, MvJobQ};
 
+#[path = "cached.rs"]
+pub mod cached;
+
 /// The buffers of one call (all caller-owned; see [`super::Q15Runner`]).
 pub struct Bufs<'w> {
     /// Residual rows, S x D, and their exponents.
@@ -48,8 +51,9 @@ pub struct Bufs<'w> {
 
 /// The model's one window run: the residual row n-1 after every layer, with
 /// its exponent. None when the model cannot run in q15 (a P3 model wider than
-/// the int32 matvec's bound).
-pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f32]) -> Option<()> {
+/// the int32 matvec's bound). `all` (when not empty: n x L) receives every
+/// position's router entropies.
+pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f32], all: &mut [f32]) -> Option<()> {
     let dims = model.dims;
     let (d, kk) = (dims.d_model, dims.kernel_size);
     // (Never so for a loaded model; checked here so that no division or
@@ -63,7 +67,7 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
     // The parameter area out of `b` for the blocks (so that the layer's
     // vectors can be read while `b` is lent whole), and back on every exit.
     let pa = core::mem::take(&mut b.pa);
-    let r = blocks(model, toks, n, b, &mut *pa, logits);
+    let r = blocks(model, toks, n, b, &mut *pa, logits, all);
     b.pa = pa;
     r
 }
@@ -71,7 +75,8 @@ pub fn run(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, logits: &mut [f
 /// The embedding and the blocks of [`run`], with the parameter area `pa`.
 /// (Inlined: a frame of its own would add to the peak stack.)
 #[inline(always)]
-fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], logits: &mut [f32]) -> Option<()> {
+fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], logits: &mut [f32], all: &mut [f32]) -> Option<()> {
+    let ents = !all.is_empty();
     let dims = model.dims;
     let (d, dh, kk, l_n) = (dims.d_model, dims.d_head, dims.kernel_size, dims.n_layers);
     let accel = Accel::detect();
@@ -134,6 +139,7 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
                     (false, true) => matvec_q_multi_checked(accel, &mut [wk, wv, wr, wq], h, d, 1, nc10),
                     (false, false) => matvec_q_multi_checked(accel, &mut [wk, wv], h, d, 1, nc10),
                     (true, true) => matvec_q_multi_checked(accel, &mut [wk, wr, wq], h, d, 1, nc10),
+                    (true, false) if ents => matvec_q_multi_checked(accel, &mut [wk, wr], h, d, 1, nc10),
                     (true, false) => matvec_q_multi_checked(accel, &mut [wk], h, d, 1, nc10),
                 }
             }
@@ -146,10 +152,16 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
                 let e = quant::quant_into(accel, b.mv.get(dh..dh + d)?, eh, b.v.get_mut(t * d..(t + 1) * d)?);
                 *b.ev.get_mut(t)? = e as i16;
             }
-            if !mixes {
+            if !mixes && !ents {
                 continue;
             }
             let r = mix::router(p.router, b.mv.get(dh + d..dh + d + 3)?, eh);
+            if let Some(o) = all.get_mut(t * l_n + l) {
+                *o = f32::from_bits(mix::entropy(r) as u32);
+            }
+            if !mixes {
+                continue;
+            }
             if t + 1 == n {
                 *b.ent.get_mut(l)? = mix::entropy(r);
             }

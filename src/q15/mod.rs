@@ -5,7 +5,8 @@
 //! [`Q15Runner`] is an [`Engine`] as the float [`crate::runner::Runner`] is
 //! (predict, logits, classify, generate, router entropy), over caller-owned memory: an
 //! int16 area, an int32 area and the V logits, sized by [`Q15Layout`].
-//! Only the lean plan exists: every call recomputes the window.
+//! [`Q15Runner`] is the lean plan (every call recomputes the window);
+//! [`Q15CachedRunner`] the cached one (engine/cached: only new positions).
 
 pub mod arith;
 pub mod engine;
@@ -15,6 +16,7 @@ use crate::engine::Engine;
 use crate::format::{Classifier, Dims, Model};
 use crate::forward::{take, Tokens};
 use engine::Bufs;
+pub use engine::cached::{Q15CachedLayout, Q15CachedRunner, Q15CachedState};
 
 /// Element counts of a q15 lean state's two areas (docs/PERFORMANCE.md#ram-of-the-q15-lean-state).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,13 +111,7 @@ impl Engine for Q15Runner<'_> {
 
     /// The layers and the final LayerNorm.
     fn body(&mut self, model: &Model, tokens: &Tokens) -> Option<i32> {
-        let toks = tokens.window(self.s);
-        let n = toks.len();
-        if n == 0 || model.dims != self.dims {
-            return None;
-        }
-        engine::run(model, &toks, n, &mut self.b, self.logits)?;
-        engine::final_row(model, n, &mut self.b)
+        self.run_body(model, tokens, &mut [])
     }
 
     fn lm_head(&mut self, model: &Model, eh: i32) -> Option<usize> {
@@ -136,13 +132,33 @@ impl Engine for Q15Runner<'_> {
         self.logits.get(..self.dims.vocab).unwrap_or(self.logits)
     }
 
-    /// None: the q15 engine keeps the last position's entropies only.
-    fn router_entropy_all(&mut self, _: &Model, _: &[i32], _: &mut [f32]) -> Option<usize> {
-        None
+    /// The window's run writes every position's entropies as it goes.
+    fn router_entropy_all(&mut self, model: &Model, tokens: &[i32], out: &mut [f32]) -> Option<usize> {
+        let n = tokens.len().min(self.s);
+        let out = out.get_mut(..n * self.dims.n_layers)?;
+        if out.is_empty() {
+            return None;
+        }
+        let eh = self.run_body(model, &Tokens::new(tokens), out)?;
+        self.lm_head(model, eh)?;
+        Some(n)
     }
 }
 
 impl Q15Runner<'_> {
+    /// Runs the layers (every position's router entropies into `all` when
+    /// it is not empty: n x L) and the final LayerNorm; the final row's
+    /// exponent.
+    fn run_body(&mut self, model: &Model, tokens: &Tokens, all: &mut [f32]) -> Option<i32> {
+        let toks = tokens.window(self.s);
+        let n = toks.len();
+        if n == 0 || model.dims != self.dims {
+            return None;
+        }
+        engine::run(model, &toks, n, &mut self.b, self.logits, all)?;
+        engine::final_row(model, n, &mut self.b)
+    }
+
     /// The last position's router entropies stored in a q15 state's int32
     /// area, read without a runner (the C API's read-out of a const state);
     /// false when the area is too short.

@@ -215,4 +215,23 @@ impl<'a> LayerQ<'a> {
             cq: Scale { m: cm, e: ce },
         }
     }
+
+    /// The scales of block `bl` alone (conv, wv, router, cq): what the
+    /// attention and mix kernels read. g, b and sb are left unscanned
+    /// (exponent 0, not usable); [`LayerQ::new`] computes them.
+    pub fn scales(bl: &Block<'a>, dh: usize) -> LayerQ<'a> {
+        let (q, k) = (Scale::of(&bl.wq), Scale::of(&bl.wk));
+        let (ism, ise) = fquant_scalar(1.0 / crate::math::sqrtf(dh as f32));
+        let (cm, ce) = quant_scalar(q.m * k.m * ism, q.e + k.e + ise, QA);
+        let un = |f| PVec { f, g: None, bits: QA, e: 0 };
+        LayerQ {
+            g: un(bl.norm.gamma),
+            b: un(bl.norm.beta),
+            sb: un(bl.ssm.b),
+            conv: Scale::of(&bl.conv),
+            wv: Scale::of(&bl.wv),
+            router: Scale::of(&bl.router),
+            cq: Scale { m: cm, e: ce },
+        }
+    }
 }

@@ -1,0 +1,474 @@
+//! The q15 cached plan (docs/Q15.md, "Lean and cached"): every layer's keys,
+//! values, last K - 1 normalized rows and SSM state are kept, in int16 (int32
+//! for the SSM state) with one exponent per row, with the token list they
+//! belong to. A call whose window extends the stored one runs only the new
+//! positions, each through every layer with one-position work buffers.
+//! Every row has its own exponent and every sum is exact, so this order gives
+//! the bits of the lean plan's layer-at-a-time order.
+//!
+//! This is a child of `engine` so that it calls the lean plan's kernels
+//! (LayerNorm, SSM step, conv, attention, mix, head) themselves.
+use super::super::params::{Area, LayerQ, PSrc, Scale};
+use super::super::{param_ints, take};
+use super::*;
+use crate::format::{Classifier, Dims, Floats, Model, Tensor};
+use crate::forward::cached::{key, CacheHeader};
+use crate::engine::Engine;
+use crate::forward::Tokens;
+use crate::kernels::isa::Accel;
+use crate::kernels::q15::{matvec_q_multi_checked, trit2_no_code10, MvJobQ};
+
+/// Element counts of a q15 cached state's two areas.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Q15CachedLayout {
+    /// int16 elements: per layer keys S x DH, values S x D, the last K - 1
+    /// normalized rows and one exponent per row of each; then the work rows
+    /// (residual D, the K-row conv ring, query DH, sparse output D) and
+    /// their exponents.
+    pub i16s: usize,
+    /// int32 elements: per layer the SSM state (D) and its exponent; then the
+    /// matvec outputs (D + 2 DH + 3), attention slots, the last position's
+    /// entropies and [`param_ints`].
+    pub i32s: usize,
+}
+
+impl Q15CachedLayout {
+    /// The counts for these dimensions and window s.
+    pub const fn new(dims: &Dims, s: usize) -> Q15CachedLayout {
+        let (d, dh, k, l) = (dims.d_model, dims.d_head, dims.kernel_size, dims.n_layers);
+        Q15CachedLayout {
+            i16s: l * Self::layer16(dims, s) + d + 1 + k * d + k + dh + d,
+            i32s: l * (d + 1) + (d + 2 * dh + 3) + 4 * dims.top_k + l + param_ints(dims),
+        }
+    }
+
+    /// int16 elements of one layer's cache.
+    const fn layer16(dims: &Dims, s: usize) -> usize {
+        let (d, dh, k) = (dims.d_model, dims.d_head, dims.kernel_size);
+        s * dh + s + s * d + s + (k - 1) * d + (k - 1)
+    }
+
+    /// Bytes of the two areas, the logits and the cache header (three
+    /// words and S ids).
+    pub const fn bytes(&self, dims: &Dims, s: usize) -> usize {
+        2 * self.i16s + 4 * self.i32s + 4 * dims.vocab + 12 + 4 * s
+    }
+}
+
+/// The work buffers as the engine's [`Bufs`] over one layer's keys, values
+/// and SSM state (field by field: the parameter vectors may hold the
+/// logits area meanwhile).
+macro_rules! bufs {
+    ($r:expr, $k:expr, $ek:expr, $v:expr, $ev:expr, $hs:expr) => {
+        Bufs {
+            x: &mut *$r.x,
+            ex: &mut *$r.ex,
+            k: $k,
+            ek: $ek,
+            v: $v,
+            ev: $ev,
+            ring: &mut *$r.ring,
+            ering: &mut *$r.ering,
+            q: &mut *$r.q,
+            sparse: &mut *$r.sparse,
+            hs: $hs,
+            mv: &mut *$r.mv,
+            slots: &mut *$r.slots,
+            pa: &mut [],
+            ent: &mut *$r.ent,
+        }
+    };
+}
+
+/// Runs the q15 engine in a caller's memory, cached plan.
+pub struct Q15CachedRunner<'w> {
+    /// Every layer's int16 caches.
+    c16: &'w mut [i16],
+    /// Every layer's SSM states.
+    c32: &'w mut [i32],
+    /// Residual row of the position in flight (the last position's after
+    /// every layer between calls) and its exponent.
+    x: &'w mut [i16],
+    ex: &'w mut [i16],
+    ring: &'w mut [i16],
+    ering: &'w mut [i16],
+    q: &'w mut [i16],
+    sparse: &'w mut [i16],
+    mv: &'w mut [i32],
+    slots: &'w mut [i32],
+    ent: &'w mut [i32],
+    pa: &'w mut [i32],
+    logits: &'w mut [f32],
+    hd: CacheHeader<'w>,
+    dims: Dims,
+    s: usize,
+    salt: u32,
+}
+
+impl<'w> Q15CachedRunner<'w> {
+    /// A runner over `i16s`, `i32s` (at least [`Q15CachedLayout::new`]'s
+    /// counts), `logits` (at least V) and a cache header whose token array
+    /// holds `s` ids; None when one is too short or a dimension is 0.
+    pub fn new(i16s: &'w mut [i16], i32s: &'w mut [i32], logits: &'w mut [f32], hd: CacheHeader<'w>, dims: &Dims, s: usize) -> Option<Self> {
+        let (d, dh, k, l) = (dims.d_model, dims.d_head, dims.kernel_size, dims.n_layers);
+        if d == 0 || dh == 0 || k == 0 || s == 0 || l == 0 || dims.top_k == 0 || dims.vocab == 0 || logits.len() < dims.vocab || hd.tokens.len() < s {
+            return None;
+        }
+        let (c16, r) = take(i16s, l * Q15CachedLayout::layer16(dims, s))?;
+        let (x, r) = take(r, d)?;
+        let (ex, r) = take(r, 1)?;
+        let (ring, r) = take(r, k * d)?;
+        let (ering, r) = take(r, k)?;
+        let (q, r) = take(r, dh)?;
+        let (sparse, _) = take(r, d)?;
+        let (c32, r) = take(i32s, l * (d + 1))?;
+        let (mv, r) = take(r, d + 2 * dh + 3)?;
+        let (slots, r) = take(r, 4 * dims.top_k)?;
+        let (ent, r) = take(r, l)?;
+        let (pa, _) = take(r, param_ints(dims))?;
+        Some(Q15CachedRunner { c16, c32, x, ex, ring, ering, q, sparse, mv, slots, ent, pa, logits, hd, dims: *dims, s, salt: 0 })
+    }
+
+    /// Joins `salt` to the cache's model key (as the float cached runner).
+    pub fn salted(mut self, salt: u32) -> Self {
+        self.salt = salt;
+        self
+    }
+
+    /// Runs the new positions of the window of `tokens` through every
+    /// layer, then the final LayerNorm of the last one into the ring's first
+    /// row; that row's exponent. `all` (when not empty: n x L) receives every
+    /// position's router entropies, which needs a run from position 0.
+    fn run_body(&mut self, model: &Model, tokens: &Tokens, all: &mut [f32]) -> Option<i32> {
+        let toks = tokens.window(self.s);
+        let n = toks.len();
+        let dims = self.dims;
+        if n == 0 || model.dims != dims {
+            return None;
+        }
+        let (d, kk) = (dims.d_model, dims.kernel_size);
+        if model.packing == Packing::P3 && (d > 7281 || kk > 7281) {
+            return None;
+        }
+        let key = key(model, self.salt);
+        let p0 = if all.is_empty() {
+            self.hd.reusable(key, &toks, self.s, dims.vocab)
+        } else {
+            *self.hd.magic = 0;
+            0
+        };
+        for t in p0..n {
+            self.position(model, toks.id(t, dims.vocab), t, t + 1 == n, all)?;
+        }
+        self.hd.commit(key, &toks, n, dims.vocab);
+        let mut b = bufs!(self, &mut [], &mut [], &mut [], &mut [], &mut []);
+        final_row(model, 1, &mut b)
+    }
+
+    /// Position t (token `tok`) through every layer: the same steps as the
+    /// lean plan's [`blocks`] at that position. The last layer mixes only
+    /// the call's last position (`fin`), unless `all` asks for every
+    /// position's entropies (then it computes the router there too).
+    fn position(&mut self, model: &Model, tok: usize, t: usize, fin: bool, all: &mut [f32]) -> Option<()> {
+        let dims = self.dims;
+        let (d, dh, kk, l_n, s) = (dims.d_model, dims.d_head, dims.kernel_size, dims.n_layers, self.s);
+        let accel = Accel::detect();
+        {
+            let mut b = bufs!(self, &mut [], &mut [], &mut [], &mut [], &mut []);
+            embed(&model.embed, tok, 0, &mut b)?;
+        }
+        let per16 = Q15CachedLayout::layer16(&dims, s);
+        let hr = kk - 1;
+        let slot = t % kk;
+        let c16 = core::mem::take(&mut self.c16);
+        let c32 = core::mem::take(&mut self.c32);
+        let pa = core::mem::take(&mut self.pa);
+        let r = (|| -> Option<()> {
+            for l in 0..l_n {
+                let last = l + 1 == l_n;
+                let mixes = !last || fin;
+                let ents = !all.is_empty();
+                // Layer l's cache.
+                let lc = c16.get_mut(l * per16..(l + 1) * per16)?;
+                let (kc, r) = take(lc, s * dh)?;
+                let (ek, r) = take(r, s)?;
+                let (vc, r) = take(r, s * d)?;
+                let (ev, r) = take(r, s)?;
+                let (hist, r) = take(r, hr * d)?;
+                let (ehist, _) = take(r, hr)?;
+                let (hs, r) = take(c32.get_mut(l * (d + 1)..(l + 1) * (d + 1))?, d)?;
+                let ehs = r.first_mut()?;
+                if t == 0 {
+                    hs.fill(0);
+                    *ehs = E_ZERO;
+                }
+                // The stored rows t-1 .. t-K+1 into the work ring (row j at
+                // j mod K there, at j mod (K-1) in the cache).
+                for j in t.saturating_sub(hr)..t {
+                    let (src, dst) = (j % hr, j % kk);
+                    self.ring.get_mut(dst * d..(dst + 1) * d)?.copy_from_slice(hist.get(src * d..(src + 1) * d)?);
+                    *self.ering.get_mut(dst)? = *ehist.get(src)?;
+                }
+                let mut b = bufs!(self, kc, ek, vc, ev, hs);
+                let eh = norm_ssm(accel, model, l, dh, &mut *self.logits, &mut *pa, &mut b, ehs, slot, d)?;
+                let h = b.ring.get(slot * d..(slot + 1) * d)?;
+                let r = project(accel, model, l, h, b.mv, (d, dh), (mixes, ents), eh)?;
+                let e = quant::quant_into(accel, b.mv.get(..dh)?, eh, b.k.get_mut(t * dh..(t + 1) * dh)?);
+                *b.ek.get_mut(t)? = e as i16;
+                let e = quant::quant_into(accel, b.mv.get(dh..dh + d)?, eh, b.v.get_mut(t * d..(t + 1) * d)?);
+                *b.ev.get_mut(t)? = e as i16;
+                if hr > 0 {
+                    let dst = t % hr;
+                    hist.get_mut(dst * d..(dst + 1) * d)?.copy_from_slice(b.ring.get(slot * d..(slot + 1) * d)?);
+                    *ehist.get_mut(dst)? = eh as i16;
+                }
+                if !mixes && !ents {
+                    continue;
+                }
+                if let Some(o) = all.get_mut(t * l_n + l) {
+                    *o = f32::from_bits(mix::entropy(r) as u32);
+                }
+                if !mixes {
+                    continue;
+                }
+                if fin {
+                    *b.ent.get_mut(l)? = mix::entropy(r);
+                }
+                let esp = attend(accel, model, l, &mut b, eh, t, (d, dh, dims.top_k))?;
+                let cs = conv_step(accel, model, l, &mut b, t, d)?;
+                mix_step(accel, model, l, &mut b, *ehs, cs, esp, r, (d, dh))?;
+            }
+            Some(())
+        })();
+        self.c16 = c16;
+        self.c32 = c32;
+        self.pa = pa;
+        r
+    }
+
+    /// The last position's router entropies stored in a q15 cached state's
+    /// int32 area, read without a runner; false when the area is too short.
+    pub fn stored_entropy(i32s: &[i32], dims: &Dims, out: &mut [f32]) -> bool {
+        let (d, dh, l) = (dims.d_model, dims.d_head, dims.n_layers);
+        let at = l * (d + 1) + d + 2 * dh + 3 + 4 * dims.top_k;
+        let Some(src) = i32s.get(at..at + l) else { return false };
+        for (o, &e) in out.iter_mut().zip(src) {
+            *o = f32::from_bits(e as u32);
+        }
+        true
+    }
+}
+
+/// Layer l's integer parameters. Each step below reads the layer's
+/// tensors itself (model.block is offset arithmetic), so that no Block is
+/// held on the stack across the deepest calls.
+#[inline(never)]
+fn layer_q<'a>(model: &Model<'a>, l: usize, d: usize, dh: usize) -> LayerQ<'a> {
+    LayerQ::new(&model.block(l), d, dh)
+}
+
+/// LayerNorm of the residual row into ring row `slot` and the SSM step of
+/// one layer at one position; the row's exponent. Its own frame (the
+/// parameter sources live only here), so that it does not add to the
+/// attention and mix frames on the deepest call path.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn norm_ssm(accel: Accel, model: &Model, l: usize, dh: usize, logits: &mut [f32], pa: &mut [i32], b: &mut Bufs, ehs: &mut i32, slot: usize, d: usize) -> Option<i32> {
+    let a = ssm_decay(model, l);
+    let p = layer_q(model, l, d, dh);
+    // The layer's parameter vectors as in the lean plan (the logits area,
+    // then the int32 area).
+    let mut areas = logits.chunks_exact_mut(d).map(Area::Bits).chain(pa.chunks_exact_mut(d).map(Area::Ints));
+    let tanh = areas.next()?.fill(|c| tanh_q30(a.get(c)));
+    let pg = PSrc::new(p.g, areas.next());
+    let pb = PSrc::new(p.b, areas.next());
+    let psb = PSrc::new(p.sb, areas.next());
+    let eh = {
+        let xr = b.x.get(..d)?;
+        let ex = i32::from(*b.ex.first()?);
+        let out = b.ring.get_mut(slot * d..(slot + 1) * d)?;
+        norm::layer_norm(accel, xr, ex, &pg, &pb, b.mv.get_mut(..d)?, out)
+    };
+    *b.ering.get_mut(slot)? = eh as i16;
+    let h = b.ring.get(slot * d..(slot + 1) * d)?;
+    *ehs = ssm::ssm_step(accel, &psb, tanh, b.hs.get_mut(..d)?, *ehs, h, eh);
+    Some(eh)
+}
+
+/// The key, value, router and query projections of normalized row `h`
+/// into `mv` (keys DH, values D, router 3, query DH); the router only where
+/// it is read, the query only where the layer mixes.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn project(accel: Accel, model: &Model, l: usize, h: &[i16], mv: &mut [i32], (d, dh): (usize, usize), (mixes, ents): (bool, bool), eh: i32) -> Option<[i32; 3]> {
+    let [tk, tv, tr, tq] = projections(model, l);
+    let nc10 = accel.avx2() && [&tk, &tv, &tr, &tq].into_iter().all(|w| trit2_no_code10(accel, w));
+    let (ok, r) = mv.split_at_mut_checked(dh)?;
+    let (ov, r) = r.split_at_mut_checked(d)?;
+    let (or, r) = r.split_at_mut_checked(3)?;
+    let oq = r.get_mut(..dh)?;
+    let (wk, wv, wr, wq) = (
+        MvJobQ { w: &tk, out: ok, ostride: dh },
+        MvJobQ { w: &tv, out: ov, ostride: d },
+        MvJobQ { w: &tr, out: or, ostride: 3 },
+        MvJobQ { w: &tq, out: oq, ostride: dh },
+    );
+    match (mixes, ents) {
+        (true, _) => matvec_q_multi_checked(accel, &mut [wk, wv, wr, wq], h, d, 1, nc10),
+        (false, true) => matvec_q_multi_checked(accel, &mut [wk, wv, wr], h, d, 1, nc10),
+        (false, false) => matvec_q_multi_checked(accel, &mut [wk, wv], h, d, 1, nc10),
+    }
+    // The router weights, where they are read.
+    if !mixes && !ents {
+        return Some([0; 3]);
+    }
+    Some(mix::router(Scale::of(&tr), mv.get(dh + d..dh + d + 3)?, eh))
+}
+
+/// The query of one layer at position t and attention over the cached
+/// keys and values (row exponent `eh`): the sparse output in `b.sparse`,
+/// its exponent returned.
+#[inline(never)]
+fn attend(accel: Accel, model: &Model, l: usize, b: &mut Bufs, eh: i32, t: usize, (d, dh, top_k): (usize, usize, usize)) -> Option<i32> {
+    let p = layer_scales(model, l, dh);
+    let eq = quant::quant_into(accel, b.mv.get(dh + d + 3..2 * dh + d + 3)?, eh, b.q.get_mut(..dh)?);
+    let keff = attention::attention_top(accel, dh, &p, t, eq, top_k, b)?;
+    attention::attention_sum(accel, top_k, keff, b)
+}
+
+/// Layer l's scales alone (LayerQ::scales): what attention and the mix
+/// read, cheap to recompute where they run.
+#[inline(never)]
+fn layer_scales<'a>(model: &Model<'a>, l: usize, dh: usize) -> LayerQ<'a> {
+    LayerQ::scales(&model.block(l), dh)
+}
+
+/// Layer l's SSM decays before tanh (no Block in the LayerNorm's frame).
+#[inline(never)]
+fn ssm_decay<'a>(model: &Model<'a>, l: usize) -> Floats<'a> {
+    model.block(l).ssm.a
+}
+
+/// Layer l's key, value, router and query tensors (no Block in the
+/// matvec's frame).
+#[inline(never)]
+fn projections<'a>(model: &Model<'a>, l: usize) -> [Tensor<'a>; 4] {
+    let bl = model.block(l);
+    [bl.wk, bl.wv, bl.router, bl.wq]
+}
+
+/// Layer l's conv tensor alone (no Block on the conv's call path).
+#[inline(never)]
+fn conv_tensor<'a>(model: &Model<'a>, l: usize) -> Tensor<'a> {
+    model.block(l).conv
+}
+
+/// The conv sums of one layer at position t into `b.mv[..d]`.
+#[inline(never)]
+fn conv_step(accel: Accel, model: &Model, l: usize, b: &mut Bufs, t: usize, d: usize) -> Option<(u32, i32)> {
+    let cv = conv_tensor(model, l);
+    let clean = conv::conv_clean(&cv, d);
+    Some(conv::conv_sums(accel, accel.avx2(), clean, &cv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?))
+}
+
+/// The mix of one layer (conv sums in `b.mv[..d]`, sparse output exponent
+/// `esp`, SSM state exponent `ehs`, router weights `r`): the new residual
+/// row and its exponent in `b.x`, `b.ex`.
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn mix_step(accel: Accel, model: &Model, l: usize, b: &mut Bufs, ehs: i32, conv: (u32, i32), esp: i32, r: [i32; 3], (d, dh): (usize, usize)) -> Option<()> {
+    let p = layer_scales(model, l, dh);
+    let ex = i32::from(*b.ex.first()?);
+    let st = mix::State { hs: b.hs.get(..d)?, ehs };
+    let e = mix::mix(accel, &p, st, b.mv.get_mut(..d)?, conv, (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(..d)?, ex);
+    *b.ex.first_mut()? = e as i16;
+    Some(())
+}
+
+impl Engine for Q15CachedRunner<'_> {
+    /// The final row's exponent (the row is in the ring's first D values).
+    type Last = i32;
+
+    fn window(&self) -> usize {
+        self.s
+    }
+
+    fn logits(&self) -> &[f32] {
+        self.logits.get(..self.dims.vocab).unwrap_or(self.logits)
+    }
+
+    fn last_entropy(&self, out: &mut [f32]) {
+        for (o, &e) in out.iter_mut().zip(self.ent.iter()) {
+            *o = f32::from_bits(e as u32);
+        }
+    }
+
+    /// The new positions of the window through every layer, then the final
+    /// LayerNorm.
+    fn body(&mut self, model: &Model, tokens: &Tokens) -> Option<i32> {
+        self.run_body(model, tokens, &mut [])
+    }
+
+    fn lm_head(&mut self, model: &Model, eh: i32) -> Option<usize> {
+        let h = self.ring.get(..self.dims.d_model)?;
+        Some(head_logits(&model.unembed, h, eh, self.mv, Some(self.logits)))
+    }
+
+    fn class_head(&mut self, clf: &Classifier, eh: i32, out: Option<&mut [f32]>) -> Option<usize> {
+        let h = self.ring.get(..self.dims.d_model)?;
+        Some(head_logits(&clf.head, h, eh, self.mv, out))
+    }
+
+    /// A run from the first position (the cache keeps no past entropies).
+    fn router_entropy_all(&mut self, model: &Model, tokens: &[i32], out: &mut [f32]) -> Option<usize> {
+        let n = tokens.len().min(self.s);
+        let out = out.get_mut(..n * self.dims.n_layers)?;
+        if out.is_empty() {
+            return None;
+        }
+        let eh = self.run_body(model, &Tokens::new(tokens), out)?;
+        self.lm_head(model, eh)?;
+        Some(n)
+    }
+}
+
+/// A q15 cached runner's memory held in one value: what a Rust caller keeps
+/// between calls, as a C caller keeps an atome_state_t.
+pub struct Q15CachedState<A, B, F, I> {
+    /// Model dimensions.
+    pub dims: Dims,
+    /// Context window.
+    pub s: usize,
+    /// int16 area, `Q15CachedLayout::new(dims, s).i16s` elements.
+    pub i16s: A,
+    /// int32 area, `Q15CachedLayout::new(dims, s).i32s` elements.
+    pub i32s: B,
+    /// Logits, V floats.
+    pub logits: F,
+    /// Cache validity marker.
+    pub magic: u32,
+    /// Key of the model the cache belongs to.
+    pub fingerprint: u32,
+    /// Positions cached.
+    pub len: u32,
+    /// Ids of the cached positions, S.
+    pub tokens: I,
+}
+
+impl<A: AsMut<[i16]>, B: AsMut<[i32]>, F: AsMut<[f32]>, I: AsMut<[i32]>> Q15CachedState<A, B, F, I> {
+    /// A state over the given buffers (see the fields for their sizes).
+    pub fn new(dims: Dims, s: usize, i16s: A, i32s: B, logits: F, tokens: I) -> Self {
+        Q15CachedState { dims, s, i16s, i32s, logits, magic: 0, fingerprint: 0, len: 0, tokens }
+    }
+
+    /// A runner on this memory; None when a buffer is too short.
+    pub fn runner(&mut self) -> Option<Q15CachedRunner<'_>> {
+        let hd = CacheHeader { magic: &mut self.magic, fingerprint: &mut self.fingerprint, len: &mut self.len, tokens: self.tokens.as_mut() };
+        Q15CachedRunner::new(self.i16s.as_mut(), self.i32s.as_mut(), self.logits.as_mut(), hd, &self.dims, self.s)
+    }
+
+    /// Forgets any cache, as a freshly zeroed C state.
+    pub fn forget(&mut self) {
+        self.magic = 0;
+    }
+}

@@ -1,0 +1,233 @@
+//! The q15 cached plan against the q15 lean plan (docs/Q15.md, "Lean and
+//! cached"): on every golden configuration's blob, the same logits, ids,
+//! classes, generated tokens and router entropies bit for bit; a call whose
+//! window extends the cached prefix gives the bits of a fresh call; the
+//! window sliding past S; and the state sizes.
+mod common;
+use atome::engine::Engine;
+use atome::format::{parse_classifier, parse_model, Dims, Packing};
+use atome::forward::sample::Sampling;
+use atome::q15::{Q15CachedLayout, Q15CachedState, Q15Layout, Q15State};
+use common::*;
+use proptest::prelude::*;
+
+type Lean = Q15State<Vec<i16>, Vec<i32>, Vec<f32>>;
+type Cached = Q15CachedState<Vec<i16>, Vec<i32>, Vec<f32>, Vec<i32>>;
+
+fn lean(dims: Dims, s: usize) -> Lean {
+    let lay = Q15Layout::new(&dims, s);
+    Q15State::new(dims, s, vec![0; lay.i16s], vec![0; lay.i32s], vec![0.0; dims.vocab])
+}
+
+fn cached(dims: Dims, s: usize) -> Cached {
+    let lay = Q15CachedLayout::new(&dims, s);
+    // Garbage in the areas: a fresh state must not depend on them.
+    Q15CachedState::new(dims, s, vec![0x5a5a; lay.i16s], vec![-7; lay.i32s], vec![1.5; dims.vocab], vec![3; s])
+}
+
+/// The golden configurations: (name, blob, V, D, L, DH, K, TOPK, S).
+const CONFIGS: &[(&str, &str, [usize; 7])] = &[
+    ("tiny", "tiny.atome", [32, 16, 2, 8, 5, 4, 8]),
+    ("default", "default.atome", [256, 64, 4, 16, 5, 4, 32]),
+    ("odd", "odd.atome", [40, 22, 3, 6, 3, 2, 16]),
+    ("wide", "wide.atome", [64, 32, 2, 8, 7, 6, 24]),
+    ("toy", "model_toy.atome", [256, 64, 4, 16, 5, 4, 64]),
+    ("m944k", "atome_944k.bin", [256, 256, 8, 64, 5, 4, 64]),
+    ("m944k_s24", "atome_944k.bin", [256, 256, 8, 64, 5, 4, 24]),
+];
+
+const CLASSIFIERS: &[(&str, [usize; 7])] = &[
+    ("agri.atomecl", [256, 32, 2, 8, 5, 4, 32]),
+    ("voice.atomecl", [256, 32, 2, 8, 5, 4, 32]),
+    ("cls_odd.atomecl", [40, 22, 3, 6, 3, 2, 16]),
+];
+
+fn dims_of(c: [usize; 7]) -> (Dims, usize) {
+    (Dims { vocab: c[0], d_model: c[1], n_layers: c[2], d_head: c[3], kernel_size: c[4], top_k: c[5] }, c[6])
+}
+
+fn toks(n: usize, v: usize, seed: u64) -> Vec<i32> {
+    // Ids outside [0, V) now and then (they read as 0).
+    (0..n).map(|i| ((i as u64 * 2654435761 + seed * 40503) % (v as u64 + 2)) as i32 - 1).collect()
+}
+
+fn lean_predict(st: &mut Lean, m: &atome::format::Model, t: &[i32]) -> (usize, Vec<f32>, Vec<f32>) {
+    let mut r = st.runner().unwrap();
+    let id = r.predict(m, t).unwrap();
+    let mut ent = vec![0f32; st.dims.n_layers];
+    let r = st.runner().unwrap();
+    r.last_entropy(&mut ent);
+    (id, r.logits().to_vec(), ent)
+}
+
+fn cached_predict(st: &mut Cached, m: &atome::format::Model, t: &[i32]) -> (usize, Vec<f32>, Vec<f32>) {
+    let mut ent = vec![0f32; st.dims.n_layers];
+    let mut r = st.runner().unwrap();
+    let id = r.predict(m, t).unwrap();
+    r.last_entropy(&mut ent);
+    (id, r.logits().to_vec(), ent)
+}
+
+fn assert_same(a: &(usize, Vec<f32>, Vec<f32>), b: &(usize, Vec<f32>, Vec<f32>), what: &str) {
+    assert_eq!(a.0, b.0, "{what}: id");
+    assert!(same_bits(&a.1, &b.1), "{what}: logits");
+    assert!(same_bits(&a.2, &b.2), "{what}: router entropies");
+}
+
+#[test]
+fn cached_equals_lean_on_every_golden_configuration() {
+    let Some(sh) = shared() else { return };
+    for &(name, file, c) in CONFIGS {
+        let (dims, s) = dims_of(c);
+        let blob = std::fs::read(sh.join("models").join(file)).unwrap();
+        let m = parse_model(&blob, &dims).unwrap();
+        let mut le = lean(dims, s);
+        let mut ca = cached(dims, s);
+        let long = toks(s + 5, dims.vocab, 1);
+        // Growing prefixes on one cached state (each call one new position),
+        // then shorter, unrelated and longer-than-S lists (a fresh start).
+        let mut cases: Vec<Vec<i32>> = (1..=s.min(20)).map(|n| long[..n].to_vec()).collect();
+        cases.push(long[..s].to_vec());
+        cases.push(long[..s].to_vec());
+        cases.push(long[..3].to_vec());
+        cases.push(toks(s / 2 + 1, dims.vocab, 2));
+        cases.push(long.clone());
+        cases.push(long[1..].to_vec());
+        for (i, t) in cases.iter().enumerate() {
+            let a = lean_predict(&mut le, &m, t);
+            let b = cached_predict(&mut ca, &m, t);
+            assert_same(&a, &b, &format!("{name} case {i} (n = {})", t.len()));
+        }
+    }
+}
+
+#[test]
+fn cached_generation_equals_lean() {
+    let Some(sh) = shared() else { return };
+    for &(name, file, c) in CONFIGS {
+        let (dims, s) = dims_of(c);
+        let blob = std::fs::read(sh.join("models").join(file)).unwrap();
+        let m = parse_model(&blob, &dims).unwrap();
+        let mut le = lean(dims, s);
+        let mut ca = cached(dims, s);
+        for (pl, mt) in [(1, s), (s / 2, 5), (s - 1, 4), (3, 2)] {
+            let p = toks(pl, dims.vocab, pl as u64);
+            let (mut o1, mut o2) = (vec![-1; mt], vec![-1; mt]);
+            let n1 = le.runner().unwrap().generate_greedy(&m, &p, &mut o1);
+            let n2 = ca.runner().unwrap().generate_greedy(&m, &p, &mut o2);
+            assert_eq!((n1, &o1), (n2, &o2), "{name} greedy prompt {pl}");
+            assert!(same_bits(le.runner().unwrap().logits(), ca.runner().unwrap().logits()), "{name} last logits");
+            let sp = Sampling { temperature: 0.8, top_k: 20, top_p: 0.9 };
+            let (mut o1, mut o2) = (vec![-1; mt], vec![-1; mt]);
+            let n1 = le.runner().unwrap().generate_sampled(&m, &p, &mut o1, &sp, 42 + pl as u64);
+            let n2 = ca.runner().unwrap().generate_sampled(&m, &p, &mut o2, &sp, 42 + pl as u64);
+            assert_eq!((n1, &o1), (n2, &o2), "{name} sampled prompt {pl}");
+        }
+    }
+}
+
+#[test]
+fn cached_router_entropy_all_is_every_prefix_s_last_entropies() {
+    let Some(sh) = shared() else { return };
+    for &(name, file, c) in &CONFIGS[..5] {
+        let (dims, s) = dims_of(c);
+        let blob = std::fs::read(sh.join("models").join(file)).unwrap();
+        let m = parse_model(&blob, &dims).unwrap();
+        let l = dims.n_layers;
+        let t = toks(s.min(12), dims.vocab, 5);
+        let mut le = lean(dims, s);
+        let mut ca = cached(dims, s);
+        // A cached prefix first: the call must still give every position.
+        ca.runner().unwrap().predict(&m, &t[..4]).unwrap();
+        let mut all = vec![f32::NAN; t.len() * l];
+        let n = ca.runner().unwrap().router_entropy_all(&m, &t, &mut all).unwrap();
+        assert_eq!(n, t.len());
+        let mut all_lean = vec![f32::NAN; t.len() * l];
+        assert_eq!(le.runner().unwrap().router_entropy_all(&m, &t, &mut all_lean), Some(t.len()));
+        assert!(same_bits(&all, &all_lean), "{name}: lean and cached entropies of every position");
+        for p in 1..=t.len() {
+            let a = lean_predict(&mut le, &m, &t[..p]);
+            assert!(same_bits(&all[(p - 1) * l..p * l], &a.2), "{name} position {}", p - 1);
+        }
+        // The logits of the call are predict's.
+        let a = lean_predict(&mut le, &m, &t);
+        assert!(same_bits(ca.runner().unwrap().logits(), &a.1));
+        assert!(ca.runner().unwrap().router_entropy_all(&m, &t, &mut all[..t.len() * l - 1]).is_none());
+    }
+}
+
+#[test]
+fn cached_classify_equals_lean() {
+    let Some(sh) = shared() else { return };
+    for &(file, c) in CLASSIFIERS {
+        let (dims, s) = dims_of(c);
+        let blob = std::fs::read(sh.join("models").join(file)).unwrap();
+        let clf = parse_classifier(&blob, &dims, 16).unwrap();
+        let mut le = lean(dims, s);
+        let mut ca = cached(dims, s);
+        let long = toks(s + 3, dims.vocab, 9);
+        for n in [1, 2, 5, s - 1, s, s + 3] {
+            let t = &long[..n];
+            let (mut o1, mut o2) = (vec![0f32; clf.head.rows], vec![0f32; clf.head.rows]);
+            let a = le.runner().unwrap().classify(&clf, t, Some(&mut o1));
+            let b = ca.runner().unwrap().classify(&clf, t, Some(&mut o2));
+            assert_eq!(a, b, "{file} n {n}");
+            assert!(same_bits(&o1, &o2), "{file} n {n}");
+        }
+        // A language-model call on the same state after the classifier's
+        // starts over (another model's key).
+        let m = &clf.base;
+        let a = lean_predict(&mut le, m, &long[..4]);
+        let b = cached_predict(&mut ca, m, &long[..4]);
+        assert_same(&a, &b, file);
+    }
+}
+
+#[test]
+fn state_layout_equals_build_rs() {
+    use atome::config::*;
+    if ATOME_STATE_CACHED == 1 {
+        let lay = Q15CachedLayout::new(&DIMS, ATOME_MAX_SEQ);
+        assert_eq!((lay.i16s, lay.i32s), (ATOME_Q15_I16, ATOME_Q15_I32));
+        if ATOME_DTYPE_Q15 == 1 {
+            // The C struct is the two areas, the logits and the header, with
+            // at most two bytes of tail padding.
+            let sz = std::mem::size_of::<atome::ffi::types::atome_state_t>();
+            let b = lay.bytes(&DIMS, ATOME_MAX_SEQ);
+            assert!(sz == b || sz == b + 2, "{sz} {b}");
+        }
+    }
+}
+
+#[test]
+fn state_sizes_fit_the_budgets() {
+    let d944 = Dims { vocab: 256, d_model: 256, n_layers: 8, d_head: 64, kernel_size: 5, top_k: 4 };
+    let def = Dims { vocab: 256, d_model: 64, n_layers: 4, d_head: 16, kernel_size: 5, top_k: 4 };
+    let b = |d: &Dims, s: usize| Q15CachedLayout::new(d, s).bytes(d, s);
+    assert!(b(&d944, 64) <= 365_000, "{}", b(&d944, 64));
+    assert!(b(&d944, 32) <= 200_000, "{}", b(&d944, 32));
+    assert!(b(&def, 32) <= 30_000, "{}", b(&def, 32));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+    /// Random models and token lists: a cached state that went through any
+    /// sequence of calls gives a fresh lean call's bits.
+    #[test]
+    fn any_call_sequence_gives_fresh_bits(seed in 0u64..1000, cuts in proptest::collection::vec(1usize..20, 1..6), k in 1usize..6, p in 0usize..3) {
+        let cfg = Cfg { v: 30, d: 12, l: 2, dh: 4, k, topk: 1 + (seed as usize % 3) };
+        let dims = cfg.dims();
+        let s = 12;
+        let blob = random_model(cfg, Packing::ALL[p], None, seed).blob(Packing::ALL[p]);
+        let m = parse_model(&blob, &dims).unwrap();
+        let long = toks(24, cfg.v, seed);
+        let mut le = lean(dims, s);
+        let mut ca = cached(dims, s);
+        for &n in &cuts {
+            let a = lean_predict(&mut le, &m, &long[..n]);
+            let b = cached_predict(&mut ca, &m, &long[..n]);
+            prop_assert_eq!(a.0, b.0);
+            prop_assert!(same_bits(&a.1, &b.1) && same_bits(&a.2, &b.2), "n {}", n);
+        }
+    }
+}
