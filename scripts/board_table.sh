@@ -56,8 +56,10 @@ rm -rf "$OUT"; mkdir -p "$OUT"
 # comes before the lean one of the same dtype, which it is never slower
 # than, so the lean one is tried only when the cached one does not fit.
 BUILDS="f32-cached|1|f32||ATOME_STATE=cached|-DATOME_STATE_CACHED=1
+q15-cached|1|q15||ATOME_DTYPE=q15 ATOME_STATE=cached|-DATOME_DTYPE_Q15=1 -DATOME_STATE_CACHED=1
 q15|1|q15||ATOME_DTYPE=q15|-DATOME_DTYPE_Q15=1
 f32|1|f32|||
+q15-cached size-first|2|q15|--features size-first|ATOME_DTYPE=q15 ATOME_STATE=cached|-DATOME_DTYPE_Q15=1 -DATOME_STATE_CACHED=1
 q15 size-first|2|q15|--features size-first|ATOME_DTYPE=q15|-DATOME_DTYPE_Q15=1
 f32-cached size-first|2|f32|--features size-first|ATOME_STATE=cached|-DATOME_STATE_CACHED=1
 f32 size-first|2|f32|--features size-first||"
