@@ -9,7 +9,11 @@ use crate::format::{Model, Packing, Tensor};
 use crate::forward::Tokens;
 use crate::kernels::isa::Accel;
 use crate::kernels::q15::{attention, conv, head, mix, norm, quant, ssm};
-use crate::kernels::q15::{matvec_q, matvec_q_multi_checked, trit2_no_code10, MvJobQ};
+use crate::kernels::q15::matvec_q;
+#[cfg(atome_small)]
+use crate::kernels::q15::matvec::matvec_q_accel;
+#[cfg(not(atome_small))]
+use crate::kernels::q15::{matvec_q_multi_checked, trit2_no_code10, MvJobQ};
 
 #[path = "cached.rs"]
 pub mod cached;
@@ -99,6 +103,7 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
         let clean = conv::conv_clean(&bl.conv, d);
         // Checked once per layer instead of at each position's matvec (only
         // the AVX2 shift decode needs it).
+        #[cfg(not(atome_small))]
         let nc10 = accel.avx2() && [&bl.wk, &bl.wv, &bl.router, &bl.wq].into_iter().all(|w| trit2_no_code10(accel, w));
         for hs in b.hs.iter_mut() {
             *hs = 0;
@@ -120,6 +125,19 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
             // Keys and values of this position, and at a mixing position
             // the router and the query: one matvec call, so that the
             // table kernels build their tables once for all these rows.
+            // (Size-first: one matrix at a time, no job arrays on the stack.)
+            #[cfg(atome_small)]
+            {
+                matvec_q_accel(accel, &bl.wk, h, d, 1, b.mv.get_mut(..dh)?, dh);
+                if !last {
+                    matvec_q_accel(accel, &bl.wv, h, d, 1, b.mv.get_mut(dh..dh + d)?, d);
+                }
+                if mixes {
+                    matvec_q_accel(accel, &bl.router, h, d, 1, b.mv.get_mut(dh + d..dh + d + 3)?, 3);
+                    matvec_q_accel(accel, &bl.wq, h, d, 1, b.mv.get_mut(dh + d + 3..2 * dh + d + 3)?, dh);
+                }
+            }
+            #[cfg(not(atome_small))]
             {
                 let (ok, r) = b.mv.split_at_mut_checked(dh)?;
                 let (ov, r) = r.split_at_mut_checked(d)?;
@@ -174,6 +192,9 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
                     let j = usize::try_from(*b.slots.get(i)?).ok()?;
                     let row = b.v.get_mut(j * d..(j + 1) * d)?;
                     let out = b.mv.get_mut(..d)?;
+                    #[cfg(atome_small)]
+                    matvec_q_accel(accel, &bl.wv, row, d, 1, out, d);
+                    #[cfg(not(atome_small))]
                     matvec_q_multi_checked(accel, &mut [MvJobQ { w: &bl.wv, out, ostride: d }], row, d, 1, nc10);
                     let e = quant::quant_into(accel, b.mv.get(..d)?, i32::from(*b.ev.get(j)?), row);
                     *b.ev.get_mut(j)? = e as i16;

@@ -65,8 +65,30 @@ pub(super) fn conv_sums_impl(avx2: bool, clean: bool, conv: &Tensor, ring: &[i16
         }
     }
     let mut mx = 0u32;
+    if cfg!(atome_small) && conv.packing == Packing::Trit2 {
+        // Size-first: by tap, each tap's row and shift found as it comes
+        // (no per-position tables on the stack).
+        out.fill(0);
+        for k in 0..nt {
+            let row = ring_row(k);
+            let ek = i32::from(ering.get(row).copied().unwrap_or(E_ZERO as i16));
+            if ek == E_ZERO {
+                continue;
+            }
+            let xk = ring.get(row * d..row * d + d).unwrap_or(&[]);
+            match et - ek {
+                0 => conv_tap_trit2(conv.data, k, kk, xk, out, |x| x),
+                sh if sh > 0 => conv_tap_trit2(conv.data, k, kk, xk, out, |x| rshr32(x, sh)),
+                _ => {}
+            }
+        }
+        for &o in out.iter() {
+            mx |= o.unsigned_abs();
+        }
+        return (mx, et);
+    }
     const TAPS: usize = 16;
-    if kk <= TAPS {
+    if kk <= TAPS && !cfg!(atome_small) {
         // Each tap's row and shift once per position (-1: a zero row).
         let (mut rows, mut shs) = ([0usize; TAPS], [-1i32; TAPS]);
         for k in 0..nt {
