@@ -132,8 +132,10 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
                 if !last {
                     matvec_q_accel(accel, &bl.wv, h, d, 1, b.mv.get_mut(dh..dh + d)?, d);
                 }
-                if mixes {
+                if mixes || ents {
                     matvec_q_accel(accel, &bl.router, h, d, 1, b.mv.get_mut(dh + d..dh + d + 3)?, 3);
+                }
+                if mixes {
                     matvec_q_accel(accel, &bl.wq, h, d, 1, b.mv.get_mut(dh + d + 3..2 * dh + d + 3)?, dh);
                 }
             }
