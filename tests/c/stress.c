@@ -262,14 +262,8 @@ static void api_calls(int lm_ok, int cl_ok) {
             int r, w = n < S ? n : S;
             if (!out) exit(2);
             r = atome_router_entropy_all(m, state, tp, n, out, cap);
-#if defined(ATOME_DTYPE_Q15)
-            /* The q15 mode keeps the last position's entropies only (docs/Q15.md). */
-            (void)w;
-            CHECK(r == -1, "router_entropy_all must refuse in the q15 mode, got %d", r);
-#else
             if (ok && w * L <= cap) CHECK(r == w, "router_entropy_all %d (want %d)", r, w);
             else CHECK(r == -1, "router_entropy_all must refuse, got %d", r);
-#endif
             r = atome_router_entropy(below(8) ? state : NULL, last);
             CHECK(r == -1 || r == L, "router_entropy %d", r);
             free(out);
