@@ -225,8 +225,7 @@ unsafe fn entropy_op(c: &mut Ctx, m: *const atome_model_t, loaded: bool, t: &[i3
         let r = unsafe { atome_router_entropy_all(m, &mut *c.st, tp, n, op, out_len) };
         assert!(out[cap..].iter().all(|&x| x == -7.0), "router_entropy_all wrote past its buffer");
         let win = (n.max(0) as usize).min(S);
-        // The q15 engine keeps the last position's entropies only: always refused.
-        let ok = !Q15 && loaded && !tp.is_null() && !op.is_null() && n >= 1 && out_len >= 0 && (out_len as usize) >= win * L;
+        let ok = loaded && !tp.is_null() && !op.is_null() && n >= 1 && out_len >= 0 && (out_len as usize) >= win * L;
         if ok {
             assert_eq!(r, win as i32, "router_entropy_all count");
             let written = win * L;
