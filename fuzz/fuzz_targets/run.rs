@@ -9,7 +9,7 @@
 //! independent of the state's previous contents (purity).
 //! In a q15 library (ATOME_DTYPE=q15; scripts/fuzz_smoke.sh builds one) the
 //! same calls run the integer engine, with its own rules (docs/Q15.md): no
-//! logit is ever NaN, and router_entropy_all always refuses.
+//! logit is ever NaN.
 #![no_main]
 use atome::config::*;
 use atome_fuzz::api::*;
