@@ -43,9 +43,13 @@ stage "cargo test (q15 build: C API errors, Miri test bodies, non-finite blobs)"
   cargo test --release --test api_errors --test ffi_miri --test nonfinite
 # The q15 size-first build (one portable routine per q15 operation): the
 # kernel tests against their general forms and the naive matvec, the engine's
-# properties and the C API's errors on that code.
-stage "cargo test (q15 size-first build on the microcontroller code path)" env ATOME_DTYPE=q15 CARGO_TARGET_DIR=target/portable-q15-sf \
-  cargo test --release --features portable,size-first --lib --test q15_engine --test q15_matvec_diff --test api_errors
+# properties and the C API's errors on that code; in the cached state, the
+# cached plan against the lean one on the same code.
+stage "cargo test (q15 size-first build on the microcontroller code path, both states)" bash -c '
+  ATOME_DTYPE=q15 CARGO_TARGET_DIR=target/portable-q15-sf \
+    cargo test --release --features portable,size-first --lib --test q15_engine --test q15_matvec_diff --test api_errors &&
+  ATOME_DTYPE=q15 ATOME_STATE=cached CARGO_TARGET_DIR=target/portable-q15c-sf \
+    cargo test --release --features portable,size-first --test q15_cached --test api_errors'
 
 # The q15 cached state (ATOME_DTYPE=q15 ATOME_STATE=cached) behind the same
 # C API tests, and its engine on the microcontroller code path.
