@@ -172,7 +172,7 @@ fn main() {
     let (q16, q32) = if cached {
         (
             l * (s * dh + s + s * d + s + (kk - 1) * d + (kk - 1)) + d + 1 + kk * d + kk + dh + d,
-            l * (d + 1) + (d + 2 * dh + 3) + 4 * topk + l + pints,
+            l * (d + 1) + (d + 2 * dh + 3) + 4 * topk + l + pints + 11 * l + 2,
         )
     } else {
         (2 * s * d + s * dh + 3 * s + kk * d + kk + dh + d, d + (d + 2 * dh + 3) + 4 * topk + l + pints)

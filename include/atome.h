@@ -87,7 +87,8 @@
 /* int16 and int32 elements of the q15 state's private areas (the same
  * formulas as build.rs): lean, one layer's keys and values over the window;
  * cached (ATOME_STATE_CACHED), every layer's keys, values, last K - 1
- * normalized rows and SSM state, with one-position work rows. */
+ * normalized rows and SSM state, with one-position work rows and the
+ * model's stored scalars (11 words a layer and 2). */
 #define ATOME_Q15_PARAM_INTS_ (ATOME_VOCAB_SIZE >= 4 * ATOME_D_MODEL ? 0 \
     : (4 - ATOME_VOCAB_SIZE / ATOME_D_MODEL) * ATOME_D_MODEL)
 #if defined(ATOME_STATE_CACHED)
@@ -95,7 +96,7 @@
     + 2 * ATOME_MAX_SEQ + (ATOME_KERNEL_SIZE - 1) * ATOME_D_MODEL + ATOME_KERNEL_SIZE - 1) \
     + ATOME_D_MODEL + 1 + ATOME_KERNEL_SIZE * ATOME_D_MODEL + ATOME_KERNEL_SIZE + ATOME_D_HEAD + ATOME_D_MODEL)
 #define ATOME_Q15_I32 (ATOME_N_LAYERS * (ATOME_D_MODEL + 1) + (ATOME_D_MODEL + 2 * ATOME_D_HEAD + 3) \
-    + 4 * ATOME_TOP_K + ATOME_N_LAYERS + ATOME_Q15_PARAM_INTS_)
+    + 4 * ATOME_TOP_K + ATOME_N_LAYERS + ATOME_Q15_PARAM_INTS_ + 11 * ATOME_N_LAYERS + 2)
 #else
 #define ATOME_Q15_I16 (2 * ATOME_MAX_SEQ * ATOME_D_MODEL + ATOME_MAX_SEQ * ATOME_D_HEAD + 3 * ATOME_MAX_SEQ \
     + ATOME_KERNEL_SIZE * ATOME_D_MODEL + ATOME_KERNEL_SIZE + ATOME_D_HEAD + ATOME_D_MODEL)

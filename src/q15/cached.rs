@@ -8,7 +8,7 @@
 //!
 //! This is a child of `engine` so that it calls the lean plan's kernels
 //! (LayerNorm, SSM step, conv, attention, mix, head) themselves.
-use super::super::params::{Area, LayerQ, PSrc, Scale};
+use super::super::params::{Area, LayerQ, PSrc, Scale, LAYER_WORDS};
 use super::super::{param_ints, take};
 use super::*;
 use crate::format::{Classifier, Dims, Floats, Model, Tensor};
@@ -28,7 +28,8 @@ pub struct Q15CachedLayout {
     pub i16s: usize,
     /// int32 elements: per layer the SSM state (D) and its exponent; then the
     /// matvec outputs (D + 2 DH + 3), attention slots, the last position's
-    /// entropies and [`param_ints`].
+    /// entropies, [`param_ints`], and the model's stored scalars
+    /// ([`stored_words`]).
     pub i32s: usize,
 }
 
@@ -38,7 +39,7 @@ impl Q15CachedLayout {
         let (d, dh, k, l) = (dims.d_model, dims.d_head, dims.kernel_size, dims.n_layers);
         Q15CachedLayout {
             i16s: l * Self::layer16(dims, s) + d + 1 + k * d + k + dh + d,
-            i32s: l * (d + 1) + (d + 2 * dh + 3) + 4 * dims.top_k + l + param_ints(dims),
+            i32s: l * (d + 1) + (d + 2 * dh + 3) + 4 * dims.top_k + l + param_ints(dims) + stored_words(dims),
         }
     }
 
@@ -53,6 +54,15 @@ impl Q15CachedLayout {
     pub const fn bytes(&self, dims: &Dims, s: usize) -> usize {
         2 * self.i16s + 4 * self.i32s + 4 * dims.vocab + 12 + 4 * s
     }
+}
+
+/// int32 words of the scalars a cached state keeps of its model: per layer
+/// [`LayerQ::words`], then the final LayerNorm's two block exponents.
+/// Found once when the cache starts from position 0, they spare every new
+/// position the blob scans (the vectors' mantissas are still read at
+/// each position: stored, they would take 12 D bytes per layer).
+pub const fn stored_words(dims: &Dims) -> usize {
+    dims.n_layers * LAYER_WORDS + 2
 }
 
 /// The work buffers as the engine's [`Bufs`] over one layer's keys, values
@@ -98,6 +108,8 @@ pub struct Q15CachedRunner<'w> {
     slots: &'w mut [i32],
     ent: &'w mut [i32],
     pa: &'w mut [i32],
+    /// The model's stored scalars ([`stored_words`]).
+    lp: &'w mut [i32],
     logits: &'w mut [f32],
     hd: CacheHeader<'w>,
     dims: Dims,
@@ -125,8 +137,9 @@ impl<'w> Q15CachedRunner<'w> {
         let (mv, r) = take(r, d + 2 * dh + 3)?;
         let (slots, r) = take(r, 4 * dims.top_k)?;
         let (ent, r) = take(r, l)?;
-        let (pa, _) = take(r, param_ints(dims))?;
-        Some(Q15CachedRunner { c16, c32, x, ex, ring, ering, q, sparse, mv, slots, ent, pa, logits, hd, dims: *dims, s, salt: 0 })
+        let (pa, r) = take(r, param_ints(dims))?;
+        let (lp, _) = take(r, stored_words(dims))?;
+        Some(Q15CachedRunner { c16, c32, x, ex, ring, ering, q, sparse, mv, slots, ent, pa, lp, logits, hd, dims: *dims, s, salt: 0 })
     }
 
     /// Joins `salt` to the cache's model key (as the float cached runner).
@@ -157,12 +170,29 @@ impl<'w> Q15CachedRunner<'w> {
             *self.hd.magic = 0;
             0
         };
+        if p0 == 0 {
+            self.store_scalars(model)?;
+        }
         for t in p0..n {
             self.position(model, toks.id(t, dims.vocab), t, t + 1 == n, all)?;
         }
         self.hd.commit(key, &toks, n, dims.vocab);
+        let fe = self.lp.get(dims.n_layers * LAYER_WORDS..)?;
+        let fe = [*fe.first()?, *fe.get(1)?];
         let mut b = bufs!(self, &mut [], &mut [], &mut [], &mut [], &mut []);
-        final_row(model, 1, &mut b)
+        final_row_at(model, 1, &mut b, fe)
+    }
+
+    /// The model's scalars into `lp` ([`stored_words`]).
+    #[inline(never)]
+    fn store_scalars(&mut self, model: &Model) -> Option<()> {
+        let (d, dh) = (self.dims.d_model, self.dims.d_head);
+        let (layers, fin) = self.lp.split_at_mut_checked(self.dims.n_layers * LAYER_WORDS)?;
+        for (l, w) in layers.chunks_exact_mut(LAYER_WORDS).enumerate() {
+            w.copy_from_slice(&LayerQ::new(&model.block(l), d, dh).words());
+        }
+        fin.get_mut(..2)?.copy_from_slice(&final_exps(model));
+        Some(())
     }
 
     /// Position t (token `tok`) through every layer: the same steps as the
@@ -183,6 +213,7 @@ impl<'w> Q15CachedRunner<'w> {
         let c16 = core::mem::take(&mut self.c16);
         let c32 = core::mem::take(&mut self.c32);
         let pa = core::mem::take(&mut self.pa);
+        let lp = core::mem::take(&mut self.lp);
         let r = (|| -> Option<()> {
             for l in 0..l_n {
                 let last = l + 1 == l_n;
@@ -210,9 +241,10 @@ impl<'w> Q15CachedRunner<'w> {
                     *self.ering.get_mut(dst)? = *ehist.get(src)?;
                 }
                 let mut b = bufs!(self, kc, ek, vc, ev, hs);
-                let eh = norm_ssm(accel, model, l, dh, &mut *self.logits, &mut *pa, &mut b, ehs, slot, d)?;
+                let lw: &[i32; LAYER_WORDS] = lp.get(l * LAYER_WORDS..(l + 1) * LAYER_WORDS)?.try_into().ok()?;
+                let eh = norm_ssm(accel, model, l, lw, &mut *self.logits, &mut *pa, &mut b, ehs, slot, d)?;
                 let h = b.ring.get(slot * d..(slot + 1) * d)?;
-                let r = project(accel, model, l, h, b.mv, (d, dh), (mixes, ents), eh)?;
+                let r = project(accel, model, l, lw, h, b.mv, (d, dh), (mixes, ents), eh)?;
                 let e = quant::quant_into(accel, b.mv.get(..dh)?, eh, b.k.get_mut(t * dh..(t + 1) * dh)?);
                 *b.ek.get_mut(t)? = e as i16;
                 let e = quant::quant_into(accel, b.mv.get(dh..dh + d)?, eh, b.v.get_mut(t * d..(t + 1) * d)?);
@@ -234,15 +266,16 @@ impl<'w> Q15CachedRunner<'w> {
                 if fin {
                     *b.ent.get_mut(l)? = mix::entropy(r);
                 }
-                let esp = attend(accel, model, l, &mut b, eh, t, (d, dh, dims.top_k))?;
+                let esp = attend(accel, model, l, lw, &mut b, eh, t, (d, dh, dims.top_k))?;
                 let cs = conv_step(accel, model, l, &mut b, t, d)?;
-                mix_step(accel, model, l, &mut b, *ehs, cs, esp, r, (d, dh))?;
+                mix_step(accel, model, l, lw, &mut b, *ehs, cs, esp, r, d)?;
             }
             Some(())
         })();
         self.c16 = c16;
         self.c32 = c32;
         self.pa = pa;
+        self.lp = lp;
         r
     }
 
@@ -259,12 +292,13 @@ impl<'w> Q15CachedRunner<'w> {
     }
 }
 
-/// Layer l's integer parameters. Each step below reads the layer's
-/// tensors itself (model.block is offset arithmetic), so that no Block is
-/// held on the stack across the deepest calls.
+/// Layer l's integer parameters from its stored words `w`. Each step
+/// below reads the layer's tensors itself (model.block is offset
+/// arithmetic), so that no Block is held on the stack across the deepest
+/// calls.
 #[inline(never)]
-fn layer_q<'a>(model: &Model<'a>, l: usize, d: usize, dh: usize) -> LayerQ<'a> {
-    LayerQ::new(&model.block(l), d, dh)
+fn layer_q<'a>(model: &Model<'a>, l: usize, w: &[i32; LAYER_WORDS]) -> LayerQ<'a> {
+    LayerQ::from_words(&model.block(l), w)
 }
 
 /// LayerNorm of the residual row into ring row `slot` and the SSM step of
@@ -273,9 +307,9 @@ fn layer_q<'a>(model: &Model<'a>, l: usize, d: usize, dh: usize) -> LayerQ<'a> {
 /// attention and mix frames on the deepest call path.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-fn norm_ssm(accel: Accel, model: &Model, l: usize, dh: usize, logits: &mut [f32], pa: &mut [i32], b: &mut Bufs, ehs: &mut i32, slot: usize, d: usize) -> Option<i32> {
+fn norm_ssm(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], logits: &mut [f32], pa: &mut [i32], b: &mut Bufs, ehs: &mut i32, slot: usize, d: usize) -> Option<i32> {
     let a = ssm_decay(model, l);
-    let p = layer_q(model, l, d, dh);
+    let p = layer_q(model, l, w);
     // The layer's parameter vectors as in the lean plan (the logits area,
     // then the int32 area).
     let mut areas = logits.chunks_exact_mut(d).map(Area::Bits).chain(pa.chunks_exact_mut(d).map(Area::Ints));
@@ -300,7 +334,7 @@ fn norm_ssm(accel: Accel, model: &Model, l: usize, dh: usize, logits: &mut [f32]
 /// it is read, the query only where the layer mixes.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-fn project(accel: Accel, model: &Model, l: usize, h: &[i16], mv: &mut [i32], (d, dh): (usize, usize), (mixes, ents): (bool, bool), eh: i32) -> Option<[i32; 3]> {
+fn project(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], h: &[i16], mv: &mut [i32], (d, dh): (usize, usize), (mixes, ents): (bool, bool), eh: i32) -> Option<[i32; 3]> {
     let [tk, tv, tr, tq] = projections(model, l);
     let nc10 = accel.avx2() && [&tk, &tv, &tr, &tq].into_iter().all(|w| trit2_no_code10(accel, w));
     let (ok, r) = mv.split_at_mut_checked(dh)?;
@@ -322,26 +356,21 @@ fn project(accel: Accel, model: &Model, l: usize, h: &[i16], mv: &mut [i32], (d,
     if !mixes && !ents {
         return Some([0; 3]);
     }
-    Some(mix::router(Scale::of(&tr), mv.get(dh + d..dh + d + 3)?, eh))
+    Some(mix::router(Scale::at(w, 7), mv.get(dh + d..dh + d + 3)?, eh))
 }
 
 /// The query of one layer at position t and attention over the cached
 /// keys and values (row exponent `eh`): the sparse output in `b.sparse`,
 /// its exponent returned.
 #[inline(never)]
-fn attend(accel: Accel, model: &Model, l: usize, b: &mut Bufs, eh: i32, t: usize, (d, dh, top_k): (usize, usize, usize)) -> Option<i32> {
-    let p = layer_scales(model, l, dh);
+#[allow(clippy::too_many_arguments)]
+fn attend(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], b: &mut Bufs, eh: i32, t: usize, (d, dh, top_k): (usize, usize, usize)) -> Option<i32> {
+    let p = layer_q(model, l, w);
     let eq = quant::quant_into(accel, b.mv.get(dh + d + 3..2 * dh + d + 3)?, eh, b.q.get_mut(..dh)?);
     let keff = attention::attention_top(accel, dh, &p, t, eq, top_k, b)?;
     attention::attention_sum(accel, top_k, keff, b)
 }
 
-/// Layer l's scales alone (LayerQ::scales): what attention and the mix
-/// read, cheap to recompute where they run.
-#[inline(never)]
-fn layer_scales<'a>(model: &Model<'a>, l: usize, dh: usize) -> LayerQ<'a> {
-    LayerQ::scales(&model.block(l), dh)
-}
 
 /// Layer l's SSM decays before tanh (no Block in the LayerNorm's frame).
 #[inline(never)]
@@ -376,8 +405,8 @@ fn conv_step(accel: Accel, model: &Model, l: usize, b: &mut Bufs, t: usize, d: u
 /// row and its exponent in `b.x`, `b.ex`.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-fn mix_step(accel: Accel, model: &Model, l: usize, b: &mut Bufs, ehs: i32, conv: (u32, i32), esp: i32, r: [i32; 3], (d, dh): (usize, usize)) -> Option<()> {
-    let p = layer_scales(model, l, dh);
+fn mix_step(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], b: &mut Bufs, ehs: i32, conv: (u32, i32), esp: i32, r: [i32; 3], d: usize) -> Option<()> {
+    let p = layer_q(model, l, w);
     let ex = i32::from(*b.ex.first()?);
     let st = mix::State { hs: b.hs.get(..d)?, ehs };
     let e = mix::mix(accel, &p, st, b.mv.get_mut(..d)?, conv, (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(..d)?, ex);

@@ -242,10 +242,31 @@ pub fn final_row(model: &Model, n: usize, b: &mut Bufs) -> Option<i32> {
     let d = model.dims.d_model;
     let g = PSrc::new(PVec::new(model.final_norm.gamma, d, QA), None);
     let be = PSrc::new(PVec::new(model.final_norm.beta, d, QA), None);
+    final_norm(model, n, b, &g, &be)
+}
+
+/// [`final_row`] with gamma's and beta's block exponents known
+/// ([`final_exps`]).
+pub fn final_row_at(model: &Model, n: usize, b: &mut Bufs, [eg, eb]: [i32; 2]) -> Option<i32> {
+    let g = PSrc::new(PVec::with_exp(model.final_norm.gamma, QA, eg), None);
+    let be = PSrc::new(PVec::with_exp(model.final_norm.beta, QA, eb), None);
+    final_norm(model, n, b, &g, &be)
+}
+
+/// The final LayerNorm of row n-1 with these gamma and beta.
+#[inline(always)]
+fn final_norm(model: &Model, n: usize, b: &mut Bufs, g: &PSrc, be: &PSrc) -> Option<i32> {
+    let d = model.dims.d_model;
     let xr = b.x.get((n - 1) * d..n * d)?;
     let ex = i32::from(*b.ex.get(n - 1)?);
-    norm::layer_norm(Accel::detect(), xr, ex, &g, &be, b.mv.get_mut(..d)?, b.ring.get_mut(..d)?)
+    norm::layer_norm(Accel::detect(), xr, ex, g, be, b.mv.get_mut(..d)?, b.ring.get_mut(..d)?)
         .into()
+}
+
+/// The block exponents of the final LayerNorm's gamma and beta.
+pub fn final_exps(model: &Model) -> [i32; 2] {
+    let d = model.dims.d_model;
+    [PVec::new(model.final_norm.gamma, d, QA).e, PVec::new(model.final_norm.beta, d, QA).e]
 }
 
 /// Logits of a head over the final row (h, eh): each the exact integer

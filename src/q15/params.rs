@@ -20,6 +20,12 @@ impl Scale {
         let (m, e) = fquant_scalar(t.scale);
         Scale { m, e }
     }
+
+    /// The scale stored at words i (mantissa) and i + 1 (exponent) of a
+    /// layer's [`LayerQ::words`].
+    pub fn at(w: &[i32; LAYER_WORDS], i: usize) -> Scale {
+        Scale { m: i64::from(w.get(i).copied().unwrap_or(0)), e: w.get(i + 1).copied().unwrap_or(0) }
+    }
 }
 
 /// A parameter vector as a block (15 bits: LayerNorm gamma and beta; 23:
@@ -42,6 +48,11 @@ impl<'a> PVec<'a> {
         let e = fquant_exp(n, &(|i| f.get(i)) as &dyn Fn(usize) -> f32, bits);
         #[cfg(not(atome_small))]
         let e = fquant_exp(n, |i| f.get(i), bits);
+        PVec { f, g: None, bits, e }
+    }
+    /// The first floats of `f` on a block exponent found before (the same
+    /// vector as [`PVec::new`] gave it).
+    pub fn with_exp(f: Floats<'a>, bits: u32, e: i32) -> PVec<'a> {
         PVec { f, g: None, bits, e }
     }
     /// The 23-bit block of the exact products f_i g_i (i < n).
@@ -180,6 +191,9 @@ impl<'a> PSrc<'a> {
     }
 }
 
+/// int32 words of [`LayerQ::words`].
+pub const LAYER_WORDS: usize = 11;
+
 /// One block's parameters in integer form.
 pub struct LayerQ<'a> {
     /// LayerNorm gamma.
@@ -213,6 +227,32 @@ impl<'a> LayerQ<'a> {
             wv: Scale::of(&bl.wv),
             router: Scale::of(&bl.router),
             cq: Scale { m: cm, e: ce },
+        }
+    }
+
+    /// Its scalars as words (the exponents of g, b and sb, then the four
+    /// scales' mantissas and exponents): what a cached state stores per
+    /// layer so that a new position need not rescan the blob.
+    pub fn words(&self) -> [i32; LAYER_WORDS] {
+        let s = |c: Scale| [c.m as i32, c.e];
+        let [cm, ce] = s(self.conv);
+        let [wm, we] = s(self.wv);
+        let [rm, re] = s(self.router);
+        let [qm, qe] = s(self.cq);
+        [self.g.e, self.b.e, self.sb.e, cm, ce, wm, we, rm, re, qm, qe]
+    }
+
+    /// The parameters of block `bl` from its stored [`LayerQ::words`]
+    /// (the same values as [`LayerQ::new`], without its scans); None when
+    pub fn from_words(bl: &Block<'a>, w: &[i32; LAYER_WORDS]) -> LayerQ<'a> {
+        LayerQ {
+            g: PVec { f: bl.norm.gamma, g: None, bits: QA, e: w[0] },
+            b: PVec { f: bl.norm.beta, g: None, bits: QA, e: w[1] },
+            sb: PVec { f: bl.ssm.b, g: Some(bl.ssm.c_out), bits: QP, e: w[2] },
+            conv: Scale::at(w, 3),
+            wv: Scale::at(w, 5),
+            router: Scale::at(w, 7),
+            cq: Scale::at(w, 9),
         }
     }
 
