@@ -371,7 +371,6 @@ fn attend(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], b: &mut
     attention::attention_sum(accel, top_k, keff, b)
 }
 
-
 /// Layer l's SSM decays before tanh (no Block in the LayerNorm's frame).
 #[inline(never)]
 fn ssm_decay<'a>(model: &Model<'a>, l: usize) -> Floats<'a> {

@@ -243,35 +243,16 @@ impl<'a> LayerQ<'a> {
     }
 
     /// The parameters of block `bl` from its stored [`LayerQ::words`]
-    /// (the same values as [`LayerQ::new`], without its scans); None when
+    /// (the same values as [`LayerQ::new`], without its scans).
     pub fn from_words(bl: &Block<'a>, w: &[i32; LAYER_WORDS]) -> LayerQ<'a> {
         LayerQ {
-            g: PVec { f: bl.norm.gamma, g: None, bits: QA, e: w[0] },
-            b: PVec { f: bl.norm.beta, g: None, bits: QA, e: w[1] },
+            g: PVec::with_exp(bl.norm.gamma, QA, w[0]),
+            b: PVec::with_exp(bl.norm.beta, QA, w[1]),
             sb: PVec { f: bl.ssm.b, g: Some(bl.ssm.c_out), bits: QP, e: w[2] },
             conv: Scale::at(w, 3),
             wv: Scale::at(w, 5),
             router: Scale::at(w, 7),
             cq: Scale::at(w, 9),
-        }
-    }
-
-    /// The scales of block `bl` alone (conv, wv, router, cq): what the
-    /// attention and mix kernels read. g, b and sb are left unscanned
-    /// (exponent 0, not usable); [`LayerQ::new`] computes them.
-    pub fn scales(bl: &Block<'a>, dh: usize) -> LayerQ<'a> {
-        let (q, k) = (Scale::of(&bl.wq), Scale::of(&bl.wk));
-        let (ism, ise) = fquant_scalar(1.0 / crate::math::sqrtf(dh as f32));
-        let (cm, ce) = quant_scalar(q.m * k.m * ism, q.e + k.e + ise, QA);
-        let un = |f| PVec { f, g: None, bits: QA, e: 0 };
-        LayerQ {
-            g: un(bl.norm.gamma),
-            b: un(bl.norm.beta),
-            sb: un(bl.ssm.b),
-            conv: Scale::of(&bl.conv),
-            wv: Scale::of(&bl.wv),
-            router: Scale::of(&bl.router),
-            cq: Scale { m: cm, e: ce },
         }
     }
 }
