@@ -156,3 +156,49 @@ fn fast_path_all_inputs() {
     assert_eq!(ct.checked, 1 << 32);
     assert_eq!(ce.mismatches + ct.mismatches, 0);
 }
+
+/// The q15 tanh_q30's 32-bit form against the contract's steps
+/// (tanh_q30_steps) over all 2^32 patterns, one std thread per hardware
+/// thread; mismatches found.
+fn q15_tanh_mismatches(step: u64) -> u64 {
+    use atome::q15::arith::{tanh_q30, tanh_q30_steps};
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let chunk = (1u64 << 32) / threads + 1;
+    let handles: Vec<_> = (0..threads)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let mut bad = 0u64;
+                let lo = i * chunk;
+                let hi = ((i + 1) * chunk).min(1 << 32);
+                let mut b = lo.next_multiple_of(step);
+                while b < hi {
+                    let a = f32::from_bits(b as u32);
+                    let (f, s) = (tanh_q30(a), tanh_q30_steps(a));
+                    if f != s {
+                        if bad < 8 {
+                            eprintln!("tanh_q30({b:#010x}): {f}, steps {s}");
+                        }
+                        bad += 1;
+                    }
+                    b += step;
+                }
+                bad
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).sum()
+}
+
+#[test]
+fn q15_tanh_sampled() {
+    assert_eq!(q15_tanh_mismatches(4099), 0);
+}
+
+#[test]
+#[ignore = "all 2^32 inputs: scripts/math_exhaustive.sh"]
+fn q15_tanh_all_inputs() {
+    let t0 = std::time::Instant::now();
+    let bad = q15_tanh_mismatches(1);
+    println!("math_exhaustive: q15 tanh_q30: inputs checked {}, mismatches {bad}, {:.1} s", 1u64 << 32, t0.elapsed().as_secs_f64());
+    assert_eq!(bad, 0);
+}

@@ -400,7 +400,54 @@ pub fn fquant_scalar(f: f32) -> (i64, i32) {
 }
 
 /// tanh(a) in Q30 (|T| <= 2^30) from exp2q.
+///
+/// For a normal float the same steps in 32-bit words: with u = 2^30 + en,
+/// the quotient floor((2 (2^30 - en) 2^30 + u) / 2u) is
+/// floor(2^61 / u + 1/2) - 2^30, so one division of 2^61 and a remainder
+/// test replace the 64-bit numerator and divisor; the product |m| L2E2 is
+/// formed in two words, and a shift that saturates exp2q's input is
+/// answered without it. Zero, subnormals, infinities and NaN take
+/// [`tanh_q30_steps`]. (tests: `tanh_q30_is_its_steps`, and every normal
+/// float in scripts/math_exhaustive.sh.)
 pub fn tanh_q30(a: f32) -> i32 {
+    let b = a.to_bits();
+    let bx = (b >> 23) & 0xFF;
+    if bx == 0 || bx == 0xFF {
+        return tanh_q30_steps(a);
+    }
+    let m = (b & 0x7F_FFFF) | 0x80_0000;
+    // exp2q's input is rshr(|m| L2E2, s), s = -(bx - 150 - 6).
+    let s = 156 - bx as i32;
+    let t = if s <= 25 {
+        // |m| L2E2 / 2^25 > 2^29: exp2q gives 0, the quotient 2^31.
+        ONE_Q30 as i32
+    } else {
+        // |m| L2E2 < 2^56; for s > 56 it rounds to 0. L2E2 = 2^31 + c, c
+        // an int32: the product as m 2^31 + mul64(m, c), no 64 x 64 call.
+        let v = if s > 56 {
+            0
+        } else {
+            let p = (u64::from(m) << 31).wrapping_add(mul64(m as i32, (L2E2_Q30 - (1 << 31)) as i32) as u64);
+            // (s >= 26: p / 2^(s-1) < 2^31, rshr_hl's bound.)
+            rshr_hl((p >> 32) as i32, p as u32, s as u32)
+        };
+        let u = (ONE_Q30 + exp2q(i64::from(v))) as u32;
+        // u in [2^30, 2^31]: the quotient Q of 2^61 is below 2^32, and the
+        // remainder 2^61 - Q u (below u) is its low word.
+        let q = div_q32(1 << 61, u64::from(u)) as u32;
+        let r = 0u32.wrapping_sub(q.wrapping_mul(u));
+        (q - (1 << 30)) as i32 + i32::from(r >= u - r)
+    };
+    if b >> 31 != 0 {
+        -t
+    } else {
+        t
+    }
+}
+
+/// [`tanh_q30`] by the contract's steps, for every float.
+#[inline(never)]
+pub fn tanh_q30_steps(a: f32) -> i32 {
     let (m, e) = f32_parts(a);
     let p = m.abs() * L2E2_Q30;
     let en = exp2q(to_q24(p, e - 6));

@@ -2,7 +2,7 @@
 //! (docs/Q15.md#parameters): scales as 15-bit blocks of one, parameter
 //! vectors as 15- or 23-bit blocks, converted once per layer into caller
 //! memory when the engine has room for them ([`PSrc`]), else at each use.
-use super::arith::{f32_prod_parts, fq, fquant_exp, fquant_scalar, pq, pquant_exp, quant_scalar, QA, QP};
+use super::arith::{f32_prod_parts, fq, fquant_exp, fquant_scalar, mul64, pq, pquant_exp, quant_scalar, rshr_hl, QA, QP};
 use crate::format::{Block, Floats, Tensor};
 
 /// A 15-bit scale: mantissa and exponent.
@@ -66,11 +66,41 @@ impl<'a> PVec<'a> {
         match self.g {
             None => fq(self.f.get(i), self.e, self.bits),
             Some(g) => {
-                let (m, e) = f32_prod_parts(self.f.get(i), g.get(i));
+                let (a, b) = (self.f.get(i), g.get(i));
+                if let Some(m) = prod_fast(a, b, self.e, self.bits) {
+                    return m;
+                }
+                let (m, e) = f32_prod_parts(a, b);
                 pq(m, e, self.e, self.bits)
             }
         }
     }
+}
+
+/// pq of the exact product a b on block exponent e, when both are normal
+/// floats and the shift is 24 to 63 (always so inside a block of such
+/// products: |a b| >= 2^46 on its grid, s >= 47 - bits): rshr_hl on the
+/// product's two words, no 64-bit shift (a library call on Cortex-M0).
+#[cfg_attr(not(atome_small), inline(always))]
+fn prod_fast(a: f32, b: f32, e: i32, bits: u32) -> Option<i64> {
+    let (x, y) = (a.to_bits(), b.to_bits());
+    let (bx, by) = (((x >> 23) & 0xFF) as i32, ((y >> 23) & 0xFF) as i32);
+    let s = e - (bx - 150) - (by - 150);
+    if bx == 0 || bx == 0xFF || by == 0 || by == 0xFF || !(24..=63).contains(&s) || bits > 30 {
+        return None;
+    }
+    let sm = |w: u32| {
+        let m = ((w & 0x7F_FFFF) | 0x80_0000) as i32;
+        if w >> 31 != 0 {
+            -m
+        } else {
+            m
+        }
+    };
+    // |a b| < 2^48 and s >= 24: the quotient by 2^(s-1) is below 2^31.
+    let p = mul64(sm(x), sm(y));
+    let lim = (1i32 << bits) - 1;
+    Some(i64::from(rshr_hl((p >> 32) as i32, p as u32, s as u32).clamp(-lim, lim)))
 }
 
 /// A D-vector of int32 values held in caller memory: bit patterns in the
@@ -254,5 +284,42 @@ impl<'a> LayerQ<'a> {
             router: Scale::at(w, 7),
             cq: Scale::at(w, 9),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::arith::bitlen;
+    use super::*;
+    use crate::test_rng::xorshift64 as xorshift;
+
+    /// prod_fast against the exact product's pq: random floats of every
+    /// class, block exponents around and beyond the fast path's shifts.
+    #[test]
+    fn prod_fast_is_pq_of_the_product() {
+        let mut st = 0xD1B5_4A32_D192_ED03u64;
+        let mut next = || xorshift(&mut st);
+        let mut fast = 0;
+        for i in 0..1_000_000 {
+            let r = next();
+            let pick = |w: u64| -> f32 {
+                match w % 16 {
+                    0 => f32::from_bits(w as u32 >> 9),                    // subnormal or zero
+                    1 => [0.0, -0.0, f32::INFINITY, f32::NAN, f32::MAX][(w >> 8) as usize % 5],
+                    _ => f32::from_bits(((w >> 4) as u32 & 0x807F_FFFF) | ((100 + (w >> 40) % 56) as u32) << 23),
+                }
+            };
+            let (a, b) = (pick(r), pick(next()));
+            let (m, ex) = f32_prod_parts(a, b);
+            let base = if m == 0 { 0 } else { ex + bitlen(m.unsigned_abs()) };
+            let e = base - 23 + (next() % 48) as i32 - 4 + if i % 50 == 0 { 40 } else { 0 };
+            let bits = if i % 3 == 0 { QA } else { QP };
+            let want = pq(m, ex, e, bits);
+            if let Some(got) = prod_fast(a, b, e, bits) {
+                fast += 1;
+                assert_eq!(got, want, "{a:e} * {b:e} at e {e}, {bits} bits");
+            }
+        }
+        assert!(fast > 500_000, "{fast}");
     }
 }

@@ -100,3 +100,24 @@ fn split_products_are_rshr() {
         assert_eq!(rshr_mul16_split(a32, h, s), rshr(i64::from(a32) * i64::from(h), s as i32) as i32, "{a32} {h} {s}");
     }
 }
+
+/// tanh_q30's 32-bit form against the contract's steps: every 251st bit
+/// pattern, both signs, and each exponent's first, last and middle
+/// mantissas (all 2^32 patterns: scripts/math_exhaustive.sh).
+#[test]
+fn tanh_q30_is_its_steps() {
+    use super::{tanh_q30, tanh_q30_steps};
+    let check = |b: u32| {
+        let a = f32::from_bits(b);
+        assert_eq!(tanh_q30(a), tanh_q30_steps(a), "{b:#010x}");
+    };
+    for b in (0..=u32::MAX).step_by(251) {
+        check(b);
+    }
+    for bx in 0..256u32 {
+        for fr in [0, 1, 2, 0x40_0000, 0x7F_FFFE, 0x7F_FFFF] {
+            check(bx << 23 | fr);
+            check(1 << 31 | bx << 23 | fr);
+        }
+    }
+}
