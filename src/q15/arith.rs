@@ -478,6 +478,9 @@ pub fn to_f32(v: i64, e: i32) -> f32 {
 
 /// [`to_f32`] by integer steps (the tests run it on every host).
 fn to_f32_int(v: i64, e: i32) -> f32 {
+    if let Some(f) = to_f32_words(v, e) {
+        return f;
+    }
     let m = v.unsigned_abs();
     if m >> 53 != 0 {
         return to_f32_f64(v, e);
@@ -511,6 +514,37 @@ fn to_f32_int(v: i64, e: i32) -> f32 {
     // infinity's pattern).
     let bits = if x >= -126 { (((x + 126) as u32) << 23) + q } else { q };
     f32::from_bits(sign | bits)
+}
+
+/// [`to_f32_int`] for 0 < |v| < 2^53 (beyond, the contract rounds to
+/// binary64 first) and a normal result, in 32-bit words
+/// (no 64-bit shift: a library call on Cortex-M0): the 25 bits from the
+/// leading one, the last of them the rounding bit, and a sticky bit for
+/// the rest; None otherwise.
+#[cfg_attr(not(atome_small), inline(always))]
+fn to_f32_words(v: i64, e: i32) -> Option<f32> {
+    let m = v.unsigned_abs();
+    let (hi, lo) = ((m >> 32) as u32, m as u32);
+    if hi >> 21 != 0 || m == 0 {
+        return None;
+    }
+    let bl = if hi != 0 { 64 - hi.leading_zeros() } else { 32 - lo.leading_zeros() } as i32;
+    let x = bl - 1 + e.clamp(-400, 400);
+    if !(-126..=127).contains(&x) {
+        return None;
+    }
+    let q = if bl <= 24 {
+        lo << (24 - bl)
+    } else {
+        // q2: bits bl-1 .. t of m (25 of them), t = bl - 25 < 29.
+        let t = (bl - 25) as u32;
+        let (q2, sticky) = if t == 0 { (lo, false) } else { ((lo >> t) | (hi << (32 - t)), lo << (32 - t) != 0) };
+        let q = q2 >> 1;
+        q + u32::from(q2 & 1 != 0 && (sticky || q & 1 != 0))
+    };
+    // The leading one is q's bit 23 (a carry to 2^24 steps the exponent).
+    let sign = u32::from(v < 0) << 31;
+    Some(f32::from_bits(sign | ((((x + 126) as u32) << 23) + q)))
 }
 
 /// [`to_f32`] by binary64: v as f64 (exact below 2^53) times two powers

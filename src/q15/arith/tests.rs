@@ -24,6 +24,21 @@ fn to_f32_is_the_binary64_rounding() {
             assert_eq!(to_f32(v, e).to_bits(), to_f32_f64(v, e).to_bits(), "{v} * 2^{e}");
         }
     }
+    // Ties, ties plus one and values just below a tie at every shift of
+    // the 25 leading bits (the rounding bit in either word, or at bit 31
+    // or 32).
+    for k in 0..40 {
+        for base in [(1i64 << 24) + 1, (1 << 25) - 1, (1 << 24) + 3] {
+            for d in [-1i64, 0, 1] {
+                let v = (base << k) + d;
+                for e in [-150, -126, -60, 0, 30] {
+                    for v in [v, -v] {
+                        assert_eq!(to_f32(v, e).to_bits(), to_f32_f64(v, e).to_bits(), "{v} * 2^{e}");
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// div_q32 against the plain 64-bit division: the softmax's and
