@@ -103,35 +103,20 @@ fn prod_fast(a: f32, b: f32, e: i32, bits: u32) -> Option<i64> {
     Some(i64::from(rshr_hl((p >> 32) as i32, p as u32, s as u32).clamp(-lim, lim)))
 }
 
-/// A D-vector of int32 values held in caller memory: bit patterns in the
-/// logits area (unused until the head), or in the int32 area.
+/// A D-vector of int32 values held in caller memory (the logits area,
+/// unused until the head, or the int32 area).
 #[derive(Clone, Copy)]
-pub enum Vals<'a> {
-    /// Bit patterns in binary32 slots.
-    Bits(&'a [f32]),
-    /// Plain int32.
-    Ints(&'a [i32]),
-}
+pub struct Vals<'a>(pub &'a [i32]);
 
 impl<'a> Vals<'a> {
     /// Its first element's address and its length (int32 words).
     pub fn words(&self) -> (*const i32, usize) {
-        match self {
-            Vals::Bits(b) => (b.as_ptr().cast(), b.len()),
-            Vals::Ints(b) => (b.as_ptr(), b.len()),
-        }
+        (self.0.as_ptr(), self.0.len())
     }
 
-    /// The values as int32, one loop for both kinds (a loop written over
-    /// both would be compiled once per kind and per pair of kinds).
+    /// The values.
     pub fn ints(&self) -> &'a [i32] {
-        match *self {
-            // SAFETY: f32 and i32 have the same size and alignment, and
-            // every bit pattern is a valid i32; the slice is shared, its
-            // lifetime the same.
-            Vals::Bits(b) => unsafe { core::slice::from_raw_parts(b.as_ptr().cast::<i32>(), b.len()) },
-            Vals::Ints(b) => b,
-        }
+        self.0
     }
 }
 
@@ -144,23 +129,25 @@ pub enum Area<'a> {
 }
 
 impl<'a> Area<'a> {
+    /// The area as int32 words.
+    pub fn words(self) -> &'a mut [i32] {
+        match self {
+            // SAFETY: f32 and i32 have the same size and alignment, and
+            // every bit pattern is valid for both; the exclusive borrow
+            // moves into the result, with its lifetime.
+            Area::Bits(a) => unsafe { core::slice::from_raw_parts_mut(a.as_mut_ptr().cast::<i32>(), a.len()) },
+            Area::Ints(a) => a,
+        }
+    }
+
     /// Fills the area with `f(i)` and makes it read-only.
     #[inline(always)]
     pub fn fill(self, f: impl Fn(usize) -> i32) -> Vals<'a> {
-        match self {
-            Area::Bits(a) => {
-                for (i, o) in a.iter_mut().enumerate() {
-                    *o = f32::from_bits(f(i) as u32);
-                }
-                Vals::Bits(a)
-            }
-            Area::Ints(a) => {
-                for (i, o) in a.iter_mut().enumerate() {
-                    *o = f(i);
-                }
-                Vals::Ints(a)
-            }
+        let w = self.words();
+        for (i, o) in w.iter_mut().enumerate() {
+            *o = f(i);
         }
+        Vals(w)
     }
 }
 
@@ -183,19 +170,14 @@ impl<'a> PSrc<'a> {
     /// The vector, copied into `area` when it is given.
     pub fn new(p: PVec<'a>, area: Option<Area<'a>>) -> PSrc<'a> {
         let at = match area {
-            // |m| < 2^23: an int32. (The loops written out: through
-            // `Area::fill` the conversion stays a call per element.)
-            Some(Area::Bits(a)) => {
-                for (i, o) in a.iter_mut().enumerate() {
-                    *o = f32::from_bits(p.m(i) as i32 as u32);
-                }
-                Src::Copy(Vals::Bits(a))
-            }
-            Some(Area::Ints(a)) => {
-                for (i, o) in a.iter_mut().enumerate() {
+            // |m| < 2^23: an int32. (One loop for both kinds of area, the
+            // conversion inlined once.)
+            Some(a) => {
+                let w = a.words();
+                for (i, o) in w.iter_mut().enumerate() {
                     *o = p.m(i) as i32;
                 }
-                Src::Copy(Vals::Ints(a))
+                Src::Copy(Vals(w))
             }
             None => Src::Blob(p),
         };
@@ -215,8 +197,7 @@ impl<'a> PSrc<'a> {
     pub fn m(&self, i: usize) -> i32 {
         match self.at {
             Src::Blob(p) => p.m(i) as i32,
-            Src::Copy(Vals::Bits(b)) => b.get(i).map_or(0, |f| f.to_bits() as i32),
-            Src::Copy(Vals::Ints(b)) => b.get(i).copied().unwrap_or(0),
+            Src::Copy(Vals(b)) => b.get(i).copied().unwrap_or(0),
         }
     }
 }

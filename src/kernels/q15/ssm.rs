@@ -5,25 +5,6 @@
 use crate::q15::arith::*;
 use crate::q15::params::{PSrc, Vals};
 
-/// Runs `$body` with `$i` bound to an int32 iterator over a [`Vals`]: one
-/// copy of the loop per representation, each a plain slice loop.
-#[cfg(not(atome_small))]
-macro_rules! with_ints {
-    ($v:expr, |$i:ident| $body:expr) => {
-        match $v {
-            Vals::Bits(s) => {
-                let $i = s.iter().map(|f| f.to_bits() as i32);
-                $body
-            }
-            Vals::Ints(s) => {
-                let $i = s.iter().copied();
-                $body
-            }
-        }
-    };
-}
-
-
 kernel!(
     /// One SSM step ([`ssm_step_impl`]) through the build's dispatch.
     ssm_step = ssm_step_impl::<false>(sb: &PSrc, tanh: Vals, hs: &mut [i32], ehs: i32, h: &[i16], eh: i32) -> i32);
@@ -61,15 +42,9 @@ pub(super) fn ssm_step_impl<const GENERAL: bool>(sb: &PSrc, tanh: Vals, hs: &mut
     #[cfg(atome_small)]
     let mx = ssm_sums::<GENERAL>(tanh.ints().iter().copied(), (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2);
     #[cfg(not(atome_small))]
-    let bits = |f: &f32| f.to_bits() as i32;
-    #[cfg(not(atome_small))]
     let mx = match sb.vals() {
-        Some(Vals::Bits(bs)) => match tanh {
-            Vals::Bits(ts) => ssm_sums::<GENERAL>(ts.iter().map(bits), bs.iter().map(bits), hs, h, s1, s2),
-            Vals::Ints(ts) => ssm_sums::<GENERAL>(ts.iter().copied(), bs.iter().map(bits), hs, h, s1, s2),
-        },
-        Some(Vals::Ints(bs)) => with_ints!(tanh, |ti| ssm_sums::<GENERAL>(ti, bs.iter().copied(), hs, h, s1, s2)),
-        None => with_ints!(tanh, |ti| ssm_sums::<GENERAL>(ti, (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2)),
+        Some(bs) => ssm_sums::<GENERAL>(tanh.ints().iter().copied(), bs.ints().iter().copied(), hs, h, s1, s2),
+        None => ssm_sums::<GENERAL>(tanh.ints().iter().copied(), (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2),
     };
     ssm_norm(hs, mx, a)
 }

@@ -80,8 +80,8 @@ fn ssm_step_fast_equals_general() {
         let bb = r.f32s(d, (case % 8) as i32 * 4);
         let sb = PSrc::new(PVec::new(Floats::new(&bb[..4 * d]), d, QP), None);
         let (mut h1, mut h2) = (hs, hs);
-        let e1 = ssm_step_impl::<false>(&sb, Vals::Ints(&t[..d]), &mut h1[..d], ehs, &h[..d], eh);
-        let e2 = ssm_step_impl::<true>(&sb, Vals::Ints(&t[..d]), &mut h2[..d], ehs, &h[..d], eh);
+        let e1 = ssm_step_impl::<false>(&sb, Vals(&t[..d]), &mut h1[..d], ehs, &h[..d], eh);
+        let e2 = ssm_step_impl::<true>(&sb, Vals(&t[..d]), &mut h2[..d], ehs, &h[..d], eh);
         assert_eq!((e1, &h1[..d]), (e2, &h2[..d]), "case {case}");
     }
 }
