@@ -202,3 +202,50 @@ fn q15_tanh_all_inputs() {
     println!("math_exhaustive: q15 tanh_q30: inputs checked {}, mismatches {bad}, {:.1} s", 1u64 << 32, t0.elapsed().as_secs_f64());
     assert_eq!(bad, 0);
 }
+
+/// div61's two-division form against the 64-bit division, for u = lo,
+/// lo + step, ... below 2^31; the mismatch count.
+fn q15_div61_mismatches(step: u64) -> u64 {
+    use atome::q15::arith::div61_words;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let chunk = (1u64 << 30) / threads + 1;
+    let handles: Vec<_> = (0..threads)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let mut bad = 0u64;
+                let lo = (1u64 << 30) + i * chunk;
+                let hi = ((1u64 << 30) + (i + 1) * chunk).min(1 << 31);
+                let mut u = lo.next_multiple_of(step);
+                while u < hi {
+                    let (f, want) = (u64::from(div61_words(u as u32)), (1u64 << 61) / u);
+                    if f != want {
+                        if bad < 8 {
+                            eprintln!("div61_words({u:#010x}): {f}, want {want}");
+                        }
+                        bad += 1;
+                    }
+                    u += step;
+                }
+                bad
+            })
+        })
+        .collect();
+    handles.into_iter().map(|h| h.join().unwrap()).sum()
+}
+
+#[test]
+fn q15_div61_sampled() {
+    // (Both ends of the range, then a stride.)
+    assert_eq!(atome::q15::arith::div61_words(1 << 30), 1 << 31);
+    assert_eq!(u64::from(atome::q15::arith::div61_words((1 << 31) - 1)), (1u64 << 61) / ((1 << 31) - 1));
+    assert_eq!(q15_div61_mismatches(1021), 0);
+}
+
+#[test]
+#[ignore = "every u in [2^30, 2^31): scripts/math_exhaustive.sh"]
+fn q15_div61_all_inputs() {
+    let t0 = std::time::Instant::now();
+    let bad = q15_div61_mismatches(1);
+    println!("math_exhaustive: q15 div61_words: inputs checked {}, mismatches {bad}, {:.1} s", 1u64 << 30, t0.elapsed().as_secs_f64());
+    assert_eq!(bad, 0);
+}

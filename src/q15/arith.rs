@@ -22,7 +22,7 @@ const EXP2_C: [i64; 6] = [1073741824, -744258021, 257897342, -59392531, 9905124,
 
 mod div;
 mod exp;
-pub use div::div_q32;
+pub use div::{div61, div61_words, div_q32};
 use exp::to_q24;
 pub use exp::{exp2q, sgn_mul, softmax_q};
 
@@ -438,7 +438,7 @@ pub fn tanh_q30(a: f32) -> i32 {
         let u = (ONE_Q30 + exp2q(i64::from(v))) as u32;
         // u in [2^30, 2^31]: the quotient Q of 2^61 is below 2^32, and the
         // remainder 2^61 - Q u (below u) is its low word.
-        let q = div_q32(1 << 61, u64::from(u)) as u32;
+        let q = div::div61(u);
         let r = 0u32.wrapping_sub(q.wrapping_mul(u));
         (q - (1 << 30)) as i32 + i32::from(r >= u - r)
     };
@@ -479,6 +479,53 @@ pub fn to_f32(v: i64, e: i32) -> f32 {
         return to_f32_f64(v, e);
     }
     to_f32_int(v, e)
+}
+
+/// a > b for floats that are not NaN (to_f32's results): where float
+/// compares are library calls, as the integers their bits order by (the
+/// magnitude, negated for a set sign bit: -0.0 and +0.0 are both 0).
+#[inline(always)]
+pub fn gt_num(a: f32, b: f32) -> bool {
+    if cfg!(any(atome_fpu, target_pointer_width = "64")) {
+        return a > b;
+    }
+    gt_key(a, b)
+}
+
+/// [`gt_num`]'s integer form (the tests run it on every host).
+#[inline(always)]
+pub fn gt_key(a: f32, b: f32) -> bool {
+    let key = |f: f32| {
+        let b = f.to_bits();
+        let m = (b & 0x7FFF_FFFF) as i32;
+        if b >> 31 != 0 {
+            -m
+        } else {
+            m
+        }
+    };
+    key(a) > key(b)
+}
+
+/// [`to_f32`] of the exact product acc m (|m| < 2^15): with a
+/// single-precision FPU and |acc| < 2^24 (both exact as floats), their
+/// float product is the one rounding of acc m, and the power of two
+/// scales it exactly when the result is normal; else to_f32 of the int64
+/// product (by mul64 for an int32 acc: no 64 x 64 call on Cortex-M0).
+#[inline]
+pub fn to_f32_prod(acc: i64, m: i32, e: i32) -> f32 {
+    #[cfg(all(atome_fpu, not(atome_small)))]
+    if acc.unsigned_abs() < 1 << 24 && m.unsigned_abs() < 1 << 24 && (-126..=127).contains(&e) {
+        let f = (acc as i32 as f32 * m as f32) * f32::from_bits(((e + 127) as u32) << 23);
+        if f.is_normal() {
+            return f;
+        }
+    }
+    let p = match i32::try_from(acc) {
+        Ok(a) => mul64(a, m),
+        Err(_) => acc * i64::from(m),
+    };
+    to_f32(p, e)
 }
 
 /// [`to_f32`] by integer steps (the tests run it on every host).
@@ -533,7 +580,7 @@ fn to_f32_words(v: i64, e: i32) -> Option<f32> {
     if hi >> 21 != 0 || m == 0 {
         return None;
     }
-    let bl = if hi != 0 { 64 - hi.leading_zeros() } else { 32 - lo.leading_zeros() } as i32;
+    let bl = if hi != 0 { 64 - crate::math::lz32(hi) } else { 32 - crate::math::lz32(lo) } as i32;
     let x = bl - 1 + e.clamp(-400, 400);
     if !(-126..=127).contains(&x) {
         return None;

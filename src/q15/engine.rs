@@ -3,7 +3,7 @@
 //! time within a layer. Every row has its own exponent, so this order gives
 //! the same bits as any other (the numpy reference's cached and lean senses).
 //! The arithmetic is in [`crate::kernels::q15`], one file per operation.
-use super::arith::{ecomb_plain, mul64, tanh_q30, to_f32, E_ZERO, QA};
+use super::arith::{ecomb_plain, gt_num, tanh_q30, to_f32_prod, E_ZERO, QA};
 use super::params::{Area, LayerQ, PSrc, PVec, Scale};
 use crate::format::{Model, Packing, Tensor};
 use crate::forward::Tokens;
@@ -292,14 +292,8 @@ pub fn head_logits(w: &Tensor, h: &[i16], eh: i32, mv: &mut [i32], mut out: Opti
                 Some(_) => i64::from(mv.get(i).copied().unwrap_or(0)),
                 None => head::row_dot(w, j, h),
             };
-            // (|sc.m| < 2^15: with an int32 sum, mul64's product, no
-            // 64 x 64 library call on Cortex-M0.)
-            let p = match i32::try_from(acc) {
-                Ok(a) => mul64(a, sc.m as i32),
-                Err(_) => acc * sc.m,
-            };
-            let v = to_f32(p, e);
-            if j == 0 || v > best_v {
+            let v = to_f32_prod(acc, sc.m as i32, e);
+            if j == 0 || gt_num(v, best_v) {
                 best = j;
                 best_v = v;
             }

@@ -59,6 +59,51 @@ impl<'a> PVec<'a> {
     pub fn prod(f: Floats<'a>, g: Floats<'a>, n: usize) -> PVec<'a> {
         PVec { f, g: Some(g), bits: QP, e: pquant_exp(n, |i| f32_prod_parts(f.get(i), g.get(i)), QP) }
     }
+    /// Mantissas 0..out.len() into `out`, as [`PVec::m`] gives them: the
+    /// floats read in order from their 4-byte chunks (no index arithmetic
+    /// or bounds test per element); elements past the floats by `m`.
+    #[cfg_attr(atome_small, inline(never))]
+    pub fn fill(&self, out: &mut [i32]) {
+        #[cfg(not(atome_small))]
+        {
+            let f4 = |c: &[u8]| match *c {
+                [a, b, c, d] => f32::from_le_bytes([a, b, c, d]),
+                _ => 0.0,
+            };
+            let n = match self.g {
+                None => {
+                    let mut n = 0;
+                    for (o, c) in out.iter_mut().zip(self.f.bytes().chunks_exact(4)) {
+                        *o = fq(f4(c), self.e, self.bits) as i32;
+                        n += 1;
+                    }
+                    n
+                }
+                Some(g) => {
+                    let mut n = 0;
+                    for ((o, c), cg) in out.iter_mut().zip(self.f.bytes().chunks_exact(4)).zip(g.bytes().chunks_exact(4)) {
+                        let (a, b) = (f4(c), f4(cg));
+                        *o = match prod_fast(a, b, self.e, self.bits) {
+                            Some(m) => m as i32,
+                            None => {
+                                let (m, e) = f32_prod_parts(a, b);
+                                pq(m, e, self.e, self.bits) as i32
+                            }
+                        };
+                        n += 1;
+                    }
+                    n
+                }
+            };
+            for (i, o) in out.iter_mut().enumerate().skip(n) {
+                *o = self.m(i) as i32;
+            }
+        }
+        #[cfg(atome_small)]
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = self.m(i) as i32;
+        }
+    }
     /// Mantissa i. (Size-first: out of line, one copy for every use.)
     #[cfg_attr(atome_small, inline(never))]
     #[cfg_attr(not(atome_small), inline(always))]
@@ -174,9 +219,7 @@ impl<'a> PSrc<'a> {
             // conversion inlined once.)
             Some(a) => {
                 let w = a.words();
-                for (i, o) in w.iter_mut().enumerate() {
-                    *o = p.m(i) as i32;
-                }
+                p.fill(w);
                 Src::Copy(Vals(w))
             }
             None => Src::Blob(p),

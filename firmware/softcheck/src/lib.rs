@@ -319,6 +319,33 @@ fn q15_case(r: &mut Rng, f: &mut Found) {
     if let Some(n) = q.checked_mul(d).and_then(|v| v.checked_add(rem)) {
         f.see_int(14, case, arith::div_q32(n, d) as i64, (n / d) as i64);
     }
+    // tanh_q30 (32-bit words; its 2^61 / u by div61's loop on M0) against
+    // the contract's steps, on floats of every class and the exponents
+    // where the quotient is not saturated; div61 on its whole range.
+    for _ in 0..8 {
+        let bits = match r.next() % 3 {
+            0 => r.next(),
+            _ => (r.next() & 0x807F_FFFF) | ((96 + r.next() % 40) << 23),
+        };
+        let a = f32::from_bits(bits);
+        f.see_int(16, case, i64::from(arith::tanh_q30(a)), i64::from(arith::tanh_q30_steps(a)));
+        let u = match r.next() % 8 {
+            0 => [1 << 30, (1 << 30) + 1, 1 << 31, (1 << 31) - 1][(r.next() % 4) as usize],
+            _ => (1u32 << 30) + r.next() % ((1 << 30) + 1),
+        };
+        f.see_int(17, case, i64::from(arith::div61(u)), ((1u64 << 61) / u64::from(u)) as i64);
+    }
+    // to_f32_prod (the FPU's product where there is one) against one
+    // rounding of the exact binary64 product.
+    for _ in 0..8 {
+        let a = r.next() as i32 >> (r.next() % 32);
+        let m = r.next() as i32 >> (17 + r.next() % 15);
+        let e = (r.next() % 220) as i32 - 150;
+        // (A zero product is +0.0, as to_f32 of 0.)
+        let p = f64::from(a) * f64::from(m);
+        let want = if p == 0.0 { 0.0 } else { (p * f64::from_bits(((e + 1023) as u64) << 52)) as f32 };
+        f.see_int(18, case, i64::from(arith::to_f32_prod(i64::from(a), m, e).to_bits()), i64::from(want.to_bits()));
+    }
     // exp2q (its Horner steps in asm on M0) against docs/Q15.md#exp2q's
     // definition in int64: C0..C5 are the contract's integers.
     const C: [i64; 6] = [1073741824, -744258021, 257897342, -59392531, 9905124, -1022888];

@@ -67,6 +67,106 @@ fn div_bits_t1(n: u64, d: u64) -> Option<u32> {
     Some(q)
 }
 
+/// floor(2^61 / u) for u in [2^30, 2^31] (tanh_q30's quotient, in
+/// [2^30, 2^31]).
+#[inline]
+pub fn div61(u: u32) -> u32 {
+    #[cfg(all(atome_armv6m, not(atome_small)))]
+    if (1 << 30..=1 << 31).contains(&u) {
+        return div61_t1(u);
+    }
+    // (Cores with a 32-bit divide instruction: two of them.)
+    #[cfg(all(not(atome_armv6m), not(atome_small)))]
+    if cfg!(target_pointer_width = "32") && (1 << 30..1 << 31).contains(&u) {
+        return div61_words(u);
+    }
+    div_q32(1 << 61, u64::from(u)) as u32
+}
+
+/// [`div61`] for u in [2^30, 2^31) by two 32 / 32-bit divisions: Hacker's
+/// Delight's `divlu` on 2^62 / 2u (a divisor with its top bit set), whose
+/// dividend's low word is zero, so no low digits are shifted in. (Tests:
+/// `div61_words_is_the_division`, every u in scripts/math_exhaustive.sh.)
+pub fn div61_words(u: u32) -> u32 {
+    let dn = u << 1;
+    let (d1, d0) = (dn >> 16, dn & 0xFFFF);
+    // Each digit estimate from the top divisor digit (d1 >= 2^15), then at
+    // most two corrections; rhat < 2^16 wherever it is shifted.
+    let digit = |un: u32| {
+        let mut q = un / d1;
+        let mut rhat = un - q * d1;
+        while q >> 16 != 0 || q * d0 > rhat << 16 {
+            q -= 1;
+            rhat += d1;
+            if rhat >> 16 != 0 {
+                break;
+            }
+        }
+        q
+    };
+    // 2^62 = (2^30 : 0): the high digit from 2^30 / d1.
+    let q1 = digit(1 << 30);
+    // The partial remainder 2^46 - q1 dn, below dn: exact mod 2^32, where
+    // 2^46 is 0.
+    let un21 = 0u32.wrapping_sub(q1.wrapping_mul(dn));
+    let q0 = digit(un21);
+    (q1 << 16) | q0
+}
+
+/// [`div61`] on ARMv6-M by restoring division, four quotient bits per
+/// loop pass: the remainder stays below u <= 2^31, so its doubling never
+/// carries out and each bit is a compare, a conditional subtract and ADCS
+/// (whose carry in is the bit), 4.5 instructions a bit against the general
+/// loop's 8.
+#[cfg(all(atome_armv6m, not(atome_small)))]
+#[inline(never)]
+fn div61_t1(u: u32) -> u32 {
+    let q: u32;
+    // SAFETY: register arithmetic only. r2 is the remainder (2^29, the
+    // dividend's high word, to start; the low word's bits are all zero),
+    // r1 the quotient; CMP leaves C set exactly when the doubled remainder
+    // is at least u, SUBS then leaves it set (no borrow), and ADCS shifts
+    // that bit into the quotient.
+    unsafe {
+        core::arch::asm!(
+            "movs r3, #8",
+            "2:",
+            "lsls r2, r2, #1",
+            "cmp r2, r0",
+            "bcc 3f",
+            "subs r2, r2, r0",
+            "3:",
+            "adcs r1, r1",
+            "lsls r2, r2, #1",
+            "cmp r2, r0",
+            "bcc 4f",
+            "subs r2, r2, r0",
+            "4:",
+            "adcs r1, r1",
+            "lsls r2, r2, #1",
+            "cmp r2, r0",
+            "bcc 5f",
+            "subs r2, r2, r0",
+            "5:",
+            "adcs r1, r1",
+            "lsls r2, r2, #1",
+            "cmp r2, r0",
+            "bcc 6f",
+            "subs r2, r2, r0",
+            "6:",
+            "adcs r1, r1",
+            "subs r3, #1",
+            "bne 2b",
+            in("r0") u,
+            inout("r1") 0u32 => q,
+            inout("r2") 1u32 << 29 => _,
+            out("r3") _,
+            options(pure, nomem, nostack),
+        );
+    }
+    q
+}
+
 /// [`div_q32`]'s long form (the tests run it on every host).
 pub(super) fn div_q32_long(n: u64, d: u64) -> u64 {
     if d >= 1 << 40 || d == 0 || n >> 63 != 0 {

@@ -136,3 +136,32 @@ fn tanh_q30_is_its_steps() {
         }
     }
 }
+
+/// gt_key against the float compare: every class but NaN, both zeros,
+/// neighbours and equal values.
+#[test]
+fn gt_key_is_the_float_compare() {
+    let mut s = 0x1234_5678_9ABC_DEF1u64;
+    let mut next = || xorshift(&mut s);
+    let edge = [0.0f32, -0.0, 1.0, -1.0, f32::MIN_POSITIVE, -f32::MIN_POSITIVE, f32::MAX, f32::MIN, f32::INFINITY, f32::NEG_INFINITY, 1e-45, -1e-45];
+    for _ in 0..200_000 {
+        let r = next();
+        let a = f32::from_bits(r as u32);
+        let b = match (r >> 32) % 4 {
+            0 => f32::from_bits((r >> 32) as u32),
+            1 => f32::from_bits((r as u32).wrapping_add(((r >> 40) % 3) as u32).wrapping_sub(1)),
+            2 => a,
+            _ => edge[((r >> 40) % edge.len() as u64) as usize],
+        };
+        if a.is_nan() || b.is_nan() {
+            continue;
+        }
+        assert_eq!(super::gt_key(a, b), a > b, "{a:e} > {b:e}");
+        assert_eq!(super::gt_key(b, a), b > a, "{b:e} > {a:e}");
+    }
+    for &a in &edge {
+        for &b in &edge {
+            assert_eq!(super::gt_key(a, b), a > b, "{a:e} > {b:e}");
+        }
+    }
+}
