@@ -33,6 +33,16 @@ pub fn has_code10(d: &[u8]) -> bool {
     d.iter().any(|&b| b & !(b << 1) & 0xAA != 0)
 }
 
+/// Mantissa i of a parameter vector ([`PSrc::m`]) out of line: the blob's
+/// conversion compiled once for every kernel that reads a vector without
+/// its per-layer copy (the final LayerNorm, vectors that do not fit the
+/// engine's areas), off the per-layer paths.
+#[cfg_attr(not(atome_small), inline(never))]
+#[cfg_attr(atome_small, inline(always))]
+pub(crate) fn pm(p: &crate::q15::params::PSrc, i: usize) -> i32 {
+    p.m(i)
+}
+
 /// One operation's dispatch: its kernel as an out-of-line function,
 /// compiled twice on x86-64: once for the baseline and once with AVX2,
 /// where LLVM turns the integer loops into 8-lane ones (integer results:

@@ -10,7 +10,7 @@
 //! instructions (norm_dsp.rs), the Thumb-2 first pass (norm_t2.rs), two
 //! passes on Armv7-M and later, one elsewhere.
 use crate::q15::arith::*;
-use crate::q15::params::PSrc;
+use crate::q15::params::{PSrc, Vals};
 
 kernel!(
     /// LayerNorm of one row ([`layer_norm_impl`]) through the build's dispatch.
@@ -59,7 +59,8 @@ pub(super) fn layer_norm_impl<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc
     let (e1, e2) = (ecomb(g.e, ze), b.e);
     let a = align_at(&[top(e1, 30), top(e2, QA as i32)], LN_ROOM);
     let (s1, s2) = (ashift(a, e1), ashift(a, e2));
-    let mx = if !GENERAL && (!cfg!(atome_small) || (g.vals().is_some() && b.vals().is_some())) && d <= 16383 && sc >= -15 && sz >= -15 {
+    let fast = !GENERAL && d <= 16383 && sc >= -15 && sz >= -15;
+    let mx = if fast && (!cfg!(atome_small) || (g.vals().is_some() && b.vals().is_some())) {
         // Each rshr as (v * M + R) >> S with per-row constants (M = 2^-s
         // for a left shift), D and S folded into the first: every true
         // value is an int32 (|c| < 2^30 for D < 2^14; wrapping products
@@ -78,48 +79,12 @@ pub(super) fn layer_norm_impl<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc
         let (m4, r4, t4) = rs(s2);
         let c1 = [(d as i32).wrapping_mul(m1), r1.wrapping_sub(s32.wrapping_mul(m1)), (im as i32) * m2, r2, r3, m4, r4];
         let t = [t1, t2, t3, t4];
-        // Cortex-M0: three passes in asm (norm_t1.rs).
-        #[cfg(all(atome_armv6m, not(atome_small)))]
-        if let (Some(gv), Some(bv), Some(wr)) = (g.vals(), b.vals(), w.get_mut(..xm.len())) {
-            let ((gp, gn), (bp, bn)) = (gv.words(), bv.words());
-            if gn >= wr.len() && bn >= wr.len() {
-                // SAFETY: gp and bp address gn, bn >= wr.len() int32.
-                if let Some(mx) = unsafe { super::norm_t1::ln_passes_t1(xm, gp, bp, c1, t, wr) } {
-                    super::quant::quant_at(w, qshift(u64::from(mx), QA), out);
-                    return qexp(u64::from(mx), a, QA);
-                }
-            }
-        }
-        // Armv7E-M: the first pass, then the affine pass by SMMULR and
-        // SMMLAR (norm_dsp.rs, norm_t2.rs).
-        #[cfg(all(atome_dsp, not(atome_small)))]
-        if let (Some(gv), Some(bv), Some(wr)) = (g.vals(), b.vals(), w.get_mut(..xm.len())) {
-            let ((gp, gn), (bp, bn)) = (gv.words(), bv.words());
-            if gn >= wr.len() && bn >= wr.len() {
-                let [dm, c, im, r2, ..] = c1;
-                if !super::norm_t2::ln_first_t2(xm, [dm, c, im, r2], [t[0], t[1]], wr) {
-                    for (o, &m) in wr.iter_mut().zip(xm) {
-                        let cm = i32::from(m).wrapping_mul(dm).wrapping_add(c) >> t[0];
-                        *o = (cm.wrapping_mul(im) + r2) >> t[1];
-                    }
-                }
-                // SAFETY: gp and bp address gn, bn >= wr.len() int32, word
-                // aligned (i32 or f32 slices).
-                if let Some(mx) = unsafe { super::norm_dsp::ln_affine_dsp(wr, gp, bp, t[2], t[3], c1[5]) } {
-                    super::quant::quant_at(w, qshift(u64::from(mx), QA), out);
-                    return qexp(u64::from(mx), a, QA);
-                }
-            }
-        }
-        match (g.vals(), b.vals()) {
-            // (int32 views of both kinds: one copy of the loops.)
-            (Some(gv), Some(bv)) => ln_sums(xm, gv.ints().iter().copied(), bv.ints().iter().copied(), c1, t, w),
-            #[cfg(not(atome_small))]
-            _ => ln_sums(xm, (0..xm.len()).map(|i| g.m(i)), (0..xm.len()).map(|i| b.m(i)), c1, t, w),
-            // (Size-first: only with both copies, see the condition; one
-            // copy of the int32 loop.)
-            #[cfg(atome_small)]
-            _ => 0,
+        match (g.vals(), b.vals(), w.get_mut(..xm.len())) {
+            (Some(gv), Some(bv), Some(wr)) => match ln_fast(xm, gv, bv, c1, t, wr) {
+                Some(mx) => mx,
+                None => ln_src(xm, g, b, c1, t, w),
+            },
+            _ => ln_src(xm, g, b, c1, t, w),
         }
     } else {
         // (Any D and grid: the same integers in int64.)
@@ -127,7 +92,7 @@ pub(super) fn layer_norm_impl<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc
         for (i, (o, &m)) in w.iter_mut().zip(xm).enumerate() {
             let cm = rshr(d * i64::from(m) - s, sc);
             let zm = rshr(cm * im, sz);
-            let v = rshr(i64::from(g.m(i)) * zm, s1) + rshr(i64::from(b.m(i)), s2);
+            let v = rshr(i64::from(super::pm(g, i)) * zm, s1) + rshr(i64::from(super::pm(b, i)), s2);
             // |v| < 2^30.
             mx |= v.unsigned_abs() as u32;
             *o = v as i32;
@@ -138,48 +103,92 @@ pub(super) fn layer_norm_impl<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc
     qexp(u64::from(mx), a, QA)
 }
 
-/// LayerNorm's grid: 29 bits below its largest term's bound.
-const LN_ROOM: i32 = 29;
+/// LayerNorm's per-element passes (the constants of [`ln_src`]) with
+/// gamma and beta as int32 vectors at least as long as `w` (= `xm`): the
+/// build's fast path; OR of |W|. None (nothing written) where the core's
+/// asm does not take the row (an odd D).
+#[allow(unreachable_code)]
+#[inline(always)]
+fn ln_fast(xm: &[i16], gv: Vals, bv: Vals, c1: [i32; 7], t: [u32; 4], w: &mut [i32]) -> Option<u32> {
+    let ((gp, gn), (bp, bn)) = (gv.words(), bv.words());
+    if gn < w.len() || bn < w.len() {
+        return None;
+    }
+    let _ = (gp, bp);
+    // Cortex-M0: three passes in asm (norm_t1.rs).
+    #[cfg(all(atome_armv6m, not(atome_small)))]
+    // SAFETY: gp and bp address gn, bn >= w.len() int32.
+    return unsafe { super::norm_t1::ln_passes_t1(xm, gp, bp, c1, t, w) };
+    // Armv7E-M: the first pass, then the affine pass by SMMULR and
+    // SMMLAR (norm_t2.rs, norm_dsp.rs).
+    #[cfg(all(atome_dsp, not(atome_small)))]
+    {
+        let [dm, c, im, r2, ..] = c1;
+        if !super::norm_t2::ln_first_t2(xm, [dm, c, im, r2], [t[0], t[1]], w) {
+            return None;
+        }
+        // SAFETY: gp and bp address gn, bn >= w.len() int32, word
+        // aligned (i32 or f32 slices).
+        return unsafe { super::norm_dsp::ln_affine_dsp(w, gp, bp, t[2], t[3], c1[5]) };
+    }
+    // The other Thumb-2 cores: the same first pass, then the affine pass
+    // alone (one pass spills about ten loads an element there: S3 q15
+    // M3 -33K instructions with two).
+    #[cfg(all(atome_thumb2, not(atome_dsp), not(atome_small)))]
+    {
+        let [dm, c, im, r2, r3, m4, r4] = c1;
+        if !super::norm_t2::ln_first_t2(xm, [dm, c, im, r2], [t[0], t[1]], w) {
+            return None;
+        }
+        return Some(ln_affine(w, gv.ints(), bv.ints(), [r3, m4, r4], [t[2], t[3]]));
+    }
+    // Elsewhere one pass (on RV32 the faster: +33K instructions with two).
+    Some(ln_one(xm, gv.ints(), bv.ints(), c1, t, w))
+}
 
 /// LayerNorm's per-element pass: cm = (m D' + C) >> t0, zm = (cm I + R2)
 /// >> t1, W = ((g zm + R3) >> t2) + ((b B + R4) >> t3) into `w`; OR of |W|.
+#[cfg_attr(any(atome_armv6m, atome_thumb2), allow(dead_code))]
 #[inline(always)]
-fn ln_sums(xm: &[i16], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, [dm, c, im, r2, r3, m4, r4]: [i32; 7], [t0, t1, t2, t3]: [u32; 4], w: &mut [i32]) -> u32 {
-    // On Armv7-M and later, two passes, each with few enough constants to
-    // stay in registers (one pass spills about ten loads an element there;
-    // on Armv6-M and RV32 one pass is the faster: S3 q15 M4F -49K, M3
-    // -33K, M0 +26K, RV32 +33K instructions with two).
-    if !cfg!(all(atome_thumb2, not(atome_small))) {
-        let mut mx = 0u32;
-        for ((o, &m), (gm, bm)) in w.iter_mut().zip(xm).zip(gi.zip(bi)) {
-            let cm = i32::from(m).wrapping_mul(dm).wrapping_add(c) >> t0;
-            let zm = (cm.wrapping_mul(im) + r2) >> t1;
-            let v = ((gm * zm + r3) >> t2) + ((bm * m4 + r4) >> t3);
-            mx |= v.unsigned_abs();
-            *o = v;
-        }
-        return mx;
+fn ln_one(xm: &[i16], gi: &[i32], bi: &[i32], [dm, c, im, r2, r3, m4, r4]: [i32; 7], [t0, t1, t2, t3]: [u32; 4], w: &mut [i32]) -> u32 {
+    let mut mx = 0u32;
+    for ((o, &m), (&gm, &bm)) in w.iter_mut().zip(xm).zip(gi.iter().zip(bi)) {
+        let cm = i32::from(m).wrapping_mul(dm).wrapping_add(c) >> t0;
+        let zm = (cm.wrapping_mul(im) + r2) >> t1;
+        let v = ((gm * zm + r3) >> t2) + ((bm * m4 + r4) >> t3);
+        mx |= v.unsigned_abs();
+        *o = v;
     }
-    #[cfg(all(atome_thumb2, not(atome_small)))]
-    let done = w.get_mut(..xm.len()).is_some_and(|wr| super::norm_t2::ln_first_t2(xm, [dm, c, im, r2], [t0, t1], wr));
-    #[cfg(not(all(atome_thumb2, not(atome_small))))]
-    let done = false;
-    if !done {
-        for (o, &m) in w.iter_mut().zip(xm) {
-            let cm = i32::from(m).wrapping_mul(dm).wrapping_add(c) >> t0;
-            *o = (cm.wrapping_mul(im) + r2) >> t1;
-        }
-    }
-    ln_affine(w, gi, bi, [r3, m4, r4], [t2, t3])
+    mx
 }
+
+/// [`ln_one`] reading gamma and beta element by element from wherever
+/// they are (the blob's floats or the per-layer copy): the rows that no
+/// fast path takes. (Out of line: one copy for every caller.)
+#[cfg_attr(not(atome_small), inline(never))]
+fn ln_src(xm: &[i16], g: &PSrc, b: &PSrc, [dm, c, im, r2, r3, m4, r4]: [i32; 7], [t0, t1, t2, t3]: [u32; 4], w: &mut [i32]) -> u32 {
+    let mut mx = 0u32;
+    for (i, (o, &m)) in w.iter_mut().zip(xm).enumerate() {
+        let cm = i32::from(m).wrapping_mul(dm).wrapping_add(c) >> t0;
+        let zm = (cm.wrapping_mul(im) + r2) >> t1;
+        let v = ((super::pm(g, i) * zm + r3) >> t2) + ((super::pm(b, i) * m4 + r4) >> t3);
+        mx |= v.unsigned_abs();
+        *o = v;
+    }
+    mx
+}
+
+/// LayerNorm's grid: 29 bits below its largest term's bound.
+const LN_ROOM: i32 = 29;
 
 /// LayerNorm's second pass on Armv7-M: W = ((g zm + R3) >> t2) + ((b B +
 /// R4) >> t3) in place; OR of |W|. (Out of line: alone, its constants stay
 /// in registers whatever the caller's code around it.)
+#[cfg(all(atome_thumb2, not(atome_dsp), not(atome_small)))]
 #[inline(never)]
-fn ln_affine(w: &mut [i32], gi: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, [r3, m4, r4]: [i32; 3], [t2, t3]: [u32; 2]) -> u32 {
+fn ln_affine(w: &mut [i32], gi: &[i32], bi: &[i32], [r3, m4, r4]: [i32; 3], [t2, t3]: [u32; 2]) -> u32 {
     let mut mx = 0u32;
-    for (o, (gm, bm)) in w.iter_mut().zip(gi.zip(bi)) {
+    for (o, (&gm, &bm)) in w.iter_mut().zip(gi.iter().zip(bi)) {
         let v = ((gm * *o + r3) >> t2) + ((bm * m4 + r4) >> t3);
         mx |= v.unsigned_abs();
         *o = v;
