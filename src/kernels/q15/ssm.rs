@@ -21,32 +21,52 @@ pub(super) fn ssm_step_impl<const GENERAL: bool>(sb: &PSrc, tanh: Vals, hs: &mut
     // below 2^30, the sum an int32 (docs/Q15.md#ssm-state-pathway).
     let a = align_at(&[top(e1, 60), top(e2, QP as i32 + QA as i32)], SSM_ROOM);
     let (s1, s2) = (ashift(a, e1).max(1) as u32, ashift(a, e2).max(1) as u32);
-    #[cfg(all(atome_thumb2, not(atome_small)))]
-    if let (false, 30..=32, 1..=32, Some(bv)) = (GENERAL, s1, s2, sb.vals()) {
-        let ((tp, tn), (bp, bn)) = (tanh.words(), bv.words());
-        if tn >= hs.len() && bn >= hs.len() {
-            // SAFETY: tp and bp address tn, bn >= hs.len() int32 (the
-            // caller's vectors), s1 in 30..=32, s2 in 1..=32.
-            let mx = unsafe { super::ssm_t2::ssm_sums_s(tp, bp, hs, h, s1, s2) };
+    if let (false, Some(bv)) = (GENERAL, sb.vals()) {
+        if let Some(mx) = ssm_fast(tanh, bv, hs, h, s1, s2) {
             return ssm_norm(hs, mx, a);
         }
     }
-    // Cortex-M0: the split products' loops (one per usual decay shift)
-    // over int32 views of both vectors, compiled once each.
-    if let (true, false, Some(bv)) = (NO_SMULL && !cfg!(atome_small), GENERAL, sb.vals()) {
-        if let Some(mx) = ssm_sums_m0(tanh.ints(), bv.ints(), hs, h, s1, s2) {
-            return ssm_norm(hs, mx, a);
-        }
-    }
-    // Size-first: one loop for every kind of both vectors.
-    #[cfg(atome_small)]
-    let mx = ssm_sums::<GENERAL>(tanh.ints().iter().copied(), (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2);
-    #[cfg(not(atome_small))]
-    let mx = match sb.vals() {
-        Some(bs) => ssm_sums::<GENERAL>(tanh.ints().iter().copied(), bs.ints().iter().copied(), hs, h, s1, s2),
-        None => ssm_sums::<GENERAL>(tanh.ints().iter().copied(), (0..h.len()).map(|c| sb.m(c)), hs, h, s1, s2),
-    };
+    // Every other case (a zero state, unusual shifts, a gain read from the
+    // blob): the int64 roundings, one copy.
+    let mx = ssm_sums_general(tanh.ints(), sb, hs, h, s1, s2);
     ssm_norm(hs, mx, a)
+}
+
+/// The build's fast sums for the usual shifts (decay s1 in 30..=32, input
+/// s2 in 1..=32 or fewer), over the int32 views of both vectors; None
+/// (nothing written) elsewhere.
+#[inline(always)]
+fn ssm_fast(tanh: Vals, bv: Vals, hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> Option<u32> {
+    // Thumb-2: SMULL, or SMMULR on Armv7E-M, in asm (ssm_t2.rs).
+    #[cfg(all(atome_thumb2, not(atome_small)))]
+    {
+        let ((tp, tn), (bp, bn)) = (tanh.words(), bv.words());
+        if !(30..=32).contains(&s1) || !(1..=32).contains(&s2) || tn < hs.len() || bn < hs.len() {
+            return None;
+        }
+        // SAFETY: tp and bp address tn, bn >= hs.len() int32 (the
+        // caller's vectors), s1 in 30..=32, s2 in 1..=32.
+        return Some(unsafe { super::ssm_t2::ssm_sums_s(tp, bp, hs, h, s1, s2) });
+    }
+    // Cortex-M0: the split products (no 32 x 32 -> 64 multiply).
+    #[cfg(all(atome_armv6m, not(atome_small)))]
+    return ssm_sums_m0(tanh.ints(), bv.ints(), hs, h, s1, s2);
+    // Elsewhere: rshr_hl's low-word case only, its branch out of the loop
+    // (|T hs| < 2^60 with s1 >= 30, |b h| < 2^38 with s2 >= 8).
+    #[allow(unreachable_code)]
+    {
+        if s1 > 32 || s2 > 32 {
+            return None;
+        }
+        let r = |v: i64, s: u32| rshr_hl_lo((v >> 32) as i32, v as u32, s);
+        let mut mx = 0u32;
+        for ((hc, &hv), (&t, &bm)) in hs.iter_mut().zip(h).zip(tanh.ints().iter().zip(bv.ints())) {
+            let v = r(mul64(t, *hc), s1) + r(mul64_16(bm, i32::from(hv)), s2);
+            mx |= v.unsigned_abs();
+            *hc = v;
+        }
+        Some(mx)
+    }
 }
 
 /// The SSM state renormalized to 30 bits after its sums (OR of |W| `mx`,
@@ -73,36 +93,27 @@ fn ssm_norm(hs: &mut [i32], mx: u32, a: i32) -> i32 {
 /// The SSM's grid: 30 bits below its larger term's bound.
 const SSM_ROOM: i32 = 30;
 
-/// The SSM sums W_c = rshr(T_c hs_c, s1) + rshr(b_c h_c, s2) into hs; OR
-/// of |W|. (|T hs| < 2^60 with s1 >= 30, |b h| < 2^38 with s2 >= 8:
-/// rshr_to32's bound.)
-#[inline(always)]
-fn ssm_sums<const GENERAL: bool>(ti: impl Iterator<Item = i32>, bi: impl Iterator<Item = i32>, hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> u32 {
+/// The SSM sums W_c = rshr(T_c hs_c, s1) + rshr(b_c h_c, s2) into hs for
+/// any shifts, the gain read through [`super::pm`]; OR of |W|. (|T hs| <
+/// 2^60 with s1 >= 30, |b h| < 2^38 with s2 >= 8: rshr_to32's bound. Out
+/// of line: one copy for every caller.)
+#[cfg_attr(not(atome_small), inline(never))]
+fn ssm_sums_general(t: &[i32], sb: &PSrc, hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> u32 {
     let mut mx = 0u32;
-    if !GENERAL && s1 <= 32 && s2 <= 32 {
-        // The usual shifts (s1 = 30 when the decay term is the larger):
-        // rshr_hl's low-word case only, its branch out of the loop.
-        let r = |v: i64, s: u32| rshr_hl_lo((v >> 32) as i32, v as u32, s);
-        for ((hc, &hv), (t, bm)) in hs.iter_mut().zip(h).zip(ti.zip(bi)) {
-            let v = r(mul64(t, *hc), s1) + r(mul64_16(bm, i32::from(hv)), s2);
-            mx |= v.unsigned_abs();
-            *hc = v;
-        }
-        return mx;
-    }
-    for ((hc, &hv), (t, bm)) in hs.iter_mut().zip(h).zip(ti.zip(bi)) {
-        let v = rshr_to32(mul64(t, *hc), s1) + rshr_to32(mul64_16(bm, i32::from(hv)), s2);
+    for (c, ((hc, &hv), &t)) in hs.iter_mut().zip(h).zip(t).enumerate() {
+        let v = rshr_to32(mul64(t, *hc), s1) + rshr_to32(mul64_16(super::pm(sb, c), i32::from(hv)), s2);
         mx |= v.unsigned_abs();
         *hc = v;
     }
     mx
 }
 
-/// [`ssm_sums`] on Cortex-M0 (no 32 x 32 -> 64 multiply) for the usual
+/// The SSM sums on Cortex-M0 (no 32 x 32 -> 64 multiply) for the usual
 /// shifts, by 16-bit halves and int32 operations (|T|, |hs| <= 2^30: the
 /// split's bound; |h| <= 32767); None for other shifts. The decay shifts
 /// of the runs (30 to 32) as constants: their masks and shifts become
 /// immediates, fewer values to spill.
+#[cfg(all(atome_armv6m, not(atome_small)))]
 #[inline(never)]
 fn ssm_sums_m0(t: &[i32], b: &[i32], hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -> Option<u32> {
     if !(1..=15).contains(&s2) {
@@ -127,6 +138,7 @@ fn ssm_sums_m0(t: &[i32], b: &[i32], hs: &mut [i32], h: &[i16], s1: u32, s2: u32
 
 /// [`ssm_sums_m0`]'s loops for a decay shift of 16 + K, in two passes
 /// (fewer live values each).
+#[cfg(all(atome_armv6m, not(atome_small)))]
 #[inline(always)]
 fn ssm_sums_split<const K: u32>(t: &[i32], b: &[i32], hs: &mut [i32], h: &[i16], s2: u32) -> u32 {
     let mut mx = 0u32;
