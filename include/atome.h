@@ -59,16 +59,24 @@
 #error "ATOME_N_PATHWAYS must be 3 (local, state, sparse)"
 #endif
 
+/* The flags of atome_rt_work_size and atome_rt_open: the mode a handle
+ * runs, in any build of the library. 0 is the float lean mode. */
+#define ATOME_RT_CACHED 1 /* the cached plan */
+#define ATOME_RT_Q15 2    /* the q15 integer mode (docs/Q15.md) */
+
 /* The runtime API's buffer (atome_rt_open), in bytes, for dimensions given
  * as values: a constant expression, so firmware can declare a static buffer
- * for the largest model it will open. CACHED is 0 (lean) or 1. Equals
- * atome_rt_work_size() for every input (tests/c/rt_size.c,
- * tests/c/rt_hostile.c): 0 when a dimension is outside 1..65535 or the size
- * does not fit a size_t (a 32-bit target and a buffer past 4 GiB). The sum
- * is taken in unsigned long long, every argument converted first, so no
- * argument overflows or wraps it; a static array sized by a 0 is refused by
- * compilers in strict mode (-pedantic-errors), and atome_rt_open refuses a
- * 0-byte buffer with -7. */
+ * for the largest model it will open. FLAGS as atome_rt_open's (0 to 3; any
+ * other bit gives 0). Equals atome_rt_work_size() for every input
+ * (tests/c/rt_size.c, tests/c/rt_hostile.c): 0 when a dimension is outside
+ * 1..65535 or the size does not fit a size_t (a 32-bit target and a buffer
+ * past 4 GiB; for the q15 modes, 4 times the float cached buffer past it).
+ * The sum is taken in unsigned long long, every argument converted first,
+ * so no argument overflows or wraps it; a static array sized by a 0 is
+ * refused by compilers in strict mode (-pedantic-errors), and atome_rt_open
+ * refuses a 0-byte buffer with -7. The float terms are the float runner's
+ * layout (src/runner.rs), the q15 ones the q15 layouts' bytes
+ * (Q15Layout, Q15CachedLayout in src/q15/) rounded up to whole words. */
 #define ATOME_RT_U_(x) ((unsigned long long)(x))
 #define ATOME_RT_OK_(x) ((x) >= 1 && (x) <= 65535)
 #define ATOME_RT_WORDS_(V, D, L, DH, K, TOPK, S, CACHED) ((CACHED) \
@@ -78,11 +86,36 @@
       + (ATOME_RT_U_(K) + 7) * ATOME_RT_U_(D) + ATOME_WORK_MAX_(8 * ATOME_RT_U_(DH), 8 * ATOME_RT_U_(K)) + 24 + 16 * ATOME_RT_U_(TOPK) \
     : ATOME_RT_U_(V) + 2 * ATOME_RT_U_(S) * ATOME_RT_U_(D) + ATOME_RT_U_(S) * ATOME_RT_U_(DH) + (ATOME_RT_U_(K) + 5) * ATOME_RT_U_(D) \
       + ATOME_RT_U_(L) + ATOME_WORK_MAX_(4 * ATOME_RT_U_(DH), 8 * ATOME_RT_U_(K)) + 12 + 8 * ATOME_RT_U_(TOPK))
-#define ATOME_RT_WORK_SIZE(V, D, L, DH, K, TOPK, S, CACHED) \
+/* q15: the int32 elements beyond the logits area's whole D-chunks, then the
+ * lean and cached bytes (int16 area, int32 area, logits; cached: the cache
+ * header of 3 words and S ids). */
+#define ATOME_RT_Q15_PARAM_(V, D) (ATOME_RT_U_(V) >= 4 * ATOME_RT_U_(D) ? 0 \
+    : (4 - ATOME_RT_U_(V) / (ATOME_RT_U_(D) + !ATOME_RT_U_(D))) * ATOME_RT_U_(D))
+#define ATOME_RT_Q15_LEAN_(V, D, L, DH, K, TOPK, S) \
+    (2 * (2 * ATOME_RT_U_(S) * ATOME_RT_U_(D) + 3 * ATOME_RT_U_(S) + ATOME_RT_U_(S) * ATOME_RT_U_(DH) \
+          + ATOME_RT_U_(K) * ATOME_RT_U_(D) + ATOME_RT_U_(K) + ATOME_RT_U_(DH) + ATOME_RT_U_(D)) \
+     + 4 * (2 * ATOME_RT_U_(D) + 2 * ATOME_RT_U_(DH) + 3 + 4 * ATOME_RT_U_(TOPK) + ATOME_RT_U_(L) + ATOME_RT_Q15_PARAM_(V, D)) \
+     + 4 * ATOME_RT_U_(V))
+#define ATOME_RT_Q15_CACHED_(V, D, L, DH, K, TOPK, S) \
+    (2 * (ATOME_RT_U_(L) * (ATOME_RT_U_(S) * ATOME_RT_U_(DH) + 2 * ATOME_RT_U_(S) + ATOME_RT_U_(S) * ATOME_RT_U_(D) \
+                            + (ATOME_RT_U_(K) - 1) * ATOME_RT_U_(D) + ATOME_RT_U_(K) - 1) \
+          + 2 * ATOME_RT_U_(D) + 1 + ATOME_RT_U_(K) * ATOME_RT_U_(D) + ATOME_RT_U_(K) + ATOME_RT_U_(DH)) \
+     + 4 * (ATOME_RT_U_(L) * (ATOME_RT_U_(D) + 1) + ATOME_RT_U_(D) + 2 * ATOME_RT_U_(DH) + 3 + 4 * ATOME_RT_U_(TOPK) \
+            + ATOME_RT_U_(L) + ATOME_RT_Q15_PARAM_(V, D) + 11 * ATOME_RT_U_(L) + 2) \
+     + 4 * ATOME_RT_U_(V) + 12 + 4 * ATOME_RT_U_(S))
+#define ATOME_RT_BYTES_(V, D, L, DH, K, TOPK, S, FLAGS) (((FLAGS) & ATOME_RT_Q15) \
+    ? (((FLAGS) & ATOME_RT_CACHED ? ATOME_RT_Q15_CACHED_(V, D, L, DH, K, TOPK, S) \
+                                  : ATOME_RT_Q15_LEAN_(V, D, L, DH, K, TOPK, S)) + 3) / 4 * 4 \
+    : 4 * ATOME_RT_WORDS_(V, D, L, DH, K, TOPK, S, (FLAGS) & ATOME_RT_CACHED))
+/* What must fit a size_t: the float size, or 4 times the float cached size
+ * for q15 (above every q15 size: its sum cannot wrap in the library). */
+#define ATOME_RT_LIMIT_(V, D, L, DH, K, TOPK, S, FLAGS) (((FLAGS) & ATOME_RT_Q15) \
+    ? 16 * ATOME_RT_WORDS_(V, D, L, DH, K, TOPK, S, 1) : 4 * ATOME_RT_WORDS_(V, D, L, DH, K, TOPK, S, (FLAGS) & ATOME_RT_CACHED))
+#define ATOME_RT_WORK_SIZE(V, D, L, DH, K, TOPK, S, FLAGS) \
     ((ATOME_RT_OK_(V) && ATOME_RT_OK_(D) && ATOME_RT_OK_(L) && ATOME_RT_OK_(DH) && ATOME_RT_OK_(K) && ATOME_RT_OK_(TOPK) \
-      && ATOME_RT_OK_(S) && (size_t)(4 * ATOME_RT_WORDS_(V, D, L, DH, K, TOPK, S, CACHED)) \
-             == 4 * ATOME_RT_WORDS_(V, D, L, DH, K, TOPK, S, CACHED)) \
-     ? (size_t)(4 * ATOME_RT_WORDS_(V, D, L, DH, K, TOPK, S, CACHED)) : (size_t)0)
+      && ATOME_RT_OK_(S) && ((FLAGS) & ~(ATOME_RT_CACHED | ATOME_RT_Q15)) == 0 \
+      && (size_t)ATOME_RT_LIMIT_(V, D, L, DH, K, TOPK, S, FLAGS) == ATOME_RT_LIMIT_(V, D, L, DH, K, TOPK, S, FLAGS)) \
+     ? (size_t)ATOME_RT_BYTES_(V, D, L, DH, K, TOPK, S, FLAGS) : (size_t)0)
 
 /* int16 and int32 elements of the q15 state's private areas (the same
  * formulas as build.rs): lean, one layer's keys and values over the window;
@@ -581,9 +614,9 @@ typedef struct {
    */
   int32_t kind;
   /*
-   1 for the cached plan.
+   The flags it was opened with (ATOME_RT_CACHED, ATOME_RT_Q15).
    */
-  int32_t cached;
+  int32_t flags;
   /*
    Hash of the blob taken at open (keys the cache).
    */
@@ -789,24 +822,28 @@ int atome_classify(const atome_classifier_t *clf,
 
 /*
  Bytes of buffer `atome_rt_open` needs for these dimensions (max_seq is
- the window) and plan (`cached` nonzero: the cached plan); 0 for a null
- pointer, a dimension outside 1..=65535 or a size that does not fit a
- `size_t` (on a 32-bit target, dimensions whose buffer passes 4 GiB). The
- same value as the header's `ATOME_RT_WORK_SIZE` macro, for every input.
+ the window) and mode (`flags`: ATOME_RT_CACHED for the cached plan,
+ ATOME_RT_Q15 for the q15 integer mode, or both; 0 is the float lean
+ mode); 0 for a null pointer, another flag bit, a dimension outside
+ 1..=65535 or a size that does not fit a `size_t` (on a 32-bit target,
+ dimensions whose buffer passes 4 GiB; for the q15 modes, whose float
+ cached buffer passes 1 GiB). The same value as the header's
+ `ATOME_RT_WORK_SIZE` macro, for every input.
 
  # Safety
  `dims` null or readable.
  */
-size_t atome_rt_work_size(const atome_dims_t *dims, int cached);
+size_t atome_rt_work_size(const atome_dims_t *dims, int flags);
 
 /*
  Opens `data` (an ATOMEF container, or a bare blob with `dims` given) in
  the caller's `work` buffer (4-byte aligned, `atome_rt_work_size` bytes
- or more) with the cached plan when `cached` is nonzero. For a container
+ for the same flags or more) in the mode of `flags` (ATOME_RT_CACHED,
+ ATOME_RT_Q15, both or 0, in any build of the library). For a container
  `dims` may be null; when given, its max_seq (if above 0) chooses the
  window, and its other fields must be 0 or equal the header's. Returns 0,
- or: -1 null pointer, fewer than 7 bytes, unknown magic or a dimension
- outside 1..=65535; -2 truncated; -3 more than 15 trailing bytes; -4
+ or: -1 null pointer, another flag bit, fewer than 7 bytes, unknown magic
+ or a dimension outside 1..=65535; -2 truncated; -3 more than 15 trailing bytes; -4
  invalid ATOME02 byte; -5 dims that disagree with the container; -6 a
  CRC mismatch (corrupted); -7 a buffer too small, not 4-byte aligned or
  one whose size does not fit a `size_t`; -8 a container header whose
@@ -824,7 +861,7 @@ int atome_rt_open(atome_rt_t *rt,
                   const uint8_t *data,
                   size_t len,
                   const atome_dims_t *dims,
-                  int cached,
+                  int flags,
                   void *work,
                   size_t work_len);
 

@@ -7,9 +7,10 @@
 //! the forward passes, [`forward`] (float) and [`q15`] (the integer mode) ->
 //! their runners, [`runner::Runner`] and [`q15::Q15Runner`] (memory and
 //! calls), both behind one [`engine::Engine`] trait that writes predict,
-//! classify and generation once -> [`ffi`] (the C ABI over the build's
-//! engine, sized by the build-time configuration in [`config`], or by the
-//! model in its runtime API).
+//! classify and generation once, and [`modes::AnyRunner`], any of the four
+//! modes (float or q15, lean or cached) chosen at run time -> [`ffi`] (the C
+//! ABI over the build's engine, sized by the build-time configuration in
+//! [`config`]; its runtime API runs any mode, sized by the model).
 #![no_std]
 #![warn(missing_docs)]
 
@@ -24,6 +25,7 @@ pub mod format;
 pub mod forward;
 pub mod kernels;
 pub mod math;
+pub mod modes;
 pub mod q15;
 pub mod runner;
 #[cfg(test)]

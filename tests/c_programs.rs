@@ -369,5 +369,5 @@ fn the_runtime_buffer_macro_equals_the_library_function() {
     let exe = build(&["tests/c/rt_size.c"], &DEFAULT, "rt_size");
     let (ok, out, err) = run(&exe, &[], None);
     assert!(ok, "{out}{err}");
-    assert_eq!(out.trim(), "rt_size: 18432 ok");
+    assert_eq!(out.trim(), "rt_size: 116872 ok");
 }

@@ -13,7 +13,13 @@ Runtime API: tests/c/golden_rt.c, built once against a library built with no
 knobs, runs the same calls through atome_rt_* with each configuration's
 dimensions; its output must equal the compile-time build's (default math)
 byte for byte, so every logit bit pattern, id, class and token is the same.
-Usage: tests/golden.py [--states lean,cached] [--math default,system] [--configs a,b]
+The q15 modes of the runtime API (flags 2 and 3) have no golden file: on the
+"default" configuration (the build's default knobs) their output must equal
+the compile-time q15 builds' (ATOME_DTYPE=q15, lean and cached, the
+libraries tests/c_api.sh also builds in target/cfg/q15 and
+target/cfg/q15_cached) byte for byte; tests/rt_q15.rs checks the q15 modes
+on every other configuration against the q15 Rust types.
+Usage: tests/golden.py [--states lean,cached] [--math default,system] [--configs a,b] [--no-q15]
 """
 import argparse, json, os, struct, subprocess, sys
 
@@ -56,6 +62,55 @@ def build_rt():
                     "-I", os.path.join(ROOT, "c_examples"), os.path.join(ROOT, "tests", "c", "golden_rt.c"),
                     os.path.join(tdir, "release", "libatome.a"), "-lm", "-o", exe], check=True)
     return exe
+
+
+def build_q15(state):
+    """The default-configuration q15 library of `state` (the environment of
+    tests/c_api.sh's build, so the two share one build) and
+    tests/c/golden_runner.c against it."""
+    name = "q15" if state == "lean" else "q15_cached"
+    tdir = os.path.join(ROOT, "target", "cfg", name)
+    env = {k: v for k, v in os.environ.items() if k not in ("ATOME_STATE", "ATOME_DTYPE")}
+    env.update(CARGO_TARGET_DIR=tdir, ATOME_DTYPE="q15")
+    defs = ["-DATOME_DTYPE_Q15=1"]
+    if state == "cached":
+        env["ATOME_STATE"] = "cached"
+        defs.append("-DATOME_STATE_CACHED=1")
+    subprocess.run(["cargo", "build", "--release", "--quiet", "--lib"], cwd=ROOT, env=env, check=True)
+    exe = os.path.join(tdir, "golden_runner")
+    subprocess.run(["cc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", "-I", os.path.join(ROOT, "include"),
+                    "-I", os.path.join(ROOT, "c_examples"), *defs, os.path.join(ROOT, "tests", "c", "golden_runner.c"),
+                    os.path.join(tdir, "release", "libatome.a"), "-lm", "-o", exe], check=True)
+    return exe
+
+
+def calls(entry):
+    """The golden protocol's input for every case and generation of `entry`."""
+    models = os.path.join(SHARED, "models")
+    lines = []
+    for c in entry["cases"]:
+        op = "C" if "expected_class" in c else "P"
+        lines.append(f"{op} {os.path.join(models, c['blob'])} {len(c['tokens'])} {' '.join(map(str, c['tokens']))}")
+    for g in entry.get("generate", []):
+        lines.append(f"G {os.path.join(models, g['blob'])} {g['max_tokens']} {len(g['prompt'])} {' '.join(map(str, g['prompt']))}")
+    return "\n".join(lines) + "\n"
+
+
+def run_q15(rt, entry, state):
+    """The runtime API's q15 mode (flags 2 lean, 3 cached) against the
+    compile-time q15 build of `state`: (lines, identical)."""
+    stdin = calls(entry)
+    want = subprocess.run([build_q15(state)], input=stdin, capture_output=True, text=True, check=True).stdout
+    cfg = entry["config"]
+    dims = ",".join(str(cfg[k]) for k in ("V", "D", "L", "DH", "K", "TOPK", "S"))
+    got = subprocess.run([rt, dims, "3" if state == "cached" else "2"], input=stdin, capture_output=True,
+                         text=True, check=True).stdout
+    n = len(want.strip().split("\n"))
+    if got != want:
+        diff = next((i for i, (a, b) in enumerate(zip(got.split("\n"), want.split("\n"))) if a != b), 0)
+        print(f"  q15 runtime API differs from the compile-time q15 build (first at line {diff})")
+        return n, False
+    return n, True
 
 
 def f32(h):
@@ -126,6 +181,7 @@ def main():
     ap.add_argument("--states", default="lean,cached")
     ap.add_argument("--math", default="default,system")
     ap.add_argument("--configs", default="")
+    ap.add_argument("--no-q15", action="store_true", help="skip the q15 runtime-API pass")
     a = ap.parse_args()
     path = os.path.join(SHARED, "golden", "golden_visible.json")
     if not os.path.exists(path):
@@ -149,6 +205,13 @@ def main():
                 print(f"{tag} {n - f}/{n} cases ok" + (f", max |logit diff| {worst:.3g}, runtime API identical" if math == "default" else ", bit-exact"))
                 passed += n - f
                 failed += f
+    if "default" in names and not a.no_q15:
+        for state in a.states.split(","):
+            n, same = run_q15(rt, golden["default"], state)
+            print(f"{'default':10s} {state:6s} q15     {n} calls, runtime API (flags {3 if state == 'cached' else 2}) "
+                  + ("identical to the compile-time q15 build" if same else "DIFFERS from the compile-time q15 build"))
+            passed += same
+            failed += not same
     print(f"golden: {passed} passed, {failed} failed")
     return 1 if failed else 0
 

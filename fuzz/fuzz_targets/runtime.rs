@@ -28,7 +28,7 @@ fn dims_from(b: &[u8]) -> atome_dims_t {
     }
 }
 
-fn exercise(data: &[u8], dims: Option<&atome_dims_t>, cached: i32) {
+fn exercise(data: &[u8], dims: Option<&atome_dims_t>, flags: i32) {
     let mut rt: atome_rt_t = unsafe { std::mem::zeroed() };
     let mut work = vec![0u32; 1 << 14];
     let toks = [1i32, 2, 300, -4, 5];
@@ -36,7 +36,7 @@ fn exercise(data: &[u8], dims: Option<&atome_dims_t>, cached: i32) {
     let dp = dims.map_or(ptr::null(), |d| d as *const _);
     // SAFETY: every pointer is valid for the length given and outlives the calls.
     unsafe {
-        let rc = atome_rt_open(&mut rt, data.as_ptr(), data.len(), dp, cached, work.as_mut_ptr().cast(), work.len() * 4);
+        let rc = atome_rt_open(&mut rt, data.as_ptr(), data.len(), dp, flags, work.as_mut_ptr().cast(), work.len() * 4);
         assert!((-9..=0).contains(&rc), "open returned {rc}");
         if rc == 0 && dims.is_none() {
             header_is_layout(data);
@@ -115,7 +115,8 @@ fuzz_target!(|data: &[u8]| {
     exercise(data, None, 0);
     let d = dims_from(data);
     let body = data.get(7..).unwrap_or(&[]);
-    exercise(data, Some(&d), (data.len() & 1) as i32);
+    // The four modes (flags 0..3: float or q15, lean or cached).
+    exercise(data, Some(&d), (data.len() & 3) as i32);
     // A well-formed container around the input, if it starts like a model.
     let info = Info {
         kind: Kind::Model,

@@ -4,6 +4,11 @@
     m = atome.load("atome_944k.bin")          # bare blob: dimensions inferred from its size
     m = atome.load("model.atomef")            # ATOMEF container: dimensions from its header
     print(m.generate(b"Once upon a time", 40))
+    q = atome.load("atome_944k.bin", dtype="q15", cached=True)   # the q15 integer mode, cached plan
+
+Every mode (dtype "f32" or "q15", cached or lean) runs in any build of the
+library: the mode is the flags word of atome_rt_open (ATOME_RT_CACHED = 1,
+ATOME_RT_Q15 = 2).
 
 The shared library is the one ``pip install ./python`` built into the package
 (or $ATOME_LIB, or a development build in the repository's target/release).
@@ -32,6 +37,10 @@ except ImportError:  # pragma: no cover - exercised only without numpy
 Source = Union[str, os.PathLike, bytes, bytearray, memoryview]
 
 CONTAINER_MAGIC = b"ATOMEF"
+# atome_rt_open's flags (include/atome.h).
+RT_CACHED = 1
+RT_Q15 = 2
+DTYPES = ("f32", "q15")
 HEADER_LEN = 60
 LM_MAGICS = {b"ATOME01": 0, b"ATOME02": 1, b"ATOMEP3": 2}
 CL_MAGICS = {b"ATOMECL01": 0, b"ATOMECL02": 1}
@@ -51,8 +60,19 @@ class _Rt(ctypes.Structure):
     """atome_rt_t: the library's fields, mirrored so Python can hold one."""
 
     _fields_ = [("dims", Dims), ("blob", c_void_p), ("blob_len", c_size_t), ("work", c_void_p),
-                ("work_words", c_size_t), ("kind", c_int32), ("cached", c_int32),
+                ("work_words", c_size_t), ("kind", c_int32), ("flags", c_int32),
                 ("salt", c_uint32), ("valid", c_uint32)]
+
+
+def rt_flags(dtype: str = "f32", cached: bool = False) -> int:
+    """atome_rt_open's flags word for a mode: ATOME_RT_Q15 for dtype "q15",
+    ATOME_RT_CACHED for cached. ValueError for another dtype, TypeError for
+    a cached that is not a bool (or 0 / 1)."""
+    if not isinstance(dtype, str) or dtype not in DTYPES:
+        raise ValueError(f"dtype: expected one of {DTYPES}, got {dtype!r}")
+    if not isinstance(cached, int) or cached not in (0, 1):
+        raise TypeError(f"cached: expected a bool, got {type(cached).__name__} {cached!r}")
+    return (RT_Q15 if dtype == "q15" else 0) | (RT_CACHED if cached else 0)
 
 
 def blob_size(packing: int, V: int, D: int, L: int, DH: int, K: int) -> int:
@@ -219,7 +239,9 @@ class RtModel:
       -5 dims= against the header, -6 corrupted, -8 a header that does not
       describe its payload, -9 dimensions missing; ``TypeError`` /
       ``ValueError`` / ``OverflowError`` for ``seq`` or ``dims`` values
-      that are not ints in 1..65535.
+      that are not ints in 1..65535, ``ValueError`` for a ``dtype`` other
+      than "f32" and "q15", ``TypeError`` for a ``cached`` that is not a
+      bool (or 0 / 1).
     - calls: tokens must be a non-empty sequence of ints (or bytes / str) in
       0..V-1: ``ValueError`` for an empty list or an id outside the
       vocabulary (``oov_as_zero=True`` at load reads such ids as 0, the C
@@ -242,7 +264,8 @@ class RtModel:
 
     def __init__(self, data: bytes, dims: Optional[dict] = None, seq: Optional[int] = None,
                  cached: bool = False, lib: Optional[str] = None, name: str = "blob",
-                 oov_as_zero: bool = False):
+                 oov_as_zero: bool = False, dtype: str = "f32"):
+        flags = rt_flags(dtype, cached)
         self.lib = _library(lib)
         self.name = name
         self.oov_as_zero = bool(oov_as_zero)
@@ -292,7 +315,7 @@ class RtModel:
         if hdr is None and given.max_seq == 0:
             given.max_seq = 64
         probe = given if hdr is None else self._header_dims(hdr, given)
-        size = self.lib.atome_rt_work_size(ctypes.byref(probe), int(cached))
+        size = self.lib.atome_rt_work_size(ctypes.byref(probe), flags)
         if size == 0:
             raise AtomeError("atome_rt_work_size", 0, f"{name}: dimensions outside 1..65535 or a buffer past "
                              f"size_t: {probe.as_dict()}")
@@ -300,7 +323,7 @@ class RtModel:
         self._rt = _Rt()
         rc = self.lib.atome_rt_open(ctypes.byref(self._rt), self._data, len(self._data),
                                     ctypes.byref(given) if given is not None else None,
-                                    int(cached), self._work, size)
+                                    flags, self._work, size)
         if rc != 0:
             what = "ATOMEF container" if hdr is not None else f"bare blob opened with {given.as_dict()}"
             raise AtomeError("atome_rt_open", rc, f"{name} ({len(self._data)} bytes, {what}): "
@@ -308,7 +331,9 @@ class RtModel:
         out = Dims()
         self.lib.atome_rt_dims(ctypes.byref(self._rt), ctypes.byref(out))
         self.dims = out.as_dict()
-        self.cached = cached
+        self.cached = bool(cached)
+        self.dtype = dtype
+        self.work_size = size
 
     @staticmethod
     def _header_dims(hdr: dict, given: Optional[Dims]) -> Dims:
@@ -447,7 +472,7 @@ class RtModel:
 
     def __repr__(self) -> str:
         kind = "classifier" if self.is_classifier else "model"
-        return f"atome.RtModel({kind}, {self.dims}, {'cached' if self.cached else 'lean'})"
+        return f"atome.RtModel({kind}, {self.dims}, {self.dtype}, {'cached' if self.cached else 'lean'})"
 
 
 #: Bigger inputs are refused before they are read (a stated cap: the largest
@@ -456,13 +481,19 @@ MAX_MODEL_BYTES = 1 << 30
 
 
 def load(source: Source, seq: Optional[int] = None, dims: Optional[dict] = None,
-         cached: bool = False, lib: Optional[str] = None, oov_as_zero: bool = False) -> RtModel:
+         cached: bool = False, lib: Optional[str] = None, oov_as_zero: bool = False,
+         dtype: str = "f32") -> RtModel:
     """Open a model or classifier: a path or the bytes of an ATOMEF container
     (dimensions from its header) or of a bare blob (dimensions given as
     ``dims``, or inferred from its size and contents when exactly one
     plausible configuration fits: see ``infer_dims``). ``seq`` sets the
-    window S (1..65535). Every refusal is listed in ``RtModel``'s docstring.
-    The model is safe to share between threads (a lock per model)."""
+    window S (1..65535). ``dtype`` is the arithmetic, "f32" (the float
+    engine, the reference's bits) or "q15" (the integer mode, docs/Q15.md),
+    and ``cached`` the memory plan (True: a call whose tokens extend the
+    last call's computes only the new positions; the same bits as lean);
+    every mode runs in the installed library, whatever it was built with.
+    Every refusal is listed in ``RtModel``'s docstring. The model is safe to
+    share between threads (a lock per model)."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         data, name = bytes(source), "blob"
     elif isinstance(source, (str, os.PathLike)):
@@ -474,4 +505,5 @@ def load(source: Source, seq: Optional[int] = None, dims: Optional[dict] = None,
         data = path.read_bytes()
     else:
         raise TypeError(f"source: expected a path or bytes, got {type(source).__name__}")
-    return RtModel(data, dims=dims, seq=seq, cached=cached, lib=lib, name=name, oov_as_zero=oov_as_zero)
+    return RtModel(data, dims=dims, seq=seq, cached=cached, lib=lib, name=name, oov_as_zero=oov_as_zero,
+                   dtype=dtype)

@@ -202,13 +202,15 @@ def rt_dims(cfg):
 
 @pytest.mark.parametrize("cached", [False, True])
 def test_runtime_api_runs_q15_for_any_dimensions(cached):
-    """The runtime API of one q15 build (the default knobs) runs every
-    golden configuration's blob with the q15 engine, in either plan's buffer."""
+    """The runtime API's q15 modes (dtype="q15", lean and cached) in one q15
+    build (the default knobs) run every golden configuration's blob with the
+    q15 engine (tests/test_runtime_q15.py: the same modes in the float
+    build)."""
     lib = engine(DEFAULT).path
     for name, cfg in GOLDEN[:3] + [("default.atome", DEFAULT)]:
         blob = open(shared("models/" + name), "rb").read()
         m = q.Q15Model(nr.parse_blob(blob, nr.Config.of(cfg)))
-        rt = RtModel(blob, dims=rt_dims(cfg), cached=cached, lib=lib, oov_as_zero=True)
+        rt = RtModel(blob, dims=rt_dims(cfg), cached=cached, lib=lib, oov_as_zero=True, dtype="q15")
         for toks in token_lists(cfg, 7, 5):
             assert bits(rt.logits(toks)) == bits(q.logits_q15(m, toks)), name
         assert list(rt.generate([1, 2], 5)) == q.generate_q15(m, [1, 2], 5)
@@ -218,7 +220,7 @@ def test_runtime_api_runs_q15_for_any_dimensions(cached):
     c = nr.Config.of(CLASSIFIERS[1][1])
     blob = open(shared("models/cls_odd.atomecl"), "rb").read()
     w = nr.parse_blob(blob, c)
-    rt = RtModel(blob, dims=rt_dims(CLASSIFIERS[1][1]), cached=cached, lib=lib, oov_as_zero=True)
+    rt = RtModel(blob, dims=rt_dims(CLASSIFIERS[1][1]), cached=cached, lib=lib, oov_as_zero=True, dtype="q15")
     cq, lq = q.classify_q15(w, [3, 1, 4, 1, 5])
     got, lg = rt.classify([3, 1, 4, 1, 5])
     assert got == cq and bits(lg) == bits(lq)

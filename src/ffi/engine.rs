@@ -1,16 +1,24 @@
-//! This build's engine behind the C APIs, chosen here once: the float
-//! [`crate::runner::Runner`] or, with ATOME_DTYPE=q15, the integer
+//! This build's engine behind the reference C API, chosen here once: the
+//! float [`crate::runner::Runner`] or, with ATOME_DTYPE=q15, the integer
 //! [`crate::q15::Q15Runner`] (or [`crate::q15::Q15CachedRunner`] with
 //! ATOME_STATE=cached). The rest of the ffi layer calls it through
 //! [`crate::engine::Engine`] and the few functions below, which know the
-//! engine's memory: the runner over a C state, the runner over a runtime
-//! handle's words, the stored entropies of a const state and the float
-//! scratch the kernel entry points borrow.
+//! engine's memory: the runner over a C state, the stored entropies of a
+//! const state and the float scratch the kernel entry points borrow. The
+//! runtime API's runner ([`rt_run`]) is the same in every build: any of the
+//! four modes, chosen when a handle is opened.
 
 #[cfg(not(atome_q15))]
 pub(crate) use float::*;
 #[cfg(atome_q15)]
 pub(crate) use q15::*;
+
+use crate::ffi::runtime::{header_words, HEADER_WORDS, Q15_HEADER_WORDS};
+use crate::format::Dims;
+use crate::forward::cached::CacheHeader;
+use crate::modes::{AnyRunner, Dtype, Mode};
+use crate::q15::{Q15CachedLayout, Q15CachedRunner, Q15Layout, Q15Runner};
+use crate::runner::{Plan, Runner};
 
 /// 4-byte words as floats (same size and alignment; every bit pattern is a
 /// float), for the logits and the work area.
@@ -26,14 +34,56 @@ fn as_i32(w: &mut [u32]) -> &mut [i32] {
     unsafe { core::slice::from_raw_parts_mut(w.as_mut_ptr() as *mut i32, w.len()) }
 }
 
+/// 4-byte words as twice as many int16 (the q15 int16 area).
+fn as_i16(w: &mut [u32]) -> &mut [i16] {
+    // SAFETY: an i16 has half a u32's size and no stricter alignment, and
+    // no invalid values; the borrow is moved into the result.
+    unsafe { core::slice::from_raw_parts_mut(w.as_mut_ptr() as *mut i16, 2 * w.len()) }
+}
+
+/// Runs `f` with the runner of `mode` on a runtime handle's words, keyed by
+/// `salt` (the cached plans). The words, in order: the cache header (float
+/// cached: magic, model key, cached length, a reserved word, then S ids;
+/// q15 cached: the same without the reserved word; lean: none), the V
+/// logits, then the float work area, or the q15 int32 area and the int16
+/// area (the rest of the buffer). Checked splits only: no panic path for
+/// any handle contents; None when the words are too few.
+pub(crate) fn rt_run<R>(words: &mut [u32], mode: Mode, dims: &Dims, s: usize, salt: u32, f: impl FnOnce(&mut AnyRunner) -> Option<R>) -> Option<R> {
+    let (head, rest) = words.split_at_mut_checked(header_words(mode, s))?;
+    let (logits, work) = rest.split_at_mut_checked(dims.vocab)?;
+    // The float lean runner's unused header.
+    let (mut m0, mut m1, mut m2) = (0u32, 0u32, 0u32);
+    let mut no_tokens = [0i32; 0];
+    let mut r = match (mode.dtype, mode.plan) {
+        (Dtype::F32, Plan::Lean) => {
+            let h = CacheHeader { magic: &mut m0, fingerprint: &mut m1, len: &mut m2, tokens: &mut no_tokens };
+            AnyRunner::F32(Runner::new(Plan::Lean, as_f32(work), as_f32(logits), h, dims, s)?)
+        }
+        (Dtype::F32, Plan::Cached) => {
+            let ([magic, fp, len, _], toks) = head.split_first_chunk_mut::<HEADER_WORDS>()?;
+            let h = CacheHeader { magic, fingerprint: fp, len, tokens: as_i32(toks) };
+            AnyRunner::F32(Runner::new(Plan::Cached, as_f32(work), as_f32(logits), h, dims, s)?.salted(salt))
+        }
+        (Dtype::Q15, Plan::Lean) => {
+            let (w32, w16) = work.split_at_mut_checked(Q15Layout::new(dims, s).i32s)?;
+            AnyRunner::Q15(Q15Runner::new(as_i16(w16), as_i32(w32), as_f32(logits), dims, s)?)
+        }
+        (Dtype::Q15, Plan::Cached) => {
+            let ([magic, fp, len], toks) = head.split_first_chunk_mut::<Q15_HEADER_WORDS>()?;
+            let h = CacheHeader { magic, fingerprint: fp, len, tokens: as_i32(toks) };
+            let (w32, w16) = work.split_at_mut_checked(Q15CachedLayout::new(dims, s).i32s)?;
+            AnyRunner::Q15Cached(Q15CachedRunner::new(as_i16(w16), as_i32(w32), as_f32(logits), h, dims, s)?.salted(salt))
+        }
+    };
+    f(&mut r)
+}
+
 /// The float engine.
 #[cfg(not(atome_q15))]
 mod float {
-    use super::{as_f32, as_i32};
     use crate::config::*;
-    use crate::ffi::runtime::{header_words, HEADER_WORDS};
     use crate::ffi::types::atome_state_t;
-    use crate::format::Dims;
+    #[cfg(atome_cached)]
     use crate::forward::cached::CacheHeader;
     use crate::runner::{Plan, Runner};
 
@@ -73,45 +123,16 @@ mod float {
     pub(crate) fn float_work(st: &mut atome_state_t) -> &mut [f32] {
         &mut st.work[..]
     }
-
-    /// The runner type of a runtime handle (plan chosen at open).
-    pub(crate) type RtRunner<'a> = Runner<'a>;
-
-    /// Runs `f` with a runner on a runtime handle's words (the plan's
-    /// header words, the logits, then the work area), keyed by `salt`.
-    pub(crate) fn rt_run<R>(words: &mut [u32], plan: Plan, dims: &Dims, s: usize, salt: u32, f: impl FnOnce(&mut RtRunner) -> Option<R>) -> Option<R> {
-        let v = dims.vocab;
-        let (mut m0, mut m1, mut m2) = (0u32, 0u32, 0u32);
-        let mut no_tokens = [0i32; 0];
-        let (header, rest) = match plan {
-            Plan::Lean => {
-                let h = CacheHeader { magic: &mut m0, fingerprint: &mut m1, len: &mut m2, tokens: &mut no_tokens };
-                (h, words)
-            }
-            Plan::Cached => {
-                // Checked splits only: no panic path for any handle contents.
-                let (h, rest) = words.split_at_mut_checked(header_words(Plan::Cached, s))?;
-                let ([magic, fp, len, _], toks) = h.split_first_chunk_mut::<HEADER_WORDS>()?;
-                (CacheHeader { magic, fingerprint: fp, len, tokens: as_i32(toks) }, rest)
-            }
-        };
-        let (logits, work) = rest.split_at_mut_checked(v)?;
-        let mut r = Runner::new(plan, as_f32(work), as_f32(logits), header, dims, s)?.salted(salt);
-        f(&mut r)
-    }
 }
 
 /// The q15 engine: its lean plan, or with ATOME_STATE=cached its cached
 /// plan (keyed by the blob, as the float cached state).
 #[cfg(atome_q15)]
 mod q15 {
-    use super::{as_f32, as_i32};
     use crate::config::*;
-    use crate::ffi::runtime::header_words;
     use crate::ffi::types::atome_state_t;
-    use crate::format::Dims;
-    use crate::q15::{Q15Layout, Q15Runner};
-    use crate::runner::Plan;
+    #[cfg(not(atome_cached))]
+    use crate::q15::Q15Runner;
 
     /// The runner type of this build's state.
     #[cfg(not(atome_cached))]
@@ -155,28 +176,5 @@ mod q15 {
         // aligned, every bit pattern valid as f32); `st` is the only reference
         // to it during the borrow, and the slice stays inside its size.
         unsafe { core::slice::from_raw_parts_mut(st as *mut atome_state_t as *mut f32, core::mem::size_of::<atome_state_t>() / 4) }
-    }
-
-    /// The runner type of a runtime handle: the q15 engine runs its lean
-    /// plan in either plan's buffer (its areas are smaller than the float
-    /// lean work area, and its results are pure functions of the tokens).
-    pub(crate) type RtRunner<'a> = Q15Runner<'a>;
-
-    /// 4-byte words as twice as many int16 (the q15 engine's area).
-    fn as_i16(w: &mut [u32]) -> &mut [i16] {
-        // SAFETY: an i16 has half a u32's size and no stricter alignment, and
-        // no invalid values; the borrow is moved into the result.
-        unsafe { core::slice::from_raw_parts_mut(w.as_mut_ptr() as *mut i16, 2 * w.len()) }
-    }
-
-    /// Runs `f` with the q15 runner on a runtime handle's words: logits
-    /// after the plan's header words, then the int32 and int16 areas.
-    pub(crate) fn rt_run<R>(words: &mut [u32], plan: Plan, dims: &Dims, s: usize, _salt: u32, f: impl FnOnce(&mut RtRunner) -> Option<R>) -> Option<R> {
-        let (_, rest) = words.split_at_mut_checked(header_words(plan, s))?;
-        let (logits, work) = rest.split_at_mut_checked(dims.vocab)?;
-        let lay = Q15Layout::new(dims, s);
-        let (w32, w16) = work.split_at_mut_checked(lay.i32s)?;
-        let mut r = Q15Runner::new(as_i16(w16), as_i32(w32), as_f32(logits), dims, s)?;
-        f(&mut r)
     }
 }

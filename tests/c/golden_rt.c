@@ -1,16 +1,20 @@
 /* tests/c/golden_runner.c's protocol through the runtime-dimension API, for
  * a library built once with no knobs (tests/golden.py compares its output
  * with the compile-time build of each configuration, bit for bit).
- *   golden_rt V,D,L,DH,K,TOPK,S <cached 0|1>   < calls   > results
- * Every blob is opened with those dimensions (bare blobs) in one static
- * buffer; the handle is reopened per blob. */
+ *   golden_rt V,D,L,DH,K,TOPK,S <flags 0..3>   < calls   > results
+ * flags as atome_rt_open's: 0 float lean, 1 float cached (ATOME_RT_CACHED),
+ * 2 q15 lean (ATOME_RT_Q15), 3 q15 cached. Every blob is opened with those
+ * dimensions (bare blobs) in one static buffer; the handle is reopened per
+ * blob. */
 #include <stdint.h>
 #include <string.h>
 #include "atome.h"
 #include "common.h"
 
-/* Room for the largest golden configuration in either plan. */
-#define WORK_BYTES ATOME_RT_WORK_SIZE(256, 256, 8, 64, 5, 4, 128, 1)
+/* Room for the largest golden configuration in every mode. */
+#define F32_BYTES ATOME_RT_WORK_SIZE(256, 256, 8, 64, 5, 4, 128, ATOME_RT_CACHED)
+#define Q15_BYTES ATOME_RT_WORK_SIZE(256, 256, 8, 64, 5, 4, 128, ATOME_RT_Q15 | ATOME_RT_CACHED)
+#define WORK_BYTES (F32_BYTES > Q15_BYTES ? F32_BYTES : Q15_BYTES)
 static uint32_t work[(WORK_BYTES + 3) / 4];
 static int ids[4096];
 static int outbuf[4096];
@@ -26,19 +30,19 @@ static void hex(float f) {
 
 int main(int argc, char **argv) {
     char op[4], path[512];
-    int n, i, r, maxt, cached, rc;
+    int n, i, r, maxt, flags, rc;
     atome_dims_t dims;
     atome_rt_t rt;
     float cl[256];
     memset(&dims, 0, sizeof dims);
     if (argc != 3 || sscanf(argv[1], "%d,%d,%d,%d,%d,%d,%d", &dims.vocab_size, &dims.d_model, &dims.n_layers,
                             &dims.d_head, &dims.kernel_size, &dims.top_k, &dims.max_seq) != 7) {
-        fprintf(stderr, "usage: golden_rt V,D,L,DH,K,TOPK,S cached\n");
+        fprintf(stderr, "usage: golden_rt V,D,L,DH,K,TOPK,S flags\n");
         return 2;
     }
-    cached = atoi(argv[2]);
-    if (atome_rt_work_size(&dims, cached) > sizeof work) {
-        fprintf(stderr, "buffer too small: %lu\n", (unsigned long)atome_rt_work_size(&dims, cached));
+    flags = atoi(argv[2]);
+    if (atome_rt_work_size(&dims, flags) > sizeof work) {
+        fprintf(stderr, "buffer too small: %lu\n", (unsigned long)atome_rt_work_size(&dims, flags));
         return 2;
     }
     cur[0] = 0;
@@ -54,7 +58,7 @@ int main(int argc, char **argv) {
             blob = read_file(path, &blob_len);
             if (!blob) return 2;
             strcpy(cur, path);
-            rc = atome_rt_open(&rt, blob, blob_len, &dims, cached, work, sizeof work);
+            rc = atome_rt_open(&rt, blob, blob_len, &dims, flags, work, sizeof work);
             if (rc != 0) {
                 fprintf(stderr, "open %s: %d\n", path, rc);
                 cur[0] = 0;

@@ -2,8 +2,9 @@
  * host (x86-64) and on a 32-bit core under QEMU (tests/c_api.sh): the same
  * program, the same expected codes on both.
  *  - buffer sizes that pass a size_t: atome_rt_work_size and
- *    ATOME_RT_WORK_SIZE give 0 for them and agree on every input, and
- *    atome_rt_open refuses a buffer claimed to be the wrapped size (-7);
+ *    ATOME_RT_WORK_SIZE give 0 for them in every mode (flags 0..3) and
+ *    agree on every input, and atome_rt_open refuses a buffer claimed to be
+ *    the wrapped size (-7); a flag bit outside the two refused (-1);
  *  - a container header whose dimensions or class count do not describe
  *    its payload exactly (-8, from atome_rt_open and atome_load);
  *  - missing dimensions (-9) and inputs shorter than any magic (-1).
@@ -111,20 +112,23 @@ static int rt_open(const unsigned char *data, unsigned long len, const atome_dim
 int main(void) {
     const int big = 2147483647;
     atome_dims_t wrap = {1, 1, 1, 65535, 1, 1, 65535, 0};
-    int cached;
+    int flags;
     unsigned long long true_size = 17180917852ULL;
     unsigned long n, plen, blen;
     unsigned f[8];
     atome_rt_t rt;
 
-    /* 1. Sizes. The true lean size of `wrap` is 17,180,917,852 bytes: a
-     * 32-bit size_t cannot hold it. */
-    for (cached = 0; cached < 2; cached++) {
-        size_t lib = atome_rt_work_size(&wrap, cached);
-        size_t mac = cached ? ATOME_RT_WORK_SIZE(1, 1, 1, 65535, 1, 1, 65535, 1) : ATOME_RT_WORK_SIZE(1, 1, 1, 65535, 1, 1, 65535, 0);
+    /* 1. Sizes. The true float lean size of `wrap` is 17,180,917,852 bytes
+     * (the q15 modes' are above 4 GiB too): a 32-bit size_t cannot hold
+     * them. Flags 0..3: float lean, float cached, q15 lean, q15 cached. */
+    for (flags = 0; flags < 4; flags++) {
+        size_t lib = atome_rt_work_size(&wrap, flags);
+        size_t mac = ATOME_RT_WORK_SIZE(1, 1, 1, 65535, 1, 1, 65535, flags);
         expect("function == macro, 17 GB dims", (long long)lib, (long long)mac);
         if (sizeof(size_t) < 8) expect("17 GB dims on a 32-bit size_t give 0", (long long)lib, 0);
-        else expect("17 GB dims on a 64-bit size_t", (long long)(cached ? lib > true_size : (unsigned long long)lib == true_size), 1);
+        else expect("17 GB dims on a 64-bit size_t",
+                    (long long)(flags == 0 ? (unsigned long long)lib == true_size
+                                           : (unsigned long long)lib > 4294967295ULL), 1);
     }
     {
         atome_dims_t k0 = {256, 64, 4, 16, 0, 4, 32, 0}, huge = {big, big, big, big, big, big, big, 0},
@@ -145,6 +149,15 @@ int main(void) {
      * 1,048,668 bytes (the 32-bit wrap of the true size): refused. */
     blen = lm_blob(blob_wrap, (unsigned long)(7 + body(1, 1, 1, 65535, 1)));
     expect("open 17 GB dims in a 1,048,668-byte buffer", atome_rt_open(&rt, blob_wrap, blen, &wrap, 0, work, 1048668u), -7);
+    /* A flag bit other than ATOME_RT_CACHED and ATOME_RT_Q15: refused (-1)
+     * by atome_rt_open, 0 from the size. */
+    {
+        atome_dims_t d = {32, 16, 2, 8, 5, 4, 16, 0};
+        plen = lm_blob(payload, (unsigned long)(7 + body(32, 16, 2, 8, 5)));
+        expect("open with flags 4", atome_rt_open(&rt, payload, plen, &d, 4, work, sizeof work), -1);
+        expect("size with flags 4", (long long)atome_rt_work_size(&d, 4), 0);
+        expect("open with flags 3 (q15 cached)", atome_rt_open(&rt, payload, plen, &d, 3, work, sizeof work), 0);
+    }
 
     /* 2. A header K=4 or V=31 around a K=5, V=32 payload; 3 bytes of
      * padding inside the payload. */

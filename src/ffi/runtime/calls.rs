@@ -1,12 +1,12 @@
 //! The runtime API's calls on an open handle: predict_next, logits,
 //! generate (greedy and sampled), classify, router entropy, dims.
-use super::{atome_dims_t, atome_rt_t, dims_of, header_words, plan_of, DIM_MAX, RT_VALID};
+use super::{atome_dims_t, atome_rt_t, dims_of, header_words, mode_of, DIM_MAX, RT_VALID};
 use crate::engine::Engine;
-use crate::ffi::engine::{rt_run, RtRunner};
+use crate::ffi::engine::rt_run;
 use crate::ffi::types::atome_sampling_t;
 use crate::format::{self, Classifier, Dims, Model};
 use crate::forward::sample::Sampling;
-use crate::runner::Plan;
+use crate::modes::{AnyRunner, Mode};
 use core::ffi::c_int;
 
 /// What a call runs on: the opened model and the caller's memory.
@@ -14,8 +14,8 @@ struct Open<'a> {
     blob: &'a [u8],
     dims: Dims,
     s: usize,
-    plan: Plan,
-    // Keys the float engine's cache (the q15 engine keeps none).
+    mode: Mode,
+    // Keys the cached plans' caches.
     salt: u32,
     words: &'a mut [u32],
 }
@@ -34,19 +34,20 @@ unsafe fn open<'a>(rt: *const atome_rt_t) -> Option<Open<'a>> {
         return None;
     }
     let (dims, s) = dims_of(&rt.dims)?;
+    let mode = mode_of(rt.flags)?;
     // SAFETY: set together from live slices by a successful open; the
     // caller keeps both alive, unmoved and (the blob) unchanged.
     let (blob, words) = unsafe {
         (core::slice::from_raw_parts(rt.blob, rt.blob_len), core::slice::from_raw_parts_mut(rt.work, rt.work_words))
     };
-    Some(Open { blob, dims, s, plan: plan_of(rt.cached), salt: rt.salt, words })
+    Some(Open { blob, dims, s, mode, salt: rt.salt, words })
 }
 
 impl Open<'_> {
-    /// Runs `f` with this build's runner on this memory.
-    fn run<R>(&mut self, f: impl FnOnce(&mut RtRunner, &[u8], &Dims) -> Option<R>) -> Option<R> {
-        let Open { blob, dims, s, plan, salt, words } = self;
-        rt_run(words, *plan, dims, *s, *salt, |r| f(r, blob, dims))
+    /// Runs `f` with the runner of the handle's mode on this memory.
+    fn run<R>(&mut self, f: impl FnOnce(&mut AnyRunner, &[u8], &Dims) -> Option<R>) -> Option<R> {
+        let Open { blob, dims, s, mode, salt, words } = self;
+        rt_run(words, *mode, dims, *s, *salt, |r| f(r, blob, dims))
     }
 }
 
@@ -115,7 +116,7 @@ pub unsafe extern "C" fn atome_rt_predict_next(rt: *mut atome_rt_t, tokens: *con
 pub unsafe extern "C" fn atome_rt_logits(rt: *const atome_rt_t) -> *const f32 {
     // SAFETY: per the contract.
     let Some(o) = (unsafe { open(rt) }) else { return core::ptr::null() };
-    o.words.get(header_words(o.plan, o.s)..).map_or(core::ptr::null(), |w| w.as_ptr() as *const f32)
+    o.words.get(header_words(o.mode, o.s)..).map_or(core::ptr::null(), |w| w.as_ptr() as *const f32)
 }
 
 /// Output ints a generate call may write: max_tokens, never past the window.
