@@ -2,8 +2,9 @@
 # The Python package installs like one (`pip install ./python`): a fresh
 # virtual environment, `pip install ./python` (which builds the one shared
 # library into the package), then, with no cargo on PATH, load and run the
-# 944K model (a bare blob: dimensions inferred), a classifier head and an
-# ATOMEF container. Needs ../shared (skips outside CI when absent).
+# 944K model (a bare blob: dimensions inferred), a classifier head, an
+# ATOMEF container, and the 944K model in the q15 integer mode, lean and
+# cached (the same tokens). Needs ../shared (skips outside CI when absent).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 shared="$root/../shared"
@@ -33,17 +34,25 @@ blob = open(f"{models}/default.atome", "rb").read()
 box = atome.make_container(blob, atome.infer_dims(blob), b"name=default")
 d = atome.load(box)
 print("container:", d.dims, d.predict_next(b"Once upon a time") >= 0)
+ql = atome.load(f"{models}/atome_944k.bin", dtype="q15")
+qc = atome.load(f"{models}/atome_944k.bin", dtype="q15", cached=True)
+a, b = ql.generate(b"Once upon a time", 40), qc.generate(b"Once upon a time", 40)
+print("q15 lean:", repr(str(a)))
+print("q15 cached:", repr(str(b)))
+print("q15 cached tokens == lean:", list(a) == list(b) and len(a) == 40)
 PY
 )
 echo "$out"
 grep -q "continuation: '" <<< "$out"
 grep -q "^classifier: [0-9]" <<< "$out"
 grep -q "^container: .* True$" <<< "$out"
+grep -q "^q15 cached tokens == lean: True$" <<< "$out"
 # The continuation is text, not one repeated byte.
 python3 - "$out" <<'PY'
 import sys
-line = next(l for l in sys.argv[1].splitlines() if l.startswith("continuation:"))
-text = eval(line.split(":", 1)[1])
-assert len(text) >= 30 and len(set(text)) > 5, text
+for tag in ("continuation:", "q15 lean:"):
+    line = next(l for l in sys.argv[1].splitlines() if l.startswith(tag))
+    text = eval(line.split(":", 1)[1])
+    assert len(text) >= 30 and len(set(text)) > 5, (tag, text)
 print("python install: ok")
 PY
