@@ -94,11 +94,7 @@ fn attention_top_impl(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b:
         }
     }
     let pr = pr.get_mut(..keff)?;
-    // (Size-first: through `dyn`, so that this and the router's are one copy.)
-    #[cfg(atome_small)]
-    softmax_q(&(|i| score(lo, hi, i)) as &dyn Fn(usize) -> i64, p.cq.m, p.cq.e + eq + kt, pr);
-    #[cfg(not(atome_small))]
-    softmax_q(|i| score(lo, hi, i), p.cq.m, p.cq.e + eq + kt, pr);
+    softmax_q(lo, hi, p.cq.m, p.cq.e + eq + kt, pr);
     Some(keff)
 }
 

@@ -15,16 +15,14 @@ kernel!(
 /// normalized row at exponent eh.
 #[inline(never)]
 pub(crate) fn router(sc: Scale, acc3: &[i32], eh: i32) -> [i32; 3] {
-    let mut acc = [0i32; 3];
-    for (a, &m) in acc.iter_mut().zip(acc3) {
-        *a = m;
+    // The sums as int64 words (low, high), as the attention's scores.
+    let (mut lo, mut hi) = ([0i32; 3], [0i32; 3]);
+    for ((l, h), &m) in lo.iter_mut().zip(hi.iter_mut()).zip(acc3) {
+        *l = m;
+        *h = m >> 31;
     }
     let mut r = [0i32; 3];
-    // (Size-first: through `dyn`, one copy with the attention's.)
-    #[cfg(atome_small)]
-    softmax_q(&(|j: usize| acc.get(j).map_or(0, |&a| i64::from(a))) as &dyn Fn(usize) -> i64, sc.m, ecomb_plain(sc.e, eh), &mut r);
-    #[cfg(not(atome_small))]
-    softmax_q(|j| acc.get(j).map_or(0, |&a| i64::from(a)), sc.m, ecomb_plain(sc.e, eh), &mut r);
+    softmax_q(&lo, &hi, sc.m, ecomb_plain(sc.e, eh), &mut r);
     r
 }
 

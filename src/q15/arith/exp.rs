@@ -140,9 +140,16 @@ pub fn sgn_mul(g: i64, v: i64) -> i64 {
     }
 }
 
-/// softmax_q of the real scores sig(j) * cm * 2^ce, j < out.len(): Q30
-/// probabilities into `out`.
-pub fn softmax_q(sig: impl Fn(usize) -> i64, cm: i64, ce: i32, out: &mut [i32]) {
+/// softmax_q of the real scores sig(j) * cm * 2^ce, j < out.len(), each
+/// score an int64 given by its two words (`lo[j]` and `hi[j]`; missing
+/// words read as 0): Q30 probabilities into `out`. (One copy for the
+/// router and the attention; not generic.)
+#[cfg_attr(not(atome_small), inline(never))]
+pub fn softmax_q(lo: &[i32], hi: &[i32], cm: i64, ce: i32, out: &mut [i32]) {
+    let sig = |j: usize| match (lo.get(j), hi.get(j)) {
+        (Some(&l), Some(&h)) => (i64::from(h) << 32) | i64::from(l as u32),
+        _ => 0,
+    };
     let g = cm.signum();
     let mut mx = i64::MIN;
     for j in 0..out.len() {
