@@ -49,7 +49,8 @@ from both blobs and that converting back gives the input's bytes.")]
     #[command(long_about = "\
 Generates byte tokens greedily or sampled (--temperature, --top-k, --top-p,
 --seed: the semantics of atome_generate_sampled) and prints the continuation
-(ids with --print-ids or when V != 256); timing goes to stderr. When the
+(ids with --print-ids or when V != 256); timing goes to stderr. --dtype q15
+runs the q15 integer mode, --state the memory plan (default cached). When the
 sequence outgrows the window S the last S tokens are the context, as
 predict_next does; --no-slide stops there instead, as atome_generate does.
 On a classifier blob, prints the class and the class logits.")]
@@ -59,8 +60,9 @@ On a classifier blob, prints the class and the class logits.")]
 Times predict_next (or classify) on an N-position window (lean state, repeated
 for about a second), then position by position on prefixes 1..N as generation
 calls it (cached state; lean too when that takes under about 5 s of CPU, or
-with --lean-prefixes), and checks that the last logits are bit-identical
-across the plans. A progress bar shows on stderr when it is a terminal.")]
+with --lean-prefixes; --state picks one plan), and checks that the last logits
+are bit-identical across the plans. --dtype q15 times the q15 integer mode.
+A progress bar shows on stderr when it is a terminal.")]
     Bench(BenchArgs),
     /// Quality of the q15 integer mode against the float path on a text.
     #[command(long_about = "\
@@ -161,13 +163,42 @@ impl Target {
     }
 }
 
-/// Memory plan of `run --state`.
+/// Arithmetic of `run --dtype` and `bench --dtype`.
+#[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DtypeArg {
+    /// The float engine (the reference's bits).
+    F32,
+    /// The q15 integer mode (docs/Q15.md).
+    Q15,
+}
+
+impl DtypeArg {
+    /// The library's dtype.
+    pub fn dtype(self) -> atome::modes::Dtype {
+        match self {
+            DtypeArg::F32 => atome::modes::Dtype::F32,
+            DtypeArg::Q15 => atome::modes::Dtype::Q15,
+        }
+    }
+}
+
+/// Memory plan of `run --state` and `bench --state`.
 #[derive(ValueEnum, Clone, Copy, Debug, PartialEq, Eq)]
 pub enum State {
     /// Every layer's caches kept: each step computes only the new position.
     Cached,
     /// Everything recomputed at each step.
     Lean,
+}
+
+impl State {
+    /// The library's plan.
+    pub fn plan(self) -> atome::runner::Plan {
+        match self {
+            State::Cached => atome::runner::Plan::Cached,
+            State::Lean => atome::runner::Plan::Lean,
+        }
+    }
 }
 
 /// Token ids given as "1,2,3" (commas or spaces).
@@ -232,6 +263,9 @@ pub struct RunArgs {
     /// Memory plan.
     #[arg(long, value_enum, default_value_t = State::Cached)]
     pub state: State,
+    /// Arithmetic: the float engine or the q15 integer mode.
+    #[arg(long, value_enum, default_value_t = DtypeArg::F32, ignore_case = true)]
+    pub dtype: DtypeArg,
     /// Stop when the sequence fills S instead of sliding the window.
     #[arg(long)]
     pub no_slide: bool,
@@ -260,6 +294,13 @@ pub struct BenchArgs {
     /// Also time the lean state on prefixes when it would take long.
     #[arg(long)]
     pub lean_prefixes: bool,
+    /// Arithmetic: the float engine or the q15 integer mode.
+    #[arg(long, value_enum, default_value_t = DtypeArg::F32, ignore_case = true)]
+    pub dtype: DtypeArg,
+    /// The one memory plan timed on prefixes [default: cached, then lean
+    /// when it takes under about 5 s of CPU].
+    #[arg(long, value_enum)]
+    pub state: Option<State>,
 }
 
 /// `atome compare`.

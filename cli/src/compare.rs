@@ -3,38 +3,12 @@
 //! generation), both modes from the library in one process.
 use crate::args::CompareArgs;
 use crate::container_io::{config_or, read_model};
-use crate::engine::{Engine, Plan};
+use crate::engine::{Dtype, Engine, Mode, Plan};
 use crate::{load, read_blob, Loaded};
-use atome::engine::Engine as _;
-use atome::format::{Dims, Model};
-use atome::q15::{Q15Layout, Q15Runner};
 use std::time::Instant;
 
-/// The q15 runner's memory, owned.
-struct Q15Engine {
-    i16s: Vec<i16>,
-    i32s: Vec<i32>,
-    logits: Vec<f32>,
-    dims: Dims,
-    s: usize,
-}
-
-impl Q15Engine {
-    fn new(dims: Dims, s: usize) -> Q15Engine {
-        let lay = Q15Layout::new(&dims, s);
-        Q15Engine { i16s: vec![0; lay.i16s], i32s: vec![0; lay.i32s], logits: vec![0.0; dims.vocab], dims, s }
-    }
-
-    fn runner(&mut self) -> Result<Q15Runner<'_>, String> {
-        Q15Runner::new(&mut self.i16s, &mut self.i32s, &mut self.logits, &self.dims, self.s).ok_or_else(|| "q15 state refused".to_string())
-    }
-
-    fn predict(&mut self, m: &Model, toks: &[i32]) -> Result<Vec<f32>, String> {
-        let mut r = self.runner()?;
-        r.predict(m, toks).ok_or("q15 predict failed")?;
-        Ok(r.logits().to_vec())
-    }
-}
+const F32_CACHED: Mode = Mode { dtype: Dtype::F32, plan: Plan::Cached };
+const Q15_LEAN: Mode = Mode { dtype: Dtype::Q15, plan: Plan::Lean };
 
 /// Mean next-token cross-entropy (nats), in binary64.
 fn xent(logits: &[Vec<f32>], targets: &[i32]) -> f64 {
@@ -85,8 +59,8 @@ pub fn cmd_compare(a: &CompareArgs) -> Result<(), String> {
     }
     outln!("blob {path}: {} ({how}); text {tname}: {} bytes", crate::blob::dims_long(&dims), toks.len());
 
-    let mut fe = Engine::new(dims, t, Plan::Cached);
-    let mut qe = Q15Engine::new(dims, t);
+    let mut fe = Engine::new(dims, t, F32_CACHED);
+    let mut qe = Engine::new(dims, t, Q15_LEAN);
     let (mut lf, mut lq, mut tg) = (Vec::new(), Vec::new(), Vec::new());
     let (mut tf, mut tq) = (0.0f64, 0.0f64);
     for &o in &offs {
@@ -97,7 +71,8 @@ pub fn cmd_compare(a: &CompareArgs) -> Result<(), String> {
             tf += t0.elapsed().as_secs_f64();
             lf.push(fe.logits.clone());
             let t0 = Instant::now();
-            lq.push(qe.predict(&model, pre)?);
+            qe.predict(&model, pre).ok_or("q15 predict failed")?;
+            lq.push(qe.logits.clone());
             tq += t0.elapsed().as_secs_f64();
             tg.push(toks[o + p]);
         }
@@ -121,11 +96,11 @@ pub fn cmd_compare(a: &CompareArgs) -> Result<(), String> {
         let Some(prompt) = toks.get(o..o + pl) else { continue };
         let s = pl + a.gen;
         let mut gf = vec![0i32; a.gen];
-        let mut f = Engine::new(dims, s, Plan::Cached);
+        let mut f = Engine::new(dims, s, F32_CACHED);
         let nf = f.generate(&model, prompt, &mut gf).ok_or("float generate failed")?;
-        let mut q = Q15Engine::new(dims, s);
+        let mut q = Engine::new(dims, s, Q15_LEAN);
         let mut gq = vec![0i32; a.gen];
-        let nq = q.runner()?.generate_greedy(&model, prompt, &mut gq);
+        let nq = q.generate(&model, prompt, &mut gq).ok_or("q15 generate failed")?;
         let (gf, gq) = (&gf[..nf], &gq[..nq]);
         let same = gf.iter().zip(gq).filter(|(x, y)| x == y).count();
         let pre = gf.iter().zip(gq).take_while(|(x, y)| x == y).count();

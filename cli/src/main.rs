@@ -21,7 +21,7 @@ mod clock;
 mod compare;
 mod engine;
 
-use args::{BenchArgs, Cli, Cmd, InspectArgs, ModelArgs, RunArgs, State};
+use args::{BenchArgs, Cli, Cmd, InspectArgs, ModelArgs, RunArgs};
 use container_io::{config_or, read_model};
 use atome::container;
 use atome::format::{self, Dims, Packing};
@@ -29,7 +29,7 @@ use atome::forward::sample::{pick, Sampling, SplitMix64};
 use blob::{Format, Kind};
 use clap::Parser;
 use clock::{secs, Clock};
-use engine::{Engine, Plan};
+use engine::{Engine, Mode, Plan};
 use sha2::{Digest, Sha256};
 use std::io::{IsTerminal, Write};
 use std::path::Path;
@@ -317,13 +317,10 @@ fn cmd_run(a: &RunArgs) -> Result<(), String> {
         _ => 32,
     };
     let s = a.seq.unwrap_or(default_s);
-    let plan = match a.state {
-        State::Cached => Plan::Cached,
-        State::Lean => Plan::Lean,
-    };
+    let mode = Mode { dtype: a.dtype.dtype(), plan: a.state.plan() };
     let quiet = a.quiet;
     if !quiet {
-        eprintln!("{path}: {} {} ({how}), S={s}, {} state", f.magic(), blob::dims_long(&dims), plan.name());
+        eprintln!("{path}: {} {} ({how}), S={s}, {} {} state", f.magic(), blob::dims_long(&dims), mode.dtype.name(), mode.plan.name());
     }
     if dims.vocab < 256 && a.prompt.is_some() && prompt.iter().any(|&t| t as usize >= dims.vocab) {
         eprintln!("note: V={}: prompt bytes >= {} read as token 0", dims.vocab, dims.vocab);
@@ -334,7 +331,7 @@ fn cmd_run(a: &RunArgs) -> Result<(), String> {
             eprintln!("note: V={}: ids outside 0..{} read as token 0: {}", dims.vocab, dims.vocab - 1, out.join(","));
         }
     }
-    let mut eng = Engine::new(dims, s, plan);
+    let mut eng = Engine::new(dims, s, mode);
     let model = match loaded {
         Loaded::Clf(clf) => {
             let t0 = Instant::now();
@@ -411,8 +408,10 @@ fn cmd_bench(a: &BenchArgs) -> Result<(), String> {
     let s = a.seq.unwrap_or(n);
     let max_reps = a.reps;
     let lean_prefixes = a.lean_prefixes;
+    let dtype = a.dtype.dtype();
+    let dn = dtype.name();
     let toks: Vec<i32> = TEXT.bytes().cycle().take(n).map(|x| (x as usize % dims.vocab) as i32).collect();
-    outln!("{path}: {} {} ({how})", f.magic(), blob::dims_long(&dims));
+    outln!("{path}: {} {} ({how}), {dn}", f.magic(), blob::dims_long(&dims));
     outln!("{n} positions (the benchmark text T, repeated), window S={s}");
     let nw = n.min(s);
     let run = |eng: &mut Engine, t: &[i32]| -> Option<usize> {
@@ -430,7 +429,7 @@ fn cmd_bench(a: &BenchArgs) -> Result<(), String> {
     };
 
     // 1. One call over the whole window, fresh each time (lean state).
-    let mut lean = Engine::new(dims, s, Plan::Lean);
+    let mut lean = Engine::new(dims, s, Mode { dtype, plan: Plan::Lean });
     let clock = Clock::start();
     let mut reps = 0;
     // Bounded by time more than by count: a spinner, not a bar.
@@ -446,7 +445,7 @@ fn cmd_bench(a: &BenchArgs) -> Result<(), String> {
     prog.finish_and_clear();
     let full_cpu = clock.cpu().unwrap_or(clock.wall()) / reps as u32;
     outln!(
-        "{what} on {nw} positions, lean state ({} KiB): {} per call over {reps} calls; positions {}; result {id_full}",
+        "{what} on {nw} positions, {dn} lean state ({} KiB): {} per call over {reps} calls; positions {}; result {id_full}",
         lean.state_bytes() / 1024,
         per_cpu(&clock, reps),
         clock.rate(nw * reps)
@@ -454,16 +453,20 @@ fn cmd_bench(a: &BenchArgs) -> Result<(), String> {
     let full_logits = lean.logits.clone();
 
     // 2. Position by position, as generation calls it (prefixes 1..=n).
-    for plan in [Plan::Cached, Plan::Lean] {
-        if plan == Plan::Lean && !lean_prefixes {
+    let plans = match a.state {
+        Some(st) => vec![st.plan()],
+        None => vec![Plan::Cached, Plan::Lean],
+    };
+    for plan in plans {
+        if plan == Plan::Lean && !lean_prefixes && a.state.is_none() {
             // About n/2 full-window calls' work.
             let est = full_cpu.as_secs_f64() * (n as f64 + 1.0) / 2.0;
             if est > 5.0 {
-                outln!("{what} on prefixes 1..={n}, lean state: skipped (about {est:.0} s of CPU; --lean-prefixes runs it)");
+                outln!("{what} on prefixes 1..={n}, {dn} lean state: skipped (about {est:.0} s of CPU; --lean-prefixes runs it)");
                 continue;
             }
         }
-        let mut eng = Engine::new(dims, s, plan);
+        let mut eng = Engine::new(dims, s, Mode { dtype, plan });
         let clock = Clock::start();
         let prog = clock::bar(n, &format!("{} prefixes", plan.name()), true);
         let mut id = 0;
@@ -474,7 +477,7 @@ fn cmd_bench(a: &BenchArgs) -> Result<(), String> {
         prog.finish_and_clear();
         let same = eng.logits.iter().zip(&full_logits).all(|(x, y)| x.to_bits() == y.to_bits()) && id == id_full;
         outln!(
-            "{what} on prefixes 1..={n}, {} state ({} KiB): {} total, {} per token; tokens {}; last logits {} the full-window call's",
+            "{what} on prefixes 1..={n}, {dn} {} state ({} KiB): {} total, {} per token; tokens {}; last logits {} the full-window call's",
             plan.name(),
             eng.state_bytes() / 1024,
             clock.show(),

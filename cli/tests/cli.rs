@@ -282,6 +282,72 @@ fn run_small_blob_same_in_every_format_and_plan() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("tokens/s") || String::from_utf8_lossy(&o.stderr).contains("/s"));
 }
 
+/// `--dtype q15`: the q15 integer mode, both plans. The cached plan's tokens
+/// are the lean plan's, and both are the library's q15 engine's
+/// (`Q15State` through `Engine::generate_greedy`), greedy and sampled.
+#[test]
+fn run_q15_modes_small_blob() {
+    use atome::engine::Engine as _;
+    use atome::q15::{Q15Layout, Q15State};
+    let dir = tmpdir("run_q15");
+    let (blob, _) = small_lm(8);
+    let a = dir.join("a.atome");
+    std::fs::write(&a, &blob).unwrap();
+    let ids = "5,17,33,2,39,0,8";
+    let base = ["run", s(&a), "--ids", ids, "--max", "5", "--seq", "12", "--no-slide", "--dtype", "q15"];
+    let lean = ok(&[&base[..], &["--state", "lean"]].concat());
+    let cached = ok(&[&base[..], &["--state", "cached"]].concat());
+    assert_eq!(cached, lean);
+    // The engine's own tokens.
+    let dims = atome::format::Dims { vocab: V, d_model: D, n_layers: L, d_head: DH, kernel_size: K, top_k: 4 };
+    let m = atome::format::parse_model(&blob, &dims).unwrap();
+    let lay = Q15Layout::new(&dims, 12);
+    let mut st = Q15State::new(dims, 12, vec![0i16; lay.i16s], vec![0i32; lay.i32s], vec![0f32; V]);
+    let prompt: Vec<i32> = ids.split(',').map(|x| x.parse().unwrap()).collect();
+    let mut out = [0i32; 5];
+    let n = st.runner().unwrap().generate_greedy(&m, &prompt, &mut out);
+    let want: Vec<String> = out[..n].iter().map(|t| t.to_string()).collect();
+    assert_eq!(lean.trim(), want.join(" "));
+    // Sampled (the window slides past S): the same in both plans.
+    let samp = ["--temperature", "0.9", "--top-k", "12", "--top-p", "0.95", "--seed", "42", "--max", "30", "--dtype", "q15"];
+    let s1 = ok(&[&["run", s(&a), "--ids", ids, "--state", "lean"][..], &samp[..]].concat());
+    let s2 = ok(&[&["run", s(&a), "--ids", ids, "--state", "cached"][..], &samp[..]].concat());
+    assert_eq!(s1, s2);
+    assert_eq!(s1.split_whitespace().count(), 30);
+    // The configuration line names the mode; f32 stays the default.
+    let o = atome(&["run", s(&a), "--ids", ids, "--max", "2", "--dtype", "q15", "--state", "lean"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("q15 lean state"), "{o:?}");
+    let o = atome(&["run", s(&a), "--ids", ids, "--max", "2"]);
+    assert!(String::from_utf8_lossy(&o.stderr).contains("f32 cached state"), "{o:?}");
+    // A q15 classifier run: the same class and logits in both plans.
+    let c = dir.join("c.atomecl");
+    std::fs::write(&c, small_classifier(9, 4)).unwrap();
+    let r1 = ok(&["run", s(&c), "--ids", "1,2,3,4,5", "--dtype", "q15", "--state", "lean"]);
+    let r2 = ok(&["run", s(&c), "--ids", "1,2,3,4,5", "--dtype", "q15", "--state", "cached"]);
+    assert!(r1.starts_with("class "), "{r1}");
+    assert_eq!(r1, r2);
+}
+
+/// `bench --dtype q15`: both plans bit-identical to the full-window call;
+/// `--state` times one plan.
+#[test]
+fn bench_q15_small_blob() {
+    let dir = tmpdir("bench_q15");
+    let (blob, _) = small_lm(10);
+    let a = dir.join("a.atome");
+    std::fs::write(&a, &blob).unwrap();
+    let out = ok(&["bench", s(&a), "--tokens", "24", "--seq", "16", "--reps", "5", "--dtype", "q15"]);
+    assert!(out.contains("predict_next on 16 positions, q15 lean state"), "{out}");
+    assert!(out.contains("q15 cached state") && out.contains("prefixes 1..=24, q15 lean state"), "{out}");
+    assert_eq!(out.matches("bit-identical").count(), 2, "{out}");
+    let out = ok(&["bench", s(&a), "--tokens", "24", "--seq", "16", "--reps", "5", "--dtype", "q15", "--state", "cached"]);
+    assert_eq!(out.matches("bit-identical").count(), 1, "{out}");
+    assert!(!out.contains("prefixes 1..=24, q15 lean"), "{out}");
+    let out = ok(&["bench", s(&a), "--tokens", "24", "--seq", "16", "--reps", "5", "--state", "lean"]);
+    assert!(out.contains("prefixes 1..=24, f32 lean state"), "{out}");
+    assert_eq!(out.matches("bit-identical").count(), 1, "{out}");
+}
+
 #[test]
 fn classifier_small_blob() {
     let dir = tmpdir("classifier_small");
@@ -342,6 +408,8 @@ fn errors() {
     assert!(fails_with(2, &["run", s(&a), "--ids", "1,x"]).contains("\"x\" is not an integer"));
     assert!(fails_with(2, &["run", s(&a), "--ids", "1", "--seq", "0"]).contains("must be >= 1"));
     assert!(fails_with(2, &["run", s(&a), "--ids", "1", "--state", "warm"]).contains("--state"));
+    assert!(fails_with(2, &["run", s(&a), "--ids", "1", "--dtype", "f16"]).contains("--dtype"));
+    assert!(fails_with(2, &["bench", s(&a), "--dtype", "int8"]).contains("--dtype"));
     assert!(fails_with(2, &["inspect", s(&a), "--config", "40,10"]).contains("--config"));
     assert!(fails_with(2, &["convert", s(&a), s(&junk), "--to", "atome03"]).contains("atome03"));
     assert!(fails_with(2, &["bench", s(&a), "--tokens", "0"]).contains("must be >= 1"));
@@ -598,6 +666,19 @@ fn shared_run_matches_golden_generate() {
     // Text in, text out on the 944K model.
     let out = ok(&["run", s(&m.join("atome_944k.bin")), "--prompt", "Once upon a time", "--max", "12"]);
     assert!(out.trim().len() >= 6, "{out:?}");
+}
+
+/// The q15 mode on the shared default model: the cached plan's greedy
+/// tokens are the lean plan's.
+#[test]
+fn shared_run_q15_cached_equals_lean() {
+    let Some(m) = shared_models() else { return };
+    let blob = m.join("default.atome");
+    let base = ["run", s(&blob), "--prompt", "Once upon a time", "--max", "16", "--seq", "32", "--config", "256,64,4,16,5,4", "--dtype", "q15", "--print-ids"];
+    let lean = ok(&[&base[..], &["--state", "lean"]].concat());
+    let cached = ok(&[&base[..], &["--state", "cached"]].concat());
+    assert_eq!(lean.split_whitespace().count(), 16, "{lean}");
+    assert_eq!(cached, lean);
 }
 
 /// Golden classify cases.
