@@ -1,18 +1,25 @@
-/* any_model: one build of the library runs any model, through the runtime
- * API (atome_rt_*). The memory is one static buffer sized at compile time
- * with ATOME_RT_WORK_SIZE for the largest model this program accepts (the
- * 944K TinyStories model at a 64-token window, lean plan).
- *   any_model <model> [text] [max_tokens]
+/* any_model: one build of the library runs any model, in any mode, through
+ * the runtime API (atome_rt_*). The memory is one static buffer sized at
+ * compile time with ATOME_RT_WORK_SIZE for the largest model this program
+ * accepts (the 944K TinyStories model at a 64-token window, in every mode).
+ *   any_model [--q15] [--cached] <model> [text] [max_tokens]
  * <model> is an ATOMEF container (dimensions in its header; the CLI's
  * `convert` writes one) or a bare blob followed by its dimensions:
- *   any_model --dims V,D,L,DH,K,TOPK,S <blob> [text] [max_tokens]
- * A language model continues the text; a classifier prints its class. */
+ *   any_model [--q15] [--cached] --dims V,D,L,DH,K,TOPK,S <blob> [text] [max_tokens]
+ * --q15 runs the q15 integer mode (ATOME_RT_Q15), --cached the cached plan
+ * (ATOME_RT_CACHED); the default is the float lean mode. A language model
+ * continues the text; a classifier prints its class. */
 #include <string.h>
 #include "atome.h"
 #include "common.h"
 
-/* Largest: V=256, D=256, L=8, DH=64, K=5, TOP_K=4, S=64, lean. */
-#define WORK_BYTES ATOME_RT_WORK_SIZE(256, 256, 8, 64, 5, 4, 64, 0)
+/* Largest: V=256, D=256, L=8, DH=64, K=5, TOP_K=4, S=64, in every mode (the
+ * float cached plan needs the most). */
+#define MAX_(a, b) ((a) > (b) ? (a) : (b))
+#define WORK_BYTES MAX_(MAX_(ATOME_RT_WORK_SIZE(256, 256, 8, 64, 5, 4, 64, 0), \
+                             ATOME_RT_WORK_SIZE(256, 256, 8, 64, 5, 4, 64, ATOME_RT_CACHED)), \
+                        MAX_(ATOME_RT_WORK_SIZE(256, 256, 8, 64, 5, 4, 64, ATOME_RT_Q15), \
+                             ATOME_RT_WORK_SIZE(256, 256, 8, 64, 5, 4, 64, ATOME_RT_Q15 | ATOME_RT_CACHED)))
 static uint32_t work[(WORK_BYTES + 3) / 4];
 static int ids[4096];
 static int out[4096];
@@ -39,19 +46,25 @@ int main(int argc, char **argv) {
     const char *path, *text = "Once upon a time";
     unsigned char *blob;
     size_t len = 0;
-    int a = 1, n, i, rc, max_tokens = 32;
+    int a = 1, n, i, rc, max_tokens = 32, flags = 0;
     memset(&dims, 0, sizeof dims);
-    if (argc > 2 && strcmp(argv[1], "--dims") == 0) {
-        if (sscanf(argv[2], "%d,%d,%d,%d,%d,%d,%d", &dims.vocab_size, &dims.d_model, &dims.n_layers,
-                   &dims.d_head, &dims.kernel_size, &dims.top_k, &dims.max_seq) != 7) {
-            fprintf(stderr, "--dims wants V,D,L,DH,K,TOPK,S\n");
+    for (; a < argc && strncmp(argv[a], "--", 2) == 0; a++) {
+        if (strcmp(argv[a], "--q15") == 0) {
+            flags |= ATOME_RT_Q15;
+        } else if (strcmp(argv[a], "--cached") == 0) {
+            flags |= ATOME_RT_CACHED;
+        } else if (strcmp(argv[a], "--dims") == 0 && a + 1 < argc
+                   && sscanf(argv[a + 1], "%d,%d,%d,%d,%d,%d,%d", &dims.vocab_size, &dims.d_model, &dims.n_layers,
+                             &dims.d_head, &dims.kernel_size, &dims.top_k, &dims.max_seq) == 7) {
+            given = &dims;
+            a++;
+        } else {
+            fprintf(stderr, "%s: unknown option (or --dims without V,D,L,DH,K,TOPK,S)\n", argv[a]);
             return 2;
         }
-        given = &dims;
-        a = 3;
     }
     if (argc <= a) {
-        fprintf(stderr, "usage: any_model [--dims V,D,L,DH,K,TOPK,S] <model> [text] [max_tokens]\n");
+        fprintf(stderr, "usage: any_model [--q15] [--cached] [--dims V,D,L,DH,K,TOPK,S] <model> [text] [max_tokens]\n");
         return 2;
     }
     path = argv[a];
@@ -62,20 +75,21 @@ int main(int argc, char **argv) {
         fprintf(stderr, "cannot read %s\n", path);
         return 1;
     }
-    rc = atome_rt_open(&rt, blob, len, given, 0, work, sizeof work);
+    rc = atome_rt_open(&rt, blob, len, given, flags, work, sizeof work);
     if (rc != 0) {
         fprintf(stderr, "%s: atome_rt_open: %d: %s", path, rc, open_error(rc));
         if (rc == -7 && given)
-            fprintf(stderr, " (needs %lu bytes, have %lu)", (unsigned long)atome_rt_work_size(given, 0),
+            fprintf(stderr, " (needs %lu bytes, have %lu)", (unsigned long)atome_rt_work_size(given, flags),
                     (unsigned long)sizeof work);
         fprintf(stderr, "\n");
         free(blob);
         return 1;
     }
     atome_rt_dims(&rt, &dims);
-    printf("model: V=%d D=%d L=%d DH=%d K=%d TOPK=%d S=%d classes=%d, buffer %lu of %lu bytes\n",
+    printf("model: V=%d D=%d L=%d DH=%d K=%d TOPK=%d S=%d classes=%d, %s %s, buffer %lu of %lu bytes\n",
            dims.vocab_size, dims.d_model, dims.n_layers, dims.d_head, dims.kernel_size, dims.top_k,
-           dims.max_seq, dims.n_classes, (unsigned long)atome_rt_work_size(&dims, 0), (unsigned long)sizeof work);
+           dims.max_seq, dims.n_classes, flags & ATOME_RT_Q15 ? "q15" : "f32", flags & ATOME_RT_CACHED ? "cached" : "lean",
+           (unsigned long)atome_rt_work_size(&dims, flags), (unsigned long)sizeof work);
     n = (int)strlen(text);
     if (n > 4096) n = 4096;
     for (i = 0; i < n; i++) ids[i] = (unsigned char)text[i];

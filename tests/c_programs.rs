@@ -355,9 +355,21 @@ fn any_model_runs_every_kind_of_model_from_one_default_build() {
     // The class line and every logit, exactly as the compile-time build prints them.
     assert_eq!(out.lines().skip(1).collect::<Vec<_>>(), want.lines().collect::<Vec<_>>(), "{out}");
     // A buffer too small for the model is refused, not overrun (-7).
-    let (ok, out, err) = run(&exe, &["--dims", "256,256,8,64,5,4,128", &m("atome_944k.bin"), "x", "1"], None);
+    let (ok, out, err) = run(&exe, &["--dims", "256,256,8,64,5,4,512", &m("atome_944k.bin"), "x", "1"], None);
     assert!(!ok && out.is_empty(), "{out}");
-    assert!(err.contains("atome_rt_open: -7: the buffer is too small") && err.contains("needs 307408 bytes"), "{err}");
+    assert!(err.contains("atome_rt_open: -7: the buffer is too small") && err.contains("needs 1192144 bytes"), "{err}");
+    // The q15 modes (--q15: ATOME_RT_Q15, --cached: ATOME_RT_CACHED) of the
+    // same float build: the lean and cached plans print the same text.
+    let q15 = |extra: &[&str]| {
+        let args = [extra, &["--dims", "256,256,8,64,5,4,64", &m("atome_944k.bin"), "Once upon a time, there was a little girl", "16"]].concat();
+        let (ok, out, err) = run(&exe, &args, None);
+        assert!(ok, "{extra:?}: {err}");
+        out
+    };
+    let (lean, cached) = (q15(&["--q15"]), q15(&["--q15", "--cached"]));
+    assert!(lean.contains("q15 lean, buffer 84088 of") && cached.contains("q15 cached, buffer 364492 of"), "{lean}{cached}");
+    assert_eq!(lean.lines().skip(1).collect::<Vec<_>>(), cached.lines().skip(1).collect::<Vec<_>>());
+    assert!(lean.contains("16 tokens"), "{lean}");
     // A bare blob without dimensions: -9, said as such (no buffer size).
     let (ok, out, err) = run(&exe, &[&m("default.atome"), "x", "1"], None);
     assert!(!ok && out.is_empty(), "{out}");
