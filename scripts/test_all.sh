@@ -33,7 +33,7 @@ stage "cargo test (lean state)" cargo test --release
 # target compiles) through the same tests, on this host, both states.
 stage "cargo test (microcontroller code path, both states)" bash -c '
   export CARGO_TARGET_DIR=target/portable
-  T="--test purity --test api_errors --test reference_parity --test ffi_miri --test nonfinite --test matvec_diff --test q15_matvec_diff --test q15_cached --test math_exhaustive"
+  T="--test purity --test api_errors --test reference_parity --test ffi_miri --test nonfinite --test matvec_diff --test q15_matvec_diff --test q15_cached --test rt_q15 --test math_exhaustive"
   cargo test --release --features portable --lib $T && ATOME_STATE=cached cargo test --release --features portable $T'
 # The q15 integer mode (ATOME_DTYPE=q15, docs/Q15.md) behind the C API:
 # error codes and edge cases as in the float build, its own results checked
@@ -52,10 +52,11 @@ stage "cargo test (q15 size-first build on the microcontroller code path, both s
     cargo test --release --features portable,size-first --test q15_cached --test api_errors'
 
 # The q15 cached state (ATOME_DTYPE=q15 ATOME_STATE=cached) behind the same
-# C API tests, and its engine on the microcontroller code path.
-stage "cargo test (q15 cached build: C API errors, Miri test bodies, non-finite blobs; portable)" bash -c '
+# C API tests, and its engine on the microcontroller code path; the runtime
+# API's four modes in this build too (tests/rt_q15.rs).
+stage "cargo test (q15 cached build: C API errors, Miri test bodies, non-finite blobs, runtime modes; portable)" bash -c '
   ATOME_DTYPE=q15 ATOME_STATE=cached CARGO_TARGET_DIR=target/cfg/q15_cached \
-    cargo test --release --test api_errors --test ffi_miri --test nonfinite --test q15_cached &&
+    cargo test --release --test api_errors --test ffi_miri --test nonfinite --test q15_cached --test rt_q15 &&
   ATOME_DTYPE=q15 ATOME_STATE=cached CARGO_TARGET_DIR=target/cfg/q15_cached_portable \
     cargo test --release --features portable --test api_errors --test q15_cached'
 # Cargo.toml's rust-version is true: the library builds with that toolchain
