@@ -87,24 +87,26 @@ pub(super) fn mix_impl<const GENERAL: bool>(p: &LayerQ, st: State, lm: &mut [i32
         let ks = [k0, k1, ks[2]];
         let loc = move |w: i32| (w + rl) >> tl;
         let sta = move |h: i32| (h + rs) >> ts;
-        // Armv7E-M: the same sums by SMMULR/SMMLAR (mix_dsp.rs).
+        let _ = (loc, sta);
+        // Armv7E-M: the same sums by SMMULR (mix_dsp.rs).
         #[cfg(all(atome_dsp, not(atome_small)))]
         let fast = super::mix_dsp::mix_sums_dsp(lm, hs, sp, xr, (tl, ts, sx), ks);
+        // Elsewhere the residual shifted left (exact), the rows' usual
+        // case: a fourth product.
         #[cfg(not(all(atome_dsp, not(atome_small))))]
-        let fast: Option<u32> = None;
-        if let Some(mx) = fast {
-            mx
-        } else if sx <= 0 {
-            // The residual shifted left (exact): a fourth product.
+        let fast = if sx <= 0 {
             let kx = 1 << (-sx).min(14);
-            mix_sums(lm, hs, sp, xr, ks, loc, sta, move |x| x * kx)
+            Some(mix_sums(lm, hs, sp, xr, ks, loc, sta, move |x| x * kx))
         } else {
-            let n = (sx - 1).min(30);
-            mix_sums(lm, hs, sp, xr, ks, loc, sta, move |x| ((x >> n) + 1) >> 1)
+            None
+        };
+        match fast {
+            Some(mx) => mx,
+            None => mix_sums_any(lm, hs, sp, xr, ks, (tl as i32, ts as i32, sx)),
         }
     } else {
         // (|L| < 2^18, |hs| < 2^30: every rshr32 result within +-2^15.)
-        mix_sums(lm, hs, sp, xr, ks, move |w| rshr32(w, sl), move |h| rshr32(h, ss), move |x| rshr32(x, sx))
+        mix_sums_any(lm, hs, sp, xr, ks, (sl, ss, sx))
     };
     quant_at(lm, qshift(u64::from(mx), QA), xr);
     qexp(u64::from(mx), a, QA)
@@ -112,6 +114,14 @@ pub(super) fn mix_impl<const GENERAL: bool>(p: &LayerQ, st: State, lm: &mut [i32
 
 /// The grid of the mix: 29 bits below its largest term's bound.
 const MIX_ROOM: i32 = 29;
+
+/// [`mix_sums`] for any grids: local, state and x' as rshr32 by sl, ss
+/// and sx. (Out of line: one copy for the rows no fast path takes.)
+#[allow(clippy::too_many_arguments)]
+#[cfg_attr(not(atome_small), inline(never))]
+pub(crate) fn mix_sums_any(lm: &mut [i32], hs: &[i32], sp: &[i16], xr: &[i16], ks: [i32; 3], (sl, ss, sx): (i32, i32, i32)) -> u32 {
+    mix_sums(lm, hs, sp, xr, ks, move |w| rshr32(w, sl), move |h| rshr32(h, ss), move |x| rshr32(x, sx))
+}
 
 /// The mix's sums W = x' + k0 local + k1 state + k2 sparse into `lm`,
 /// which holds the exact conv sums on entry; local, state and x' come

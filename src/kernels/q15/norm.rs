@@ -35,7 +35,7 @@ pub(super) fn layer_norm_impl<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc
     let eps = if ex == E_ZERO {
         LIM
     } else if k >= 0 {
-        rshr(base, k.min(63))
+        rshr64(base, k.min(63))
     } else {
         let left = (-k).min(62);
         if base > (LIM >> left) {
@@ -53,7 +53,7 @@ pub(super) fn layer_norm_impl<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc
     let (chi, clo) = (d * i64::from(hi) - s, d * i64::from(lo) - s);
     let sc = qshift(chi.unsigned_abs().max(clo.unsigned_abs()), QA);
     let (im, ie) = quant_scalar(mi, ei, QA);
-    let mz = rshr(chi, sc).unsigned_abs().max(rshr(clo, sc).unsigned_abs()) * im as u64;
+    let mz = rshr64(chi, sc).unsigned_abs().max(rshr64(clo, sc).unsigned_abs()) * im as u64;
     let sz = qshift(mz, QA);
     let ze = if mz == 0 { E_ZERO } else { sc + ie + sz };
     let (e1, e2) = (ecomb(g.e, ze), b.e);
@@ -87,20 +87,34 @@ pub(super) fn layer_norm_impl<const GENERAL: bool>(xm: &[i16], ex: i32, g: &PSrc
             _ => ln_src(xm, g, b, c1, t, w),
         }
     } else {
-        // (Any D and grid: the same integers in int64.)
-        let mut mx = 0u32;
-        for (i, (o, &m)) in w.iter_mut().zip(xm).enumerate() {
-            let cm = rshr(d * i64::from(m) - s, sc);
-            let zm = rshr(cm * im, sz);
-            let v = rshr(i64::from(super::pm(g, i)) * zm, s1) + rshr(i64::from(super::pm(b, i)), s2);
-            // |v| < 2^30.
-            mx |= v.unsigned_abs() as u32;
-            *o = v as i32;
-        }
-        mx
+        ln_general(xm, g, b, [d, s, im], [sc, sz, s1, s2], w)
     };
     super::quant::quant_at(w, qshift(u64::from(mx), QA), out);
     qexp(u64::from(mx), a, QA)
+}
+
+/// LayerNorm's per-element pass for any D and grid: the same integers
+/// in int64 (D, S and the inverse's mantissa im; the shifts of cm, zm and
+/// the two terms); OR of |W|. (Out of line: off the rows' usual path.)
+#[cfg_attr(not(atome_small), inline(never))]
+fn ln_general(xm: &[i16], g: &PSrc, b: &PSrc, [d, s, im]: [i64; 3], [sc, sz, s1, s2]: [i32; 4], w: &mut [i32]) -> u32 {
+    let mut mx = 0u32;
+    for (i, (o, &m)) in w.iter_mut().zip(xm).enumerate() {
+        let cm = rshr64(d * i64::from(m) - s, sc);
+        let zm = rshr64(cm * im, sz);
+        let v = rshr64(i64::from(super::pm(g, i)) * zm, s1) + rshr64(i64::from(super::pm(b, i)), s2);
+        // |v| < 2^30.
+        mx |= v.unsigned_abs() as u32;
+        *o = v as i32;
+    }
+    mx
+}
+
+/// rshr of an int64, out of line: one copy of its 64-bit shifts for the
+/// per-row steps and [`ln_general`] (a few calls a row).
+#[cfg_attr(not(atome_small), inline(never))]
+fn rshr64(v: i64, s: i32) -> i64 {
+    rshr(v, s)
 }
 
 /// LayerNorm's per-element passes (the constants of [`ln_src`]) with

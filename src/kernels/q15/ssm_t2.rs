@@ -9,7 +9,7 @@
 /// The loop of [`ssm_sums_s`] for a decay shift of `s1` (its rounding
 /// addend `rnd` = 2^(s1-1) and the high word's shift `ls` = 32 - s1 as
 /// literals: immediates keep two registers free).
-#[cfg(all(atome_thumb2, not(atome_small)))]
+#[cfg(all(atome_thumb2, not(atome_dsp), not(atome_small)))]
 macro_rules! ssm_loop {
     ($s1:literal, $rnd:literal, $ls:literal, $t:ident, $b:ident, $hp:ident, $h:ident, $n:ident, $s2:ident, $mx:ident) => {
         core::arch::asm!(
@@ -146,13 +146,28 @@ pub unsafe fn ssm_sums_s(t: *const i32, b: *const i32, hs: &mut [i32], h: &[i16]
         }
         return mx;
     }
+    // Armv7E-M, input shifts below 8 (never in the engine's rows, whose
+    // input term shifts by 8 or more): a plain loop, one copy.
+    #[cfg(all(atome_dsp, not(atome_small)))]
+    {
+        use crate::q15::arith::{mul64, mul64_16, rshr_to32};
+        // SAFETY: the caller's contract (n int32 readable at t and b).
+        let (ts, bs) = unsafe { (core::slice::from_raw_parts(t, n), core::slice::from_raw_parts(b, n)) };
+        for ((hc, &hv), (&t, &bm)) in hs.iter_mut().zip(h).zip(ts.iter().zip(bs)) {
+            let v = rshr_to32(mul64(t, *hc), s1) + rshr_to32(mul64_16(bm, i32::from(hv)), s2);
+            mx |= v.unsigned_abs();
+            *hc = v;
+        }
+        mx
+    }
     // SAFETY: as said above.
+    #[cfg(not(all(atome_dsp, not(atome_small))))]
     unsafe {
         match s1 {
             30 => ssm_loop!("30", "0x20000000", "2", t, b, hp, h, n, s2, mx),
             31 => ssm_loop!("31", "0x40000000", "1", t, b, hp, h, n, s2, mx),
             _ => ssm_loop!("32", "0x80000000", "0", t, b, hp, h, n, s2, mx),
         }
+        mx
     }
-    mx
 }
