@@ -128,56 +128,60 @@ fn attention_sum_impl(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32> {
     };
     let ksum: i64 = slots.clone().map(|(&j, &ps)| i64::from(kw(j, ps))).sum();
     let out = b.mv.get_mut(..d)?;
-    let mut mx = 0u32;
     if ksum <= 1 << 16 {
-        // sum k_s |v_s| <= 2^16 (2^15 - 1) < 2^31: int32 sums. Up to four
-        // rows (the usual TOP_K) at once, in registers (k = 0 pads).
-        let mut rows: [&[i16]; 4] = [&[]; 4];
-        let mut ks = [0i32; 4];
-        let mut ns = 0;
-        // (Size-first: none collected, the plain loop below.)
-        for (&j, &ps) in slots.clone().filter(|_| !cfg!(atome_small)) {
-            let k = kw(j, ps);
-            if k == 0 {
-                continue;
-            }
-            if let (Some(r), Some(kk)) = (rows.get_mut(ns), ks.get_mut(ns)) {
-                *r = vals.get(j as usize * d..(j as usize + 1) * d)?;
-                *kk = k;
-            }
-            ns += 1;
-        }
-        // (Size-first: the plain loop over the slots.)
-        if ns <= 4 && !cfg!(atome_small) {
-            for r in rows.iter_mut().skip(ns) {
-                *r = vals.get(..d)?;
-            }
-            #[cfg(all(atome_dsp, not(atome_small)))]
-            if let Some(mx) = super::attention_dsp::att_sum4_dsp(out, rows, ks) {
-                return Some(quant_into_mx(out, mx, f - 15, b.sparse));
-            }
-            let [r0, r1, r2, r3] = rows;
-            let [k0, k1, k2, k3] = ks;
-            if cfg!(all(atome_armv6m, not(atome_small))) {
-                // Armv6-M: two rows a pass (four rows, their weights and
-                // the sums do not fit its eight low registers; S3 M0 -20K;
-                // RV32 and Thumb-2 gain nothing).
-                for (o, (&v0, &v1)) in out.iter_mut().zip(r0.iter().zip(r1)) {
-                    *o = k0 * i32::from(v0) + k1 * i32::from(v1);
+        // sum k_s |v_s| <= 2^16 (2^15 - 1) < 2^31: int32 sums, then one
+        // quantization (one copy of its loops here).
+        let mx = 'sum: {
+            // Up to four rows (the usual TOP_K) at once, in registers (k
+            // = 0 pads).
+            let mut rows: [&[i16]; 4] = [&[]; 4];
+            let mut ks = [0i32; 4];
+            let mut ns = 0;
+            // (Size-first: none collected, the plain loop below.)
+            for (&j, &ps) in slots.clone().filter(|_| !cfg!(atome_small)) {
+                let k = kw(j, ps);
+                if k == 0 {
+                    continue;
                 }
-                for (o, (&v2, &v3)) in out.iter_mut().zip(r2.iter().zip(r3)) {
-                    let a = *o + k2 * i32::from(v2) + k3 * i32::from(v3);
+                if let (Some(r), Some(kk)) = (rows.get_mut(ns), ks.get_mut(ns)) {
+                    *r = vals.get(j as usize * d..(j as usize + 1) * d)?;
+                    *kk = k;
+                }
+                ns += 1;
+            }
+            // (Size-first: the plain loop over the slots.)
+            if ns <= 4 && !cfg!(atome_small) {
+                for r in rows.iter_mut().skip(ns) {
+                    *r = vals.get(..d)?;
+                }
+                #[cfg(all(atome_dsp, not(atome_small)))]
+                if let Some(mx) = super::attention_dsp::att_sum4_dsp(out, rows, ks) {
+                    break 'sum mx;
+                }
+                let [r0, r1, r2, r3] = rows;
+                let [k0, k1, k2, k3] = ks;
+                let mut mx = 0u32;
+                if cfg!(all(atome_armv6m, not(atome_small))) {
+                    // Armv6-M: two rows a pass (four rows, their weights and
+                    // the sums do not fit its eight low registers; S3 M0 -20K;
+                    // RV32 and Thumb-2 gain nothing).
+                    for (o, (&v0, &v1)) in out.iter_mut().zip(r0.iter().zip(r1)) {
+                        *o = k0 * i32::from(v0) + k1 * i32::from(v1);
+                    }
+                    for (o, (&v2, &v3)) in out.iter_mut().zip(r2.iter().zip(r3)) {
+                        let a = *o + k2 * i32::from(v2) + k3 * i32::from(v3);
+                        mx |= a.unsigned_abs();
+                        *o = a;
+                    }
+                    break 'sum mx;
+                }
+                for ((o, (&v0, &v1)), (&v2, &v3)) in out.iter_mut().zip(r0.iter().zip(r1)).zip(r2.iter().zip(r3)) {
+                    let a = k0 * i32::from(v0) + k1 * i32::from(v1) + k2 * i32::from(v2) + k3 * i32::from(v3);
                     mx |= a.unsigned_abs();
                     *o = a;
                 }
-                return Some(quant_into_mx(out, mx, f - 15, b.sparse));
+                break 'sum mx;
             }
-            for ((o, (&v0, &v1)), (&v2, &v3)) in out.iter_mut().zip(r0.iter().zip(r1)).zip(r2.iter().zip(r3)) {
-                let a = k0 * i32::from(v0) + k1 * i32::from(v1) + k2 * i32::from(v2) + k3 * i32::from(v3);
-                mx |= a.unsigned_abs();
-                *o = a;
-            }
-        } else {
             out.fill(0);
             for (&j, &ps) in slots {
                 let k = kw(j, ps);
@@ -189,8 +193,8 @@ fn attention_sum_impl(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32> {
                     *o += k * i32::from(v);
                 }
             }
-            mx = out.iter().fold(0, |a, v| a | v.unsigned_abs());
-        }
+            out.iter().fold(0, |a, v| a | v.unsigned_abs())
+        };
         return Some(quant_into_mx(out, mx, f - 15, b.sparse));
     }
     // (More slots than any real TOP_K: int64 sums, each channel twice.)
