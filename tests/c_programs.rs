@@ -360,8 +360,9 @@ fn any_model_runs_every_kind_of_model_from_one_default_build() {
     assert!(err.contains("atome_rt_open: -7: the buffer is too small") && err.contains("needs 1192144 bytes"), "{err}");
     // The q15 modes (--q15: ATOME_RT_Q15, --cached: ATOME_RT_CACHED) of the
     // same float build: the lean and cached plans print the same text.
+    let m944 = m("atome_944k.bin");
     let q15 = |extra: &[&str]| {
-        let args = [extra, &["--dims", "256,256,8,64,5,4,64", &m("atome_944k.bin"), "Once upon a time, there was a little girl", "16"]].concat();
+        let args = [extra, &["--dims", "256,256,8,64,5,4,64", &m944, "Once upon a time, there was a little girl", "16"]].concat();
         let (ok, out, err) = run(&exe, &args, None);
         assert!(ok, "{extra:?}: {err}");
         out
