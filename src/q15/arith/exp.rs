@@ -74,6 +74,21 @@ fn exp2_horner_t1(f: i32) -> i32 {
 /// 2^(-v / 2^24) in Q30 for v >= 0 (saturated at 2^30).
 #[inline]
 pub fn exp2q(v: i64) -> i64 {
+    if v >= 0 {
+        return exp2q_nn(v);
+    }
+    let ip = (v >> 24) as i32;
+    let f = v & ((1 << 24) - 1);
+    let mut acc = EXP2_C[5];
+    for &c in EXP2_C[..5].iter().rev() {
+        acc = c + rshr(acc * f, 24);
+    }
+    rshr(acc.clamp(0, ONE_Q30), ip)
+}
+
+/// [`exp2q`] of a v >= 0 (the only inputs the softmax and tanh give).
+#[inline(always)]
+pub(super) fn exp2q_nn(v: i64) -> i64 {
     let v = v.min(U_MAX);
     // (The softmax's largest term, d = 0: the polynomial at 0 is C0 = 2^30.
     // From 2^32 on, every rshr32 is 0.)
@@ -83,30 +98,21 @@ pub fn exp2q(v: i64) -> i64 {
     if v >= 32 << 24 {
         return 0;
     }
-    if v >= 0 {
-        // int32 Horner: every multiplicand is a partial sum of C5..C1,
-        // below sum |C1..C5| < 2^30, and f < 2^24, so each product is
-        // below 2^54, its rshr below 2^30 and each new acc below 2^31.
-        let (ip, f) = ((v >> 24) as i32, (v & ((1 << 24) - 1)) as i32);
-        #[cfg(all(atome_armv6m, not(atome_small)))]
-        let acc = exp2_horner_t1(f);
-        #[cfg(not(all(atome_armv6m, not(atome_small))))]
-        let acc = {
-            let mut acc = EXP2_C[5] as i32;
-            for &c in EXP2_C[..5].iter().rev() {
-                acc = c as i32 + rshr_to32(mul64(acc, f), 24);
-            }
-            acc
-        };
-        return i64::from(rshr32(acc.clamp(0, ONE_Q30 as i32), ip));
-    }
-    let ip = (v >> 24) as i32;
-    let f = v & ((1 << 24) - 1);
-    let mut acc = EXP2_C[5];
-    for &c in EXP2_C[..5].iter().rev() {
-        acc = c + rshr(acc * f, 24);
-    }
-    rshr(acc.clamp(0, ONE_Q30), ip)
+    // int32 Horner: every multiplicand is a partial sum of C5..C1,
+    // below sum |C1..C5| < 2^30, and f < 2^24, so each product is
+    // below 2^54, its rshr below 2^30 and each new acc below 2^31.
+    let (ip, f) = ((v >> 24) as i32, (v & ((1 << 24) - 1)) as i32);
+    #[cfg(all(atome_armv6m, not(atome_small)))]
+    let acc = exp2_horner_t1(f);
+    #[cfg(not(all(atome_armv6m, not(atome_small))))]
+    let acc = {
+        let mut acc = EXP2_C[5] as i32;
+        for &c in EXP2_C[..5].iter().rev() {
+            acc = c as i32 + rshr_to32(mul64(acc, f), 24);
+        }
+        acc
+    };
+    i64::from(rshr32(acc.clamp(0, ONE_Q30 as i32), ip))
 }
 
 /// min(v * 2^k, 2^30) for k >= 0 (saturating), min(rshr(v, -k), 2^30)
@@ -166,7 +172,8 @@ pub fn softmax_q(lo: &[i32], hi: &[i32], cm: i64, ce: i32, out: &mut [i32]) {
             Ok(d32) if NO_SMULL => mul64(d32, km as i32),
             _ => d * km,
         };
-        let e = exp2q(to_q24(p, k));
+        // (p >= 0: d >= 0 and km >= 0.)
+        let e = exp2q_nn(to_q24(p, k));
         *o = e as i32;
         z += e;
     }
