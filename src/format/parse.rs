@@ -121,15 +121,46 @@ pub fn model_bytes(dims: &Dims, p: Packing) -> usize {
 impl<'a> Model<'a> {
     /// Block l (l < n_layers; empty views past the blocks region, which was
     /// sized at load).
+    ///
+    /// By offset arithmetic on the block's bytes (each piece's length once,
+    /// no cursor): the engines call it per layer and position.
     pub fn block(&self, l: usize) -> Block<'a> {
-        let len = block_bytes(&self.dims, self.packing);
-        Cursor::new(self.blocks, l.saturating_mul(len), false).block(&self.dims, self.packing)
+        let (dims, p) = (&self.dims, self.packing);
+        let (d, dh) = (dims.d_model, dims.d_head);
+        let fl = 4 * d;
+        let (lc, lq, lv, lr) = (p.payload_len(d * dims.kernel_size), p.payload_len(dh * d), p.payload_len(d * d), p.payload_len(3 * d));
+        let len = 5 * fl + 5 * 4 + lc + 2 * lq + lv + lr;
+        let b = l.checked_mul(len).and_then(|s| self.blocks.get(s..s.checked_add(len)?)).unwrap_or(&[]);
+        let mut at = 0;
+        let norm = Norm { gamma: Floats::new(piece(b, &mut at, fl)), beta: Floats::new(piece(b, &mut at, fl)) };
+        let conv = tensor_at(b, &mut at, d, dims.kernel_size, lc, p);
+        let ssm = Ssm { a: Floats::new(piece(b, &mut at, fl)), b: Floats::new(piece(b, &mut at, fl)), c_out: Floats::new(piece(b, &mut at, fl)) };
+        let wq = tensor_at(b, &mut at, dh, d, lq, p);
+        let wk = tensor_at(b, &mut at, dh, d, lq, p);
+        let wv = tensor_at(b, &mut at, d, d, lv, p);
+        let router = tensor_at(b, &mut at, 3, d, lr, p);
+        Block { norm, conv, ssm, wq, wk, wv, router }
     }
 
     /// The whole blob region holding the blocks.
     pub fn blocks_bytes(&self) -> &'a [u8] {
         self.blocks
     }
+}
+
+/// The n bytes of `b` at `*at` (empty past its end); `*at` moves past them.
+#[inline(always)]
+fn piece<'a>(b: &'a [u8], at: &mut usize, n: usize) -> &'a [u8] {
+    let s = b.get(*at..at.saturating_add(n)).unwrap_or(&[]);
+    *at = at.saturating_add(n);
+    s
+}
+
+/// The weight record at `*at` of `b` (scale, then n payload bytes).
+#[inline(always)]
+fn tensor_at<'a>(b: &'a [u8], at: &mut usize, rows: usize, cols: usize, n: usize, packing: Packing) -> Tensor<'a> {
+    let scale = Floats::new(piece(b, at, 4)).get(0);
+    Tensor { data: piece(b, at, n), scale, rows, cols, packing }
 }
 
 /// The model body after the header (and the class count).

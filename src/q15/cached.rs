@@ -266,9 +266,9 @@ impl<'w> Q15CachedRunner<'w> {
                 if fin {
                     *b.ent.get_mut(l)? = mix::entropy(r);
                 }
-                let esp = attend(accel, model, l, lw, &mut b, eh, t, (d, dh, dims.top_k))?;
+                let esp = attend(accel, lw, &mut b, eh, t, (d, dh, dims.top_k))?;
                 let cs = conv_step(accel, model, l, &mut b, t, d)?;
-                mix_step(accel, model, l, lw, &mut b, *ehs, cs, esp, r, d)?;
+                mix_step(accel, lw, &mut b, *ehs, cs, esp, r, d)?;
             }
             Some(())
         })();
@@ -297,8 +297,9 @@ impl<'w> Q15CachedRunner<'w> {
 /// arithmetic), so that no Block is held on the stack across the deepest
 /// calls.
 #[inline(never)]
-fn layer_q<'a>(model: &Model<'a>, l: usize, w: &[i32; LAYER_WORDS]) -> LayerQ<'a> {
-    LayerQ::from_words(&model.block(l), w)
+fn layer_q<'a>(model: &Model<'a>, l: usize, w: &[i32; LAYER_WORDS]) -> (LayerQ<'a>, Floats<'a>) {
+    let bl = model.block(l);
+    (LayerQ::from_words(&bl, w), bl.ssm.a)
 }
 
 /// LayerNorm of the residual row into ring row `slot` and the SSM step of
@@ -308,8 +309,7 @@ fn layer_q<'a>(model: &Model<'a>, l: usize, w: &[i32; LAYER_WORDS]) -> LayerQ<'a
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
 fn norm_ssm(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], logits: &mut [f32], pa: &mut [i32], b: &mut Bufs, ehs: &mut i32, slot: usize, d: usize) -> Option<i32> {
-    let a = ssm_decay(model, l);
-    let p = layer_q(model, l, w);
+    let (p, a) = layer_q(model, l, w);
     // The layer's parameter vectors as in the lean plan (the logits area,
     // then the int32 area).
     let mut areas = logits.chunks_exact_mut(d).map(Area::Bits).chain(pa.chunks_exact_mut(d).map(Area::Ints));
@@ -364,17 +364,11 @@ fn project(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], h: &[i
 /// its exponent returned.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-fn attend(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], b: &mut Bufs, eh: i32, t: usize, (d, dh, top_k): (usize, usize, usize)) -> Option<i32> {
-    let p = layer_q(model, l, w);
+fn attend(accel: Accel, w: &[i32; LAYER_WORDS], b: &mut Bufs, eh: i32, t: usize, (d, dh, top_k): (usize, usize, usize)) -> Option<i32> {
+    let p = LayerQ::scales(w);
     let eq = quant::quant_into(accel, b.mv.get(dh + d + 3..2 * dh + d + 3)?, eh, b.q.get_mut(..dh)?);
     let keff = attention::attention_top(accel, dh, &p, t, eq, top_k, b)?;
     attention::attention_sum(accel, top_k, keff, b)
-}
-
-/// Layer l's SSM decays before tanh (no Block in the LayerNorm's frame).
-#[inline(never)]
-fn ssm_decay<'a>(model: &Model<'a>, l: usize) -> Floats<'a> {
-    model.block(l).ssm.a
 }
 
 /// Layer l's key, value, router and query tensors (no Block in the
@@ -404,8 +398,8 @@ fn conv_step(accel: Accel, model: &Model, l: usize, b: &mut Bufs, t: usize, d: u
 /// row and its exponent in `b.x`, `b.ex`.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-fn mix_step(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], b: &mut Bufs, ehs: i32, conv: (u32, i32), esp: i32, r: [i32; 3], d: usize) -> Option<()> {
-    let p = layer_q(model, l, w);
+fn mix_step(accel: Accel, w: &[i32; LAYER_WORDS], b: &mut Bufs, ehs: i32, conv: (u32, i32), esp: i32, r: [i32; 3], d: usize) -> Option<()> {
+    let p = LayerQ::scales(w);
     let ex = i32::from(*b.ex.first()?);
     let st = mix::State { hs: b.hs.get(..d)?, ehs };
     let e = mix::mix(accel, &p, st, b.mv.get_mut(..d)?, conv, (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(..d)?, ex);

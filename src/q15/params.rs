@@ -296,6 +296,23 @@ impl<'a> LayerQ<'a> {
         [self.g.e, self.b.e, self.sb.e, cm, ce, wm, we, rm, re, qm, qe]
     }
 
+    /// The scales alone from stored [`LayerQ::words`], its vectors empty
+    /// (reading as zeros): for the steps that read only scales (the
+    /// attention's score factor, the mix's conv and Wv scales), with no
+    /// walk of the blob.
+    pub fn scales(w: &[i32; LAYER_WORDS]) -> LayerQ<'static> {
+        let none = Floats::new(&[]);
+        LayerQ {
+            g: PVec::with_exp(none, QA, w[0]),
+            b: PVec::with_exp(none, QA, w[1]),
+            sb: PVec { f: none, g: None, bits: QP, e: w[2] },
+            conv: Scale::at(w, 3),
+            wv: Scale::at(w, 5),
+            router: Scale::at(w, 7),
+            cq: Scale::at(w, 9),
+        }
+    }
+
     /// The parameters of block `bl` from its stored [`LayerQ::words`]
     /// (the same values as [`LayerQ::new`], without its scans).
     pub fn from_words(bl: &Block<'a>, w: &[i32; LAYER_WORDS]) -> LayerQ<'a> {
