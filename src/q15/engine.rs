@@ -17,6 +17,9 @@ use crate::kernels::q15::{matvec_q_multi_checked, trit2_no_code10, MvJobQ};
 
 #[path = "cached.rs"]
 pub mod cached;
+#[path = "tiny.rs"]
+pub mod tiny;
+pub use tiny::{Q15TinyLayout, Q15TinyRunner, Q15TinyState};
 
 /// The buffers of one call (all caller-owned; see [`super::Q15Runner`]).
 pub struct Bufs<'w> {
