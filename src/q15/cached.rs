@@ -23,7 +23,7 @@ use crate::kernels::q15::{matvec_q_multi_checked, trit2_no_code10, MvJobQ};
 pub struct Q15CachedLayout {
     /// int16 elements: per layer keys S x DH, values S x D, the last K - 1
     /// normalized rows and one exponent per row of each; then the work rows
-    /// (residual D, the K-row conv ring, query DH, sparse output D) and
+    /// (the K-row conv ring, residual D, query DH, sparse output D) and
     /// their exponents.
     pub i16s: usize,
     /// int32 elements: per layer the SSM state (D) and its exponent; then the
@@ -126,10 +126,12 @@ impl<'w> Q15CachedRunner<'w> {
         if d == 0 || dh == 0 || k == 0 || s == 0 || l == 0 || dims.top_k == 0 || dims.vocab == 0 || logits.len() < dims.vocab || hd.tokens.len() < s {
             return None;
         }
+        // (The ring right after the caches: its rows and the kept ones
+        // share their alignment, so copies between them go by words.)
         let (c16, r) = take(i16s, l * Q15CachedLayout::layer16(dims, s))?;
+        let (ring, r) = take(r, k * d)?;
         let (x, r) = take(r, d)?;
         let (ex, r) = take(r, 1)?;
-        let (ring, r) = take(r, k * d)?;
         let (ering, r) = take(r, k)?;
         let (q, r) = take(r, dh)?;
         let (sparse, _) = take(r, d)?;
