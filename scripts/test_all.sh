@@ -56,7 +56,7 @@ stage "cargo test (q15 size-first build on the microcontroller code path, both s
 # API's four modes in this build too (tests/rt_q15.rs).
 stage "cargo test (q15 cached build: C API errors, Miri test bodies, non-finite blobs, runtime modes; portable)" bash -c '
   ATOME_DTYPE=q15 ATOME_STATE=cached CARGO_TARGET_DIR=target/cfg/q15_cached \
-    cargo test --release --test api_errors --test ffi_miri --test nonfinite --test q15_cached --test rt_q15 &&
+    cargo test --release --test api_errors --test ffi_miri --test nonfinite --test q15_cached --test rt_q15 --test container &&
   ATOME_DTYPE=q15 ATOME_STATE=cached CARGO_TARGET_DIR=target/cfg/q15_cached_portable \
     cargo test --release --features portable --test api_errors --test q15_cached'
 # Cargo.toml's rust-version is true: the library builds with that toolchain

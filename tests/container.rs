@@ -116,13 +116,17 @@ fn atome_load_takes_containers_checks_them_and_their_configuration() {
     assert_eq!(load(&good[..good.len() - 1]).0, -2);
 }
 
+/// The runtime API in the mode of this build's arithmetic (flags 0 and 1 in a
+/// float build, 2 and 3 in a q15 one) gives the compile-time build's bits.
 #[test]
 fn runtime_api_matches_the_compile_time_build() {
     let cfg = Cfg { v: ATOME_VOCAB_SIZE, d: ATOME_D_MODEL, l: ATOME_N_LAYERS, dh: ATOME_D_HEAD, k: ATOME_KERNEL_SIZE, topk: ATOME_TOP_K };
     for (p, seed) in [(Packing::Trit2, 11), (Packing::Base3, 12), (Packing::P3, 13)] {
         let blob = random_model(cfg, p, None, seed).blob(p);
         let d = rt_dims(&cfg.dims(), ATOME_MAX_SEQ as i32);
-        for cached in [0, 1] {
+        // The runtime mode of this build's arithmetic, both plans.
+        let dtype = if ATOME_DTYPE_Q15 == 1 { ATOME_RT_Q15 } else { 0 };
+        for cached in [dtype, dtype | ATOME_RT_CACHED] {
             // SAFETY: every pointer is valid (or null on purpose) for the length passed.
             let mut m: atome_model_t = unsafe { std::mem::zeroed() };
             // SAFETY: every pointer is valid (or null on purpose) for the length passed.
