@@ -113,7 +113,7 @@ int main(void) {
     const int big = 2147483647;
     atome_dims_t wrap = {1, 1, 1, 65535, 1, 1, 65535, 0};
     int flags;
-    unsigned long long true_size = 17180917852ULL;
+    unsigned long long true_size = 17180917852ULL, four_gib = 4294967296ULL;
     unsigned long n, plen, blen;
     unsigned f[8];
     atome_rt_t rt;
@@ -128,7 +128,7 @@ int main(void) {
         if (sizeof(size_t) < 8) expect("17 GB dims on a 32-bit size_t give 0", (long long)lib, 0);
         else expect("17 GB dims on a 64-bit size_t",
                     (long long)(flags == 0 ? (unsigned long long)lib == true_size
-                                           : (unsigned long long)lib > 4294967295ULL), 1);
+                                           : (unsigned long long)lib >= four_gib), 1);
     }
     {
         atome_dims_t k0 = {256, 64, 4, 16, 0, 4, 32, 0}, huge = {big, big, big, big, big, big, big, 0},
