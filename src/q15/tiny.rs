@@ -38,7 +38,11 @@ pub const fn block_len(s: usize) -> usize {
 /// Stored SSM checkpoints for window s: the states before positions C, 2C,
 /// .. below s (the one before position 0 is the zero block).
 pub const fn checkpoints(s: usize) -> usize {
-    s.div_ceil(block_len(s)).saturating_sub(1)
+    // ceil(s / C) - 1 (C >= 1; checked, so that no division can panic).
+    match s.saturating_sub(1).checked_div(block_len(s)) {
+        Some(q) => q,
+        None => 0,
+    }
 }
 
 /// int32 elements of the matvec outputs: a LayerNorm's or a value's D
