@@ -6,6 +6,7 @@ package (the runtime-dimension API; no cargo needed after install):
     import atome
     m = atome.load("atome_944k.bin")   # or an ATOMEF container, or bytes
     print(m.generate(b"Once upon a time", 40))
+    q = atome.load("atome_944k.bin", dtype="q15", cached=True)  # the q15 integer mode, cached plan
 
 The per-configuration path (compile-time knobs, used by the tests of that
 build):
