@@ -48,11 +48,23 @@
 #if defined(ATOME_STATE_CACHED) && !(ATOME_STATE_CACHED + 0)
 #undef ATOME_STATE_CACHED
 #endif
+/* ATOME_STATE_TINY=1 selects the q15 tiny state (library built with
+ * ATOME_DTYPE=q15 ATOME_STATE=tiny; docs/Q15.md#tiny-plan). */
+#if defined(ATOME_STATE_TINY) && !(ATOME_STATE_TINY + 0)
+#undef ATOME_STATE_TINY
+#endif
 
 /* ATOME_DTYPE_Q15=1 selects the q15 integer mode's state (library built with
  * ATOME_DTYPE=q15; docs/Q15.md). */
 #if defined(ATOME_DTYPE_Q15) && !(ATOME_DTYPE_Q15 + 0)
 #undef ATOME_DTYPE_Q15
+#endif
+
+#if defined(ATOME_STATE_TINY) && !defined(ATOME_DTYPE_Q15)
+#error "ATOME_STATE_TINY=1 needs ATOME_DTYPE_Q15=1 (the tiny plan is the q15 engine's)"
+#endif
+#if defined(ATOME_STATE_TINY) && defined(ATOME_STATE_CACHED)
+#error "ATOME_STATE_TINY and ATOME_STATE_CACHED select different states: define one"
 #endif
 
 #if ATOME_N_PATHWAYS != 3
@@ -130,6 +142,20 @@
     + ATOME_D_MODEL + 1 + ATOME_KERNEL_SIZE * ATOME_D_MODEL + ATOME_KERNEL_SIZE + ATOME_D_HEAD + ATOME_D_MODEL)
 #define ATOME_Q15_I32 (ATOME_N_LAYERS * (ATOME_D_MODEL + 1) + (ATOME_D_MODEL + 2 * ATOME_D_HEAD + 3) \
     + 4 * ATOME_TOP_K + ATOME_N_LAYERS + ATOME_Q15_PARAM_INTS_ + 11 * ATOME_N_LAYERS + 2)
+#elif defined(ATOME_STATE_TINY)
+/* tiny: the residual and one layer's keys over the window, K normalized
+ * rows, TOP_K value rows; one SSM block's C states and the checkpoints
+ * before positions C, 2C, .. (C the smallest power of two with C^2 >= S). */
+#define ATOME_Q15_TINY_C_ (ATOME_MAX_SEQ <= 1 ? 1 : ATOME_MAX_SEQ <= 4 ? 2 : ATOME_MAX_SEQ <= 16 ? 4 \
+    : ATOME_MAX_SEQ <= 64 ? 8 : ATOME_MAX_SEQ <= 256 ? 16 : ATOME_MAX_SEQ <= 1024 ? 32 \
+    : ATOME_MAX_SEQ <= 4096 ? 64 : ATOME_MAX_SEQ <= 16384 ? 128 : 256)
+#define ATOME_Q15_TINY_NCK_ ((ATOME_MAX_SEQ - 1) / ATOME_Q15_TINY_C_)
+#define ATOME_Q15_I16 (ATOME_MAX_SEQ * ATOME_D_MODEL + 2 * ATOME_MAX_SEQ + ATOME_MAX_SEQ * ATOME_D_HEAD \
+    + ATOME_KERNEL_SIZE * ATOME_D_MODEL + ATOME_KERNEL_SIZE + ATOME_TOP_K * ATOME_D_MODEL + ATOME_TOP_K \
+    + ATOME_D_HEAD + ATOME_D_MODEL)
+#define ATOME_Q15_I32 ((ATOME_Q15_TINY_C_ + ATOME_Q15_TINY_NCK_) * (ATOME_D_MODEL + 1) \
+    + ATOME_WORK_MAX_(ATOME_D_MODEL, ATOME_D_HEAD + 3) + 4 * ATOME_TOP_K + ATOME_N_LAYERS \
+    + ATOME_KERNEL_SIZE + ATOME_TOP_K + ATOME_Q15_PARAM_INTS_)
 #else
 #define ATOME_Q15_I16 (2 * ATOME_MAX_SEQ * ATOME_D_MODEL + ATOME_MAX_SEQ * ATOME_D_HEAD + 3 * ATOME_MAX_SEQ \
     + ATOME_KERNEL_SIZE * ATOME_D_MODEL + ATOME_KERNEL_SIZE + ATOME_D_HEAD + ATOME_D_MODEL)
@@ -262,8 +288,9 @@ typedef struct {
 
 #if (defined(ATOME_DTYPE_Q15) && !defined(ATOME_STATE_CACHED))
 /*
- Inference state of the q15 integer mode (ATOME_DTYPE=q15, lean):
- binary32 logits, then the engine's int32 and int16 areas (docs/Q15.md).
+ Inference state of the q15 integer mode (ATOME_DTYPE=q15, lean or
+ tiny): binary32 logits, then the engine's int32 and int16 areas
+ (docs/Q15.md).
  */
 typedef struct {
   /*
@@ -957,6 +984,8 @@ int atome_rt_router_entropy(atome_rt_t *rt, float *out);
 #define ATOME_CFG_SYM(knob, value) ATOME_CFG_SYM_(knob, value)
 #if defined(ATOME_STATE_CACHED)
 #define ATOME_CFG_STATE_SYM atome_cfg_STATE_cached
+#elif defined(ATOME_STATE_TINY)
+#define ATOME_CFG_STATE_SYM atome_cfg_STATE_tiny
 #else
 #define ATOME_CFG_STATE_SYM atome_cfg_STATE_lean
 #endif

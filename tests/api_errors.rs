@@ -370,6 +370,9 @@ fn state_work_area_matches_the_memory_plan() {
         let (i16s, i32s, head) = if ATOME_STATE_CACHED == 1 {
             let lay = atome::q15::Q15CachedLayout::new(&atome::config::DIMS, ATOME_MAX_SEQ);
             (lay.i16s, lay.i32s, 12 + 4 * ATOME_MAX_SEQ)
+        } else if ATOME_STATE_TINY == 1 {
+            let lay = atome::q15::Q15TinyLayout::new(&atome::config::DIMS, ATOME_MAX_SEQ);
+            (lay.i16s, lay.i32s, 0)
         } else {
             let lay = atome::q15::Q15Layout::new(&atome::config::DIMS, ATOME_MAX_SEQ);
             (lay.i16s, lay.i32s, 0)

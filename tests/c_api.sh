@@ -96,6 +96,25 @@ if cc $CFLAGS -DATOME_DTYPE_Q15=1 -DATOME_STATE_CACHED=1 c_examples/generate.c "
    && [ "$(head -n -1 "$TMP/q15c.out")" = "$(head -n -1 "$TMP/q15.out")" ]; then
   ok "q15 cached library and C file link and run, q15 lean's text (c_examples/generate.c, built-in model)"
 else bad "q15 cached link/run or text: $(cat "$TMP/err" "$TMP/q15c.out" 2>/dev/null | tail -3)"; fi
+# The q15 tiny state (ATOME_DTYPE=q15 ATOME_STATE=tiny <-> -DATOME_DTYPE_Q15=1
+# -DATOME_STATE_TINY=1): links only with both macros, gives q15 lean's tokens,
+# and the header refuses the macros without q15 or with the cached state.
+Q15T=$(build q15_tiny ATOME_DTYPE=q15 ATOME_STATE=tiny) || bad "build q15 tiny"
+if cc $CFLAGS -DATOME_DTYPE_Q15=1 c_examples/logits.c "$Q15T/libatome.a" -lm -o "$TMP/mismatch9" 2>"$TMP/err"; then
+  bad "a q15 lean C file linked against a q15 tiny library"
+elif grep -q "atome_cfg_STATE_lean" "$TMP/err"; then ok "q15 lean C file / q15 tiny library refused at link time"; else bad "q15 tiny state mismatch message: $(cat "$TMP/err")"; fi
+if cc $CFLAGS -DATOME_DTYPE_Q15=1 -DATOME_STATE_TINY=1 c_examples/logits.c "$Q15/libatome.a" -lm -o "$TMP/mismatch10" 2>"$TMP/err"; then
+  bad "a q15 tiny C file linked against a q15 lean library"
+elif grep -q "atome_cfg_STATE_tiny" "$TMP/err"; then ok "q15 tiny C file / q15 lean library refused at link time"; else bad "q15 tiny state mismatch message: $(cat "$TMP/err")"; fi
+for defs in "-DATOME_STATE_TINY=1" "-DATOME_DTYPE_Q15=1 -DATOME_STATE_TINY=1 -DATOME_STATE_CACHED=1"; do
+  if cc $CFLAGS $defs -c c_examples/logits.c -o "$TMP/tinybad.o" 2>"$TMP/err"; then bad "the header accepted $defs"
+  elif grep -q "ATOME_STATE_TINY" "$TMP/err"; then ok "the header refuses $defs by name"; else bad "tiny macro message: $(cat "$TMP/err")"; fi
+done
+if cc $CFLAGS -DATOME_DTYPE_Q15=1 -DATOME_STATE_TINY=1 c_examples/generate.c "$Q15T/libatome.a" -lm -o "$TMP/q15tgen" 2>"$TMP/err" \
+   && "$TMP/q15tgen" "Hello there" > "$TMP/q15t.out" 2>&1 && [ -s "$TMP/q15.out" ] \
+   && [ "$(head -n -1 "$TMP/q15t.out")" = "$(head -n -1 "$TMP/q15.out")" ]; then
+  ok "q15 tiny library and C file link and run, q15 lean's text (c_examples/generate.c, built-in model)"
+else bad "q15 tiny link/run or text: $(cat "$TMP/err" "$TMP/q15t.out" 2>/dev/null | tail -3)"; fi
 # Also with --gc-sections (firmware links), which may drop unreferenced data.
 if cc $CFLAGS -DATOME_D_MODEL=17 -ffunction-sections -fdata-sections c_examples/logits.c "$DEF/libatome.a" -Wl,--gc-sections -lm -o "$TMP/mismatch3" 2>"$TMP/err"; then
   bad "a D=17 C file linked against a D=64 library with --gc-sections"

@@ -199,7 +199,7 @@ fn tiny_state_sizes() {
     for (d, s) in [(toy, 64), (toy, 32), (d944, 64), (d944, 24)] {
         assert!(b(&d, s) < lb(&d, s));
     }
-    assert_eq!((block_len(64), block_len(32), block_len(1), block_len(2), block_len(65)), (8, 6, 1, 2, 9));
+    assert_eq!((block_len(64), block_len(32), block_len(1), block_len(2), block_len(65)), (8, 8, 1, 2, 16));
 }
 
 /// A runner needs every element of its layout.
@@ -262,5 +262,44 @@ proptest! {
             prop_assert_eq!(a, b);
             prop_assert!(same_bits(&o1, &o2), "n {}", n);
         }
+    }
+}
+
+/// The library's layout constants (build.rs) and the C struct (whose sizes
+/// come from the header's formulas of the same) against the tiny layout, in
+/// a build with ATOME_DTYPE=q15 ATOME_STATE=tiny; and stored_entropy finds
+/// the entropies where the runner keeps them.
+#[test]
+fn state_layout_equals_build_rs() {
+    use atome::config::*;
+    if ATOME_STATE_TINY != 1 {
+        return;
+    }
+    let lay = Q15TinyLayout::new(&DIMS, ATOME_MAX_SEQ);
+    assert_eq!((lay.i16s, lay.i32s), (ATOME_Q15_I16, ATOME_Q15_I32));
+    let sz = std::mem::size_of::<atome::ffi::types::atome_state_t>();
+    let b = lay.bytes(&DIMS);
+    assert!(sz == b || sz == b + 2, "{sz} {b}");
+}
+
+#[test]
+fn stored_entropy_reads_the_last_positions() {
+    for (c, seed) in [([40, 22, 3, 6, 3, 2, 16], 1u64), ([32, 16, 2, 8, 5, 4, 9], 2), ([11, 5, 1, 2, 1, 1, 1], 3)] {
+        let (dims, s) = dims_of(c);
+        let cfg = Cfg { v: c[0], d: c[1], l: c[2], dh: c[3], k: c[4], topk: c[5] };
+        let blob = random_model(cfg, Packing::Trit2, None, seed).blob(Packing::Trit2);
+        let m = parse_model(&blob, &dims).expect("blob");
+        let mut st = tiny(dims, s);
+        let t = toks(s + 2, dims.vocab, seed);
+        let mut want = vec![0.0f32; dims.n_layers];
+        {
+            let mut r = st.runner().expect("runner");
+            r.predict(&m, &t).expect("predict");
+            r.last_entropy(&mut want);
+        }
+        let mut got = vec![-1.0f32; dims.n_layers];
+        assert!(atome::q15::Q15TinyRunner::stored_entropy(&st.i32s, &dims, s, &mut got));
+        assert_eq!(got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want.iter().map(|v| v.to_bits()).collect::<Vec<_>>());
+        assert!(!atome::q15::Q15TinyRunner::stored_entropy(&st.i32s[..3], &dims, s, &mut got));
     }
 }

@@ -126,25 +126,37 @@ mod float {
 }
 
 /// The q15 engine: its lean plan, or with ATOME_STATE=cached its cached
-/// plan (keyed by the blob, as the float cached state).
+/// plan (keyed by the blob, as the float cached state), or with
+/// ATOME_STATE=tiny its tiny plan (no value cache: docs/Q15.md#tiny-plan).
 #[cfg(atome_q15)]
 mod q15 {
     use crate::config::*;
     use crate::ffi::types::atome_state_t;
-    #[cfg(not(atome_cached))]
+    #[cfg(not(any(atome_cached, atome_tiny)))]
     use crate::q15::Q15Runner;
+    #[cfg(atome_tiny)]
+    use crate::q15::Q15TinyRunner;
 
     /// The runner type of this build's state.
-    #[cfg(not(atome_cached))]
+    #[cfg(not(any(atome_cached, atome_tiny)))]
     pub(crate) type StateRunner<'a> = Q15Runner<'a>;
+    /// The runner type of this build's state.
+    #[cfg(atome_tiny)]
+    pub(crate) type StateRunner<'a> = Q15TinyRunner<'a>;
     /// The runner type of this build's state.
     #[cfg(atome_cached)]
     pub(crate) type StateRunner<'a> = crate::q15::Q15CachedRunner<'a>;
 
     /// The runner over a q15 lean C state.
-    #[cfg(not(atome_cached))]
+    #[cfg(not(any(atome_cached, atome_tiny)))]
     pub(crate) fn state_runner(st: &mut atome_state_t, _salt: u32) -> Option<StateRunner<'_>> {
         Q15Runner::new(&mut st.work16, &mut st.work32, &mut st.logits, &DIMS, ATOME_MAX_SEQ)
+    }
+
+    /// The runner over a q15 tiny C state.
+    #[cfg(atome_tiny)]
+    pub(crate) fn state_runner(st: &mut atome_state_t, _salt: u32) -> Option<StateRunner<'_>> {
+        Q15TinyRunner::new(&mut st.work16, &mut st.work32, &mut st.logits, &DIMS, ATOME_MAX_SEQ)
     }
 
     /// The runner over a q15 cached C state, keyed by `salt`.
@@ -157,9 +169,16 @@ mod q15 {
 
     /// Copies the last position's router entropies of a const state into
     /// `out`; false when the int32 area is too short.
-    #[cfg(not(atome_cached))]
+    #[cfg(not(any(atome_cached, atome_tiny)))]
     pub(crate) fn stored_entropy(st: &atome_state_t, out: &mut [f32]) -> bool {
         Q15Runner::stored_entropy(&st.work32, &DIMS, ATOME_MAX_SEQ, out)
+    }
+
+    /// Copies the last position's router entropies of a const state into
+    /// `out`; false when the int32 area is too short.
+    #[cfg(atome_tiny)]
+    pub(crate) fn stored_entropy(st: &atome_state_t, out: &mut [f32]) -> bool {
+        Q15TinyRunner::stored_entropy(&st.work32, &DIMS, ATOME_MAX_SEQ, out)
     }
 
     /// Copies the last position's router entropies of a const state into

@@ -26,8 +26,9 @@ pub unsafe extern "C" fn atome_get_build_config(out: *mut atome_build_config_t) 
         kernel_size: ATOME_KERNEL_SIZE as i32,
         top_k: ATOME_TOP_K as i32,
         max_classes: ATOME_MAX_CLASSES as i32,
-        // Bit 0: the cached plan; bit 1: the q15 integer mode (ATOME_DTYPE=q15).
-        state_cached: (ATOME_STATE_CACHED | ATOME_DTYPE_Q15 << 1) as i32,
+        // Bit 0: the cached plan; bit 1: the q15 integer mode
+        // (ATOME_DTYPE=q15); bit 2: the tiny plan (ATOME_STATE=tiny).
+        state_cached: (ATOME_STATE_CACHED | ATOME_DTYPE_Q15 << 1 | ATOME_STATE_TINY << 2) as i32,
         state_size: core::mem::size_of::<atome_state_t>() as u32,
         model_size: core::mem::size_of::<atome_model_t>() as u32,
         classifier_size: core::mem::size_of::<atome_classifier_t>() as u32,

@@ -156,8 +156,9 @@ pub struct atome_state_t {
     pub cache_tokens: [i32; ATOME_MAX_SEQ],
 }
 
-/// Inference state of the q15 integer mode (ATOME_DTYPE=q15, lean):
-/// binary32 logits, then the engine's int32 and int16 areas (docs/Q15.md).
+/// Inference state of the q15 integer mode (ATOME_DTYPE=q15, lean or
+/// tiny): binary32 logits, then the engine's int32 and int16 areas
+/// (docs/Q15.md).
 #[cfg(all(atome_q15, not(atome_cached)))]
 #[repr(C)]
 pub struct atome_state_t {

@@ -17,6 +17,7 @@ use crate::format::{Classifier, Dims, Model};
 use crate::forward::{take, Tokens};
 use engine::Bufs;
 pub use engine::cached::{Q15CachedLayout, Q15CachedRunner, Q15CachedState};
+pub use engine::tiny::{Q15TinyLayout, Q15TinyRunner, Q15TinyState};
 
 /// Element counts of a q15 lean state's two areas (docs/PERFORMANCE.md#ram-of-the-q15-lean-state).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

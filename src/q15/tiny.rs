@@ -24,13 +24,14 @@ use crate::kernels::q15::matvec::matvec_q_accel;
 #[cfg(not(atome_small))]
 use crate::kernels::q15::{matvec_q_multi_checked, trit2_no_code10, MvJobQ};
 
-/// Positions per SSM block for window s: the smallest C with C^2 >= s
-/// (so that the checkpoints, about s / C, and one block's states, C, take
-/// about 2 sqrt(s) rows together).
+/// Positions per SSM block for window s: the smallest power of two C with
+/// C^2 >= s (so that the checkpoints, about s / C, and one block's states,
+/// C, take about 2 sqrt(s) rows together; a power of two, so that the C
+/// header's constant expression for the state's size can name it).
 pub const fn block_len(s: usize) -> usize {
     let mut c = 1usize;
     while c.saturating_mul(c) < s {
-        c += 1;
+        c *= 2;
     }
     c
 }
@@ -149,6 +150,20 @@ impl<'w> Q15TinyRunner<'w> {
         let b = Bufs { x, ex, k: kc, ek, v, ev, ring, ering, q, sparse, hs, mv, slots, pa: &mut [], ent };
         let t = Tb { b, est, ck, eck, rpos, vpos };
         Some(Q15TinyRunner { t, pa, logits, dims: *dims, s })
+    }
+
+    /// The last position's router entropies stored in a q15 tiny state's
+    /// int32 area (as [`Q15TinyRunner::new`] carves it), read without a
+    /// runner; false when the area is too short.
+    pub fn stored_entropy(i32s: &[i32], dims: &Dims, s: usize, out: &mut [f32]) -> bool {
+        let (d, tk) = (dims.d_model, dims.top_k);
+        let (c, nck) = (block_len(s), checkpoints(s));
+        let at = c * d + c + nck * d + nck + mv_len(dims) + 4 * tk;
+        let Some(src) = i32s.get(at..at + dims.n_layers) else { return false };
+        for (o, &e) in out.iter_mut().zip(src) {
+            *o = f32::from_bits(e as u32);
+        }
+        true
     }
 
     /// Runs the layers (every position's router entropies into `all` when
