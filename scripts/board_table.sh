@@ -57,13 +57,17 @@ rm -rf "$OUT"; mkdir -p "$OUT"
 # name|tier|dtype|cargo features|extra knobs|C flags. Tier 2 (size-first)
 # is tried only when no tier-1 build fits; within a tier the cached state
 # comes before the lean one of the same dtype, which it is never slower
-# than, so the lean one is tried only when the cached one does not fit.
+# than, so the lean one is tried only when the cached one does not fit,
+# and the q15 tiny state (no value cache: slower, smaller) only when
+# neither q15 state does.
 BUILDS="f32-cached|1|f32||ATOME_STATE=cached|-DATOME_STATE_CACHED=1
 q15-cached|1|q15||ATOME_DTYPE=q15 ATOME_STATE=cached|-DATOME_DTYPE_Q15=1 -DATOME_STATE_CACHED=1
 q15|1|q15||ATOME_DTYPE=q15|-DATOME_DTYPE_Q15=1
+q15-tiny|1|q15||ATOME_DTYPE=q15 ATOME_STATE=tiny|-DATOME_DTYPE_Q15=1 -DATOME_STATE_TINY=1
 f32|1|f32|||
 q15-cached size-first|2|q15|--features size-first|ATOME_DTYPE=q15 ATOME_STATE=cached|-DATOME_DTYPE_Q15=1 -DATOME_STATE_CACHED=1
 q15 size-first|2|q15|--features size-first|ATOME_DTYPE=q15|-DATOME_DTYPE_Q15=1
+q15-tiny size-first|2|q15|--features size-first|ATOME_DTYPE=q15 ATOME_STATE=tiny|-DATOME_DTYPE_Q15=1 -DATOME_STATE_TINY=1
 f32-cached size-first|2|f32|--features size-first|ATOME_STATE=cached|-DATOME_STATE_CACHED=1
 f32 size-first|2|f32|--features size-first||"
 

@@ -2,7 +2,7 @@
 # QEMU parity: libatome.a on Cortex-M gives the same bits as on x86-64.
 #
 #   scripts/qemu_parity.sh [--full] [--jobs N] [--only CFG,...] [--boards BOARD,...]
-#                          [--builds default,size-first,q15,q15-cached]
+#                          [--builds default,size-first,q15,q15-cached,q15-tiny]
 #
 # For every golden configuration (shared/golden/golden_visible.json) it builds
 # libatome.a once per Rust target (--profile firmware) and once for the host
@@ -30,6 +30,8 @@
 # same host text as the q15 build: its cached plan must give the lean
 # plan's bits, with one state carried through every case of a firmware
 # (so each call either extends, or is refused by, the cache of the last).
+# The q15 tiny build (ATOME_STATE=tiny, -DATOME_STATE_TINY=1: no value
+# cache) runs the same plan against the same text.
 # Exit status 0 only when every run that fits its board matches the host bit
 # for bit.
 set -euo pipefail
@@ -39,7 +41,7 @@ source firmware/fw.sh
 FULL=""
 JOBS=2
 PLANARGS=""
-BUILDS="default,size-first,q15,q15-cached"
+BUILDS="default,size-first,q15,q15-cached,q15-tiny"
 while [ $# -gt 0 ]; do
     case "$1" in
         --full) FULL=--full ;;
@@ -47,7 +49,7 @@ while [ $# -gt 0 ]; do
         --only) PLANARGS="$PLANARGS --only=$2"; shift ;;
         --boards) PLANARGS="$PLANARGS --boards=$2"; shift ;;
         --builds) BUILDS="$2"; shift ;;
-        *) fw_die "usage: $0 [--full] [--jobs N] [--only CFG,...] [--boards BOARD,...] [--builds default,size-first,q15,q15-cached]" ;;
+        *) fw_die "usage: $0 [--full] [--jobs N] [--only CFG,...] [--boards BOARD,...] [--builds default,size-first,q15,q15-cached,q15-tiny]" ;;
     esac
     shift
 done
@@ -62,14 +64,14 @@ mkdir -p "$OUT/jobs" "$OUT/gen" "$OUT/runs"
 HOST_TARGET="$(rustc -vV | sed -n 's/^host: //p')"
 
 BUILDS="$(echo "$BUILDS" | tr ',' ' ')"
-for b in $BUILDS; do case "$b" in default|size-first|q15|q15-cached) ;; *) fw_die "unknown build $b (default, size-first, q15, q15-cached)" ;; esac; done
+for b in $BUILDS; do case "$b" in default|size-first|q15|q15-cached|q15-tiny) ;; *) fw_die "unknown build $b (default, size-first, q15, q15-cached, q15-tiny)" ;; esac; done
 has_build() { case " $BUILDS " in *" $1 "*) return 0 ;; esac; return 1; }
 # The float builds share plan.txt; the q15 builds plan-q15.txt (a smaller state: more fits).
 : > "$OUT/plan.txt"; : > "$OUT/plan-q15.txt"
 if has_build default || has_build size-first; then
     python3 firmware/tools/parity_plan.py "$FW_GOLDEN" $FULL $PLANARGS > "$OUT/plan.txt"
 fi
-if has_build q15 || has_build q15-cached; then
+if has_build q15 || has_build q15-cached || has_build q15-tiny; then
     python3 firmware/tools/parity_plan.py "$FW_GOLDEN" --q15 $FULL $PLANARGS > "$OUT/plan-q15.txt"
 fi
 plan_of() { if is_q15 "$1"; then echo "$OUT/plan-q15.txt"; else echo "$OUT/plan.txt"; fi; }
@@ -77,11 +79,11 @@ fw_log "parity plan: $(wc -l < "$OUT/plan.txt") firmware runs per float build, $
 CFGS="$(cat "$OUT/plan.txt" "$OUT/plan-q15.txt" | cut -d' ' -f1 | awk '!s[$0]++')"
 
 # cargo configuration name (target dir), features, environment and C flags of a build
-build_cfg() { case "$2" in size-first) echo "${1}_size_first" ;; q15) echo "${1}_q15" ;; q15-cached) echo "${1}_q15c" ;; *) echo "$1" ;; esac; }
+build_cfg() { case "$2" in size-first) echo "${1}_size_first" ;; q15) echo "${1}_q15" ;; q15-cached) echo "${1}_q15c" ;; q15-tiny) echo "${1}_q15t" ;; *) echo "$1" ;; esac; }
 build_features() { if [ "$1" = size-first ]; then echo "--features size-first"; fi; }
-build_env() { case "$1" in q15) echo "ATOME_DTYPE=q15" ;; q15-cached) echo "ATOME_DTYPE=q15 ATOME_STATE=cached" ;; esac; }
-build_cdefs() { case "$1" in q15) echo "-DATOME_DTYPE_Q15=1" ;; q15-cached) echo "-DATOME_DTYPE_Q15=1 -DATOME_STATE_CACHED=1" ;; esac; }
-is_q15() { case "$1" in q15|q15-cached) return 0 ;; esac; return 1; }
+build_env() { case "$1" in q15) echo "ATOME_DTYPE=q15" ;; q15-cached) echo "ATOME_DTYPE=q15 ATOME_STATE=cached" ;; q15-tiny) echo "ATOME_DTYPE=q15 ATOME_STATE=tiny" ;; esac; }
+build_cdefs() { case "$1" in q15) echo "-DATOME_DTYPE_Q15=1" ;; q15-cached) echo "-DATOME_DTYPE_Q15=1 -DATOME_STATE_CACHED=1" ;; q15-tiny) echo "-DATOME_DTYPE_Q15=1 -DATOME_STATE_TINY=1" ;; esac; }
+is_q15() { case "$1" in q15|q15-cached|q15-tiny) return 0 ;; esac; return 1; }
 
 declare -A KN   # configuration -> "ATOME_...=N ..." (one python call each)
 for cfg in $CFGS; do KN[$cfg]="$(fw_knobs "$cfg")"; done

@@ -59,6 +59,14 @@ stage "cargo test (q15 cached build: C API errors, Miri test bodies, non-finite 
     cargo test --release --test api_errors --test ffi_miri --test nonfinite --test q15_cached --test rt_q15 --test container &&
   ATOME_DTYPE=q15 ATOME_STATE=cached CARGO_TARGET_DIR=target/cfg/q15_cached_portable \
     cargo test --release --features portable --test api_errors --test q15_cached'
+# The q15 tiny state (ATOME_DTYPE=q15 ATOME_STATE=tiny: no value cache,
+# docs/Q15.md#tiny-plan) behind the C API tests, its plan against the lean
+# one, and the same on the size-first microcontroller code path.
+stage "cargo test (q15 tiny build: tiny vs lean, C API errors, Miri test bodies, non-finite blobs; size-first portable)" bash -c '
+  ATOME_DTYPE=q15 ATOME_STATE=tiny CARGO_TARGET_DIR=target/cfg/q15_tiny \
+    cargo test --release --test q15_tiny --test api_errors --test ffi_miri --test nonfinite --test purity &&
+  ATOME_DTYPE=q15 ATOME_STATE=tiny CARGO_TARGET_DIR=target/portable-q15t-sf \
+    cargo test --release --features portable,size-first --test q15_tiny --test api_errors'
 # Cargo.toml's rust-version is true: the library builds with that toolchain
 # (scripts/setup.sh installs it), both code paths.
 stage "rust-version: cargo +<rust-version> check (lib)" bash -c '
@@ -69,6 +77,7 @@ stage "clippy -D warnings: library (both code paths, all targets), CLI, fuzz cra
   cargo clippy --release --all-targets -- -D warnings &&
   CARGO_TARGET_DIR=target/portable cargo clippy --release --features portable --all-targets -- -D warnings &&
   ATOME_DTYPE=q15 ATOME_STATE=cached CARGO_TARGET_DIR=target/cfg/q15_cached cargo clippy --release --all-targets -- -D warnings &&
+  ATOME_DTYPE=q15 ATOME_STATE=tiny CARGO_TARGET_DIR=target/cfg/q15_tiny cargo clippy --release --all-targets -- -D warnings &&
   (cd cli && cargo clippy --release --all-targets -- -D warnings) &&
   (cd fuzz && cargo clippy --all-targets -- -D warnings)'
 stage "C API, examples, link-time config check, symbols, sizeof" tests/c_api.sh

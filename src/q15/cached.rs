@@ -211,7 +211,8 @@ impl<'w> Q15CachedRunner<'w> {
         }
         let per16 = Q15CachedLayout::layer16(&dims, s);
         let hr = kk - 1;
-        let slot = t % kk;
+        // (Checked remainders: no division panic path, whatever the dims.)
+        let slot = t.checked_rem(kk)?;
         let c16 = core::mem::take(&mut self.c16);
         let c32 = core::mem::take(&mut self.c32);
         let pa = core::mem::take(&mut self.pa);
@@ -238,7 +239,7 @@ impl<'w> Q15CachedRunner<'w> {
                 // The stored rows t-1 .. t-K+1 into the work ring (row j at
                 // j mod K there, at j mod (K-1) in the cache).
                 for j in t.saturating_sub(hr)..t {
-                    let (src, dst) = (j % hr, j % kk);
+                    let (src, dst) = (j.checked_rem(hr)?, j.checked_rem(kk)?);
                     self.ring.get_mut(dst * d..(dst + 1) * d)?.copy_from_slice(hist.get(src * d..(src + 1) * d)?);
                     *self.ering.get_mut(dst)? = *ehist.get(src)?;
                 }
@@ -252,7 +253,7 @@ impl<'w> Q15CachedRunner<'w> {
                 let e = quant::quant_into(accel, b.mv.get(dh..dh + d)?, eh, b.v.get_mut(t * d..(t + 1) * d)?);
                 *b.ev.get_mut(t)? = e as i16;
                 if hr > 0 {
-                    let dst = t % hr;
+                    let dst = t.checked_rem(hr)?;
                     hist.get_mut(dst * d..(dst + 1) * d)?.copy_from_slice(b.ring.get(slot * d..(slot + 1) * d)?);
                     *ehist.get_mut(dst)? = eh as i16;
                 }
@@ -311,6 +312,9 @@ fn layer_q<'a>(model: &Model<'a>, l: usize, w: &[i32; LAYER_WORDS]) -> (LayerQ<'
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
 fn norm_ssm(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], logits: &mut [f32], pa: &mut [i32], b: &mut Bufs, ehs: &mut i32, slot: usize, d: usize) -> Option<i32> {
+    if d == 0 {
+        return None;
+    }
     let (p, a) = layer_q(model, l, w);
     // The layer's parameter vectors as in the lean plan (the logits area,
     // then the int32 area).
