@@ -15,14 +15,9 @@ kernel!(
 /// normalized row at exponent eh.
 #[inline(never)]
 pub(crate) fn router(sc: Scale, acc3: &[i32], eh: i32) -> [i32; 3] {
-    // The sums as int64 words (low, high), as the attention's scores.
-    let (mut lo, mut hi) = ([0i32; 3], [0i32; 3]);
-    for ((l, h), &m) in lo.iter_mut().zip(hi.iter_mut()).zip(acc3) {
-        *l = m;
-        *h = m >> 31;
-    }
+    // (The sums are int32: no high words.)
     let mut r = [0i32; 3];
-    softmax_q(&lo, &hi, sc.m, ecomb_plain(sc.e, eh), &mut r);
+    softmax_q(acc3, &[], sc.m, ecomb_plain(sc.e, eh), &mut r);
     r
 }
 

@@ -53,9 +53,10 @@ fn ssm_fast(tanh: Vals, bv: Vals, hs: &mut [i32], h: &[i16], s1: u32, s2: u32) -
     return ssm_sums_m0(tanh.ints(), bv.ints(), hs, h, s1, s2);
     // Elsewhere: rshr_hl's low-word case only, its branch out of the loop
     // (|T hs| < 2^60 with s1 >= 30, |b h| < 2^38 with s2 >= 8).
+    // (Size-first: none, the general loop.)
     #[allow(unreachable_code)]
     {
-        if s1 > 32 || s2 > 32 {
+        if s1 > 32 || s2 > 32 || cfg!(atome_small) {
             return None;
         }
         let r = |v: i64, s: u32| rshr_hl_lo((v >> 32) as i32, v as u32, s);

@@ -147,13 +147,15 @@ pub fn sgn_mul(g: i64, v: i64) -> i64 {
 }
 
 /// softmax_q of the real scores sig(j) * cm * 2^ce, j < out.len(), each
-/// score an int64 given by its two words (`lo[j]` and `hi[j]`; missing
-/// words read as 0): Q30 probabilities into `out`. (One copy for the
-/// router and the attention; not generic.)
-#[cfg_attr(not(atome_small), inline(never))]
+/// score an int64 given by its two words `lo[j]` and `hi[j]` (lo[j] alone,
+/// sign-extended, where `hi` is shorter; 0 where `lo` is): Q30
+/// probabilities into `out`. (One copy for the router and the attention;
+/// not generic.)
+#[inline(never)]
 pub fn softmax_q(lo: &[i32], hi: &[i32], cm: i64, ce: i32, out: &mut [i32]) {
     let sig = |j: usize| match (lo.get(j), hi.get(j)) {
         (Some(&l), Some(&h)) => (i64::from(h) << 32) | i64::from(l as u32),
+        (Some(&l), None) => i64::from(l),
         _ => 0,
     };
     let g = cm.signum();
@@ -172,8 +174,12 @@ pub fn softmax_q(lo: &[i32], hi: &[i32], cm: i64, ce: i32, out: &mut [i32]) {
             Ok(d32) if NO_SMULL => mul64(d32, km as i32),
             _ => d * km,
         };
-        // (p >= 0: d >= 0 and km >= 0.)
+        // (p >= 0: d >= 0 and km >= 0. Size-first: the one exp2q, shared
+        // with tanh_q30.)
+        #[cfg(not(atome_small))]
         let e = exp2q_nn(to_q24(p, k));
+        #[cfg(atome_small)]
+        let e = exp2q(to_q24(p, k));
         *o = e as i32;
         z += e;
     }
