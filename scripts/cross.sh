@@ -17,8 +17,11 @@
 #    include/atome.h defined, no message from binutils' LLVM plugin.
 # 3. No-panic proof, on the final linked ELF (names containing "panic", or
 #    rust_begin_unwind, or core::fmt must be absent):
-#    Both for the float build and the q15 build (ATOME_DTYPE=q15, archives
-#    cross-q15; its C firmware compiled with -DATOME_DTYPE_Q15=1):
+#    For the float build, the q15 build (ATOME_DTYPE=q15, archives
+#    cross-q15; its C firmware compiled with -DATOME_DTYPE_Q15=1) and the
+#    q15 tiny build (ATOME_STATE=tiny, archives cross-q15t; also
+#    -DATOME_STATE_TINY=1). (The q15 cached plan is linked by every build's
+#    runtime API.)
 #    a. every target: rust-lld --gc-sections with every exported atome_*
 #       function as a root (-u), i.e. what any firmware calling the whole API
 #       keeps;
@@ -51,9 +54,10 @@ TARGETS="$FW_ALL_TARGETS"
 KNOBS="$(fw_knobs default-config)"
 QKNOBS="$KNOBS ATOME_DTYPE=q15"
 # The no-panic builds: archive set, knobs, extra C flags of the firmware.
-np_knobs() { if [ "$1" = cross-q15 ]; then echo "$QKNOBS"; else echo "$KNOBS"; fi; }
-np_cflags() { if [ "$1" = cross-q15 ]; then echo "-DATOME_DTYPE_Q15=1"; fi; }
-np_name() { if [ "$1" = cross-q15 ]; then echo q15; else echo float; fi; }
+np_knobs() { case "$1" in cross-q15) echo "$QKNOBS" ;; cross-q15t) echo "$QKNOBS ATOME_STATE=tiny" ;; *) echo "$KNOBS" ;; esac; }
+np_cflags() { case "$1" in cross-q15) echo "-DATOME_DTYPE_Q15=1" ;; cross-q15t) echo "-DATOME_DTYPE_Q15=1 -DATOME_STATE_TINY=1" ;; esac; }
+np_name() { case "$1" in cross-q15) echo q15 ;; cross-q15t) echo q15-tiny ;; *) echo float ;; esac; }
+NP_BUILDS="cross cross-q15 cross-q15t"
 
 # ---- 1. build ---------------------------------------------------------------
 T1=$(fw_now)
@@ -64,8 +68,10 @@ FW_CARGO_FEATURES="--features system-libm" fw_cargo_build cross-libm "$KNOBS" fi
     || fw_die "cargo build --profile firmware --features system-libm failed"
 # shellcheck disable=SC2086
 fw_cargo_build cross-q15 "$QKNOBS" firmware $TARGETS || fw_die "cargo build --profile firmware (ATOME_DTYPE=q15) failed"
+# shellcheck disable=SC2086
+fw_cargo_build cross-q15t "$QKNOBS ATOME_STATE=tiny" firmware $TARGETS || fw_die "cargo build --profile firmware (ATOME_DTYPE=q15 ATOME_STATE=tiny) failed"
 T_BUILD=$(( $(fw_now) - T1 ))
-echo "built 3 x 7 archives (default, system-libm, q15) in ${T_BUILD}s"
+echo "built 4 x 7 archives (default, system-libm, q15, q15 tiny) in ${T_BUILD}s"
 
 # ---- 2. symbol audit ---------------------------------------------------------
 audits=0
@@ -103,7 +109,7 @@ echo "binutils audit: $gnuaudits/28 (7 targets x default, system-libm x arm-none
 # ---- 3a. no-panic: rust-lld with every export as a root ---------------------
 panic_re='panic|rust_begin_unwind|core..fmt|_ZN4core3fmt'
 lldok=0
-for v in cross cross-q15; do
+for v in $NP_BUILDS; do
 for t in $TARGETS; do
     lib="$(fw_lib_path $v firmware "$t")"
     roots="$("$NM" --defined-only -g "$lib" 2>/dev/null | awk '$2=="T" && $3 ~ /^atome_/ {print "-u " $3}' | sort -u | tr '\n' ' ')"
@@ -118,7 +124,7 @@ for t in $TARGETS; do
     if [ -n "$hits" ]; then
         { echo "$hits" | head -5 || true; }; failmsg "panic machinery linked in ($t, $(np_name $v), all $n exports kept)"
     else
-        lldok=$((lldok + 1)); printf 'no-panic %-5s %-28s rust-lld, %2d exports kept, .text %6s bytes: ok\n' "$(np_name $v)" "$t" "$n" "$text"
+        lldok=$((lldok + 1)); printf 'no-panic %-8s %-28s rust-lld, %2d exports kept, .text %6s bytes: ok\n' "$(np_name $v)" "$t" "$n" "$text"
     fi
 done
 done
@@ -128,7 +134,7 @@ cfwok=0; cfwn=0; ran=""
 blobdir="$OUT/auditblob"; mkdir -p "$blobdir"
 printf '    .section .rodata.audit_blob,"a"\n    .balign 4\n    .global audit_blob\naudit_blob:\n    .incbin "%s"\n    .global audit_blob_end\naudit_blob_end:\n    .section .note.GNU-stack,"",%%progbits\n' \
     "$FW_MODELS/default.atome" > "$blobdir/blob.S"
-for v in cross cross-q15; do
+for v in $NP_BUILDS; do
 for tb in thumbv6m-none-eabi:mps2-an385 thumbv7m-none-eabi:mps2-an385 thumbv7em-none-eabihf:mps2-an386 \
           thumbv7em-none-eabi:mps2-an500 thumbv8m.main-none-eabihf:mps2-an505 \
           riscv32imc-unknown-none-elf:riscv-virt riscv32imac-unknown-none-elf:riscv-virt; do
@@ -170,7 +176,7 @@ for tb in thumbv6m-none-eabi:mps2-an385 thumbv7m-none-eabi:mps2-an385 thumbv7em-
         printf 'C firmware %-5s %-28s %s, but panic machinery present\n' "$nm" "$t" "$status"; continue
     fi
     cfwok=$((cfwok + 1))
-    printf 'no-panic %-5s %-28s C firmware --gc-sections, %s: ok\n' "$nm" "$t" "$status"
+    printf 'no-panic %-8s %-28s C firmware --gc-sections, %s: ok\n' "$nm" "$t" "$status"
 done
 done
 
@@ -213,9 +219,9 @@ TOTAL=$(( $(fw_now) - T0 ))
 npass=$((audits + gnuaudits + lldok + cfwok + libmok))
 echo
 if [ "$fail" = 0 ]; then
-    echo "cross summary: OK: 7 targets x (default, system-libm, q15) built; $audits/14 symbol audits, $gnuaudits/28 binutils audits passed; no-panic (float, q15): $lldok/14 rust-lld root links, $cfwok/$cfwn C firmwares (run on$ran); newlib expf/tanhf with system-libm: $libmok/2; ${TOTAL}s"
+    echo "cross summary: OK: 7 targets x (default, system-libm, q15, q15 tiny) built; $audits/14 symbol audits, $gnuaudits/28 binutils audits passed; no-panic (float, q15, q15 tiny): $lldok/21 rust-lld root links, $cfwok/$cfwn C firmwares (run on$ran); newlib expf/tanhf with system-libm: $libmok/2; ${TOTAL}s"
 else
-    echo "cross summary: FAILED: $audits/14 symbol audits, $gnuaudits/28 binutils audits passed; no-panic (float, q15): $lldok/14 rust-lld root links, $cfwok/$cfwn C firmwares; ${TOTAL}s"
+    echo "cross summary: FAILED: $audits/14 symbol audits, $gnuaudits/28 binutils audits passed; no-panic (float, q15, q15 tiny): $lldok/21 rust-lld root links, $cfwok/$cfwn C firmwares; ${TOTAL}s"
 fi
 echo "cross: $npass passed, $fail failed"
 [ "$fail" = 0 ]
