@@ -20,7 +20,8 @@
 #   ATOME_D_MODEL ATOME_MAX_SEQ ATOME_N_LAYERS ATOME_N_PATHWAYS ATOME_VOCAB_SIZE
 #   ATOME_D_HEAD ATOME_KERNEL_SIZE ATOME_TOP_K ATOME_MAX_CLASSES
 #                       the model configuration (docs/API.md#build-configuration)
-#   ATOME_STATE         lean (default) or cached
+#   ATOME_STATE         lean (default), cached, or tiny (with ATOME_DTYPE=q15:
+#                       the q15 state without a value cache, docs/Q15.md)
 #   ATOME_DTYPE         f32 (default: the reference's bits) or q15 (integer
 #                       activations, docs/Q15.md); q15 defines ATOME_DTYPE_Q15=1
 #   ATOME_FEATURES      cargo features, e.g. "system-libm" (platform expf/tanhf)
@@ -80,8 +81,8 @@ foreach(_k _d IN ZIP_LISTS _atome_knobs _atome_defaults)
     message(FATAL_ERROR "ATOME_${_k}=${ATOME_${_k}} is not a whole number")
   endif()
 endforeach()
-set(ATOME_STATE "lean" CACHE STRING "atome state layout: lean or cached")
-set_property(CACHE ATOME_STATE PROPERTY STRINGS lean cached)
+set(ATOME_STATE "lean" CACHE STRING "atome state layout: lean, cached or tiny (q15 only)")
+set_property(CACHE ATOME_STATE PROPERTY STRINGS lean cached tiny)
 set(ATOME_DTYPE "f32" CACHE STRING "atome activation arithmetic: f32 (reference bits) or q15 (integer, docs/Q15.md)")
 set_property(CACHE ATOME_DTYPE PROPERTY STRINGS f32 q15)
 set(ATOME_FEATURES "" CACHE STRING "cargo features for atome (e.g. system-libm)")
@@ -198,8 +199,13 @@ endforeach()
 list(APPEND _atome_env "ATOME_STATE=${ATOME_STATE}")
 if(ATOME_STATE STREQUAL "cached")
   list(APPEND _atome_defs "ATOME_STATE_CACHED=1")
+elseif(ATOME_STATE STREQUAL "tiny")
+  if(NOT ATOME_DTYPE STREQUAL "q15")
+    message(FATAL_ERROR "ATOME_STATE=tiny needs ATOME_DTYPE=q15 (the tiny plan is the q15 engine's)")
+  endif()
+  list(APPEND _atome_defs "ATOME_STATE_TINY=1")
 elseif(NOT ATOME_STATE STREQUAL "lean")
-  message(FATAL_ERROR "ATOME_STATE must be lean or cached, not '${ATOME_STATE}'")
+  message(FATAL_ERROR "ATOME_STATE must be lean, cached or tiny, not '${ATOME_STATE}'")
 endif()
 string(APPEND _atome_tag "${ATOME_STATE}")
 list(APPEND _atome_env "ATOME_DTYPE=${ATOME_DTYPE}")
