@@ -25,32 +25,6 @@ fn cached(dims: Dims, s: usize) -> Cached {
     Q15CachedState::new(dims, s, vec![0x5a5a; lay.i16s], vec![-7; lay.i32s], vec![1.5; dims.vocab], vec![3; s])
 }
 
-/// The golden configurations: (name, blob, V, D, L, DH, K, TOPK, S).
-const CONFIGS: &[(&str, &str, [usize; 7])] = &[
-    ("tiny", "tiny.atome", [32, 16, 2, 8, 5, 4, 8]),
-    ("default", "default.atome", [256, 64, 4, 16, 5, 4, 32]),
-    ("odd", "odd.atome", [40, 22, 3, 6, 3, 2, 16]),
-    ("wide", "wide.atome", [64, 32, 2, 8, 7, 6, 24]),
-    ("toy", "model_toy.atome", [256, 64, 4, 16, 5, 4, 64]),
-    ("m944k", "atome_944k.bin", [256, 256, 8, 64, 5, 4, 64]),
-    ("m944k_s24", "atome_944k.bin", [256, 256, 8, 64, 5, 4, 24]),
-];
-
-const CLASSIFIERS: &[(&str, [usize; 7])] = &[
-    ("agri.atomecl", [256, 32, 2, 8, 5, 4, 32]),
-    ("voice.atomecl", [256, 32, 2, 8, 5, 4, 32]),
-    ("cls_odd.atomecl", [40, 22, 3, 6, 3, 2, 16]),
-];
-
-fn dims_of(c: [usize; 7]) -> (Dims, usize) {
-    (Dims { vocab: c[0], d_model: c[1], n_layers: c[2], d_head: c[3], kernel_size: c[4], top_k: c[5] }, c[6])
-}
-
-fn toks(n: usize, v: usize, seed: u64) -> Vec<i32> {
-    // Ids outside [0, V) now and then (they read as 0).
-    (0..n).map(|i| ((i as u64 * 2654435761 + seed * 40503) % (v as u64 + 2)) as i32 - 1).collect()
-}
-
 fn lean_predict(st: &mut Lean, m: &atome::format::Model, t: &[i32]) -> (usize, Vec<f32>, Vec<f32>) {
     let mut r = st.runner().unwrap();
     let id = r.predict(m, t).unwrap();
@@ -77,20 +51,20 @@ fn assert_same(a: &(usize, Vec<f32>, Vec<f32>), b: &(usize, Vec<f32>, Vec<f32>),
 #[test]
 fn cached_equals_lean_on_every_golden_configuration() {
     let Some(sh) = shared() else { return };
-    for &(name, file, c) in CONFIGS {
-        let (dims, s) = dims_of(c);
+    for &(name, file, c) in GOLDEN_MODELS {
+        let (dims, s) = golden_dims(c);
         let blob = std::fs::read(sh.join("models").join(file)).unwrap();
         let m = parse_model(&blob, &dims).unwrap();
         let mut le = lean(dims, s);
         let mut ca = cached(dims, s);
-        let long = toks(s + 5, dims.vocab, 1);
+        let long = oob_tokens(s + 5, dims.vocab, 1);
         // Growing prefixes on one cached state (each call one new position),
         // then shorter, unrelated and longer-than-S lists (a fresh start).
         let mut cases: Vec<Vec<i32>> = (1..=s.min(20)).map(|n| long[..n].to_vec()).collect();
         cases.push(long[..s].to_vec());
         cases.push(long[..s].to_vec());
         cases.push(long[..3].to_vec());
-        cases.push(toks(s / 2 + 1, dims.vocab, 2));
+        cases.push(oob_tokens(s / 2 + 1, dims.vocab, 2));
         cases.push(long.clone());
         cases.push(long[1..].to_vec());
         for (i, t) in cases.iter().enumerate() {
@@ -104,14 +78,14 @@ fn cached_equals_lean_on_every_golden_configuration() {
 #[test]
 fn cached_generation_equals_lean() {
     let Some(sh) = shared() else { return };
-    for &(name, file, c) in CONFIGS {
-        let (dims, s) = dims_of(c);
+    for &(name, file, c) in GOLDEN_MODELS {
+        let (dims, s) = golden_dims(c);
         let blob = std::fs::read(sh.join("models").join(file)).unwrap();
         let m = parse_model(&blob, &dims).unwrap();
         let mut le = lean(dims, s);
         let mut ca = cached(dims, s);
         for (pl, mt) in [(1, s), (s / 2, 5), (s - 1, 4), (3, 2)] {
-            let p = toks(pl, dims.vocab, pl as u64);
+            let p = oob_tokens(pl, dims.vocab, pl as u64);
             let (mut o1, mut o2) = (vec![-1; mt], vec![-1; mt]);
             let n1 = le.runner().unwrap().generate_greedy(&m, &p, &mut o1);
             let n2 = ca.runner().unwrap().generate_greedy(&m, &p, &mut o2);
@@ -129,12 +103,12 @@ fn cached_generation_equals_lean() {
 #[test]
 fn cached_router_entropy_all_is_every_prefix_s_last_entropies() {
     let Some(sh) = shared() else { return };
-    for &(name, file, c) in &CONFIGS[..5] {
-        let (dims, s) = dims_of(c);
+    for &(name, file, c) in &GOLDEN_MODELS[..5] {
+        let (dims, s) = golden_dims(c);
         let blob = std::fs::read(sh.join("models").join(file)).unwrap();
         let m = parse_model(&blob, &dims).unwrap();
         let l = dims.n_layers;
-        let t = toks(s.min(12), dims.vocab, 5);
+        let t = oob_tokens(s.min(12), dims.vocab, 5);
         let mut le = lean(dims, s);
         let mut ca = cached(dims, s);
         // A cached prefix first: the call must still give every position.
@@ -159,13 +133,13 @@ fn cached_router_entropy_all_is_every_prefix_s_last_entropies() {
 #[test]
 fn cached_classify_equals_lean() {
     let Some(sh) = shared() else { return };
-    for &(file, c) in CLASSIFIERS {
-        let (dims, s) = dims_of(c);
+    for &(file, c) in GOLDEN_CLASSIFIERS {
+        let (dims, s) = golden_dims(c);
         let blob = std::fs::read(sh.join("models").join(file)).unwrap();
         let clf = parse_classifier(&blob, &dims, 16).unwrap();
         let mut le = lean(dims, s);
         let mut ca = cached(dims, s);
-        let long = toks(s + 3, dims.vocab, 9);
+        let long = oob_tokens(s + 3, dims.vocab, 9);
         for n in [1, 2, 5, s - 1, s, s + 3] {
             let t = &long[..n];
             let (mut o1, mut o2) = (vec![0f32; clf.head.rows], vec![0f32; clf.head.rows]);
@@ -220,7 +194,7 @@ proptest! {
         let s = 12;
         let blob = random_model(cfg, Packing::ALL[p], None, seed).blob(Packing::ALL[p]);
         let m = parse_model(&blob, &dims).unwrap();
-        let long = toks(24, cfg.v, seed);
+        let long = oob_tokens(24, cfg.v, seed);
         let mut le = lean(dims, s);
         let mut ca = cached(dims, s);
         for &n in &cuts {

@@ -28,32 +28,6 @@ fn tiny(dims: Dims, s: usize) -> Tiny {
     Q15TinyState::new(dims, s, vec![0x5a5a; lay.i16s], vec![-7; lay.i32s], vec![1.5; dims.vocab])
 }
 
-/// The golden configurations: (name, blob, V, D, L, DH, K, TOPK, S).
-const CONFIGS: &[(&str, &str, [usize; 7])] = &[
-    ("tiny", "tiny.atome", [32, 16, 2, 8, 5, 4, 8]),
-    ("default", "default.atome", [256, 64, 4, 16, 5, 4, 32]),
-    ("odd", "odd.atome", [40, 22, 3, 6, 3, 2, 16]),
-    ("wide", "wide.atome", [64, 32, 2, 8, 7, 6, 24]),
-    ("toy", "model_toy.atome", [256, 64, 4, 16, 5, 4, 64]),
-    ("m944k", "atome_944k.bin", [256, 256, 8, 64, 5, 4, 64]),
-    ("m944k_s24", "atome_944k.bin", [256, 256, 8, 64, 5, 4, 24]),
-];
-
-const CLASSIFIERS: &[(&str, [usize; 7])] = &[
-    ("agri.atomecl", [256, 32, 2, 8, 5, 4, 32]),
-    ("voice.atomecl", [256, 32, 2, 8, 5, 4, 32]),
-    ("cls_odd.atomecl", [40, 22, 3, 6, 3, 2, 16]),
-];
-
-fn dims_of(c: [usize; 7]) -> (Dims, usize) {
-    (Dims { vocab: c[0], d_model: c[1], n_layers: c[2], d_head: c[3], kernel_size: c[4], top_k: c[5] }, c[6])
-}
-
-fn toks(n: usize, v: usize, seed: u64) -> Vec<i32> {
-    // Ids outside [0, V) now and then (they read as 0).
-    (0..n).map(|i| ((i as u64 * 2654435761 + seed * 40503) % (v as u64 + 2)) as i32 - 1).collect()
-}
-
 type Out = (usize, Vec<f32>, Vec<f32>);
 
 fn lean_predict(st: &mut Lean, m: &Model, t: &[i32]) -> Out {
@@ -99,19 +73,19 @@ fn lengths(s: usize) -> Vec<usize> {
 #[test]
 fn tiny_equals_lean_on_every_golden_configuration() {
     let Some(sh) = shared() else { return };
-    for &(name, file, c) in CONFIGS {
-        let (dims, s) = dims_of(c);
+    for &(name, file, c) in GOLDEN_MODELS {
+        let (dims, s) = golden_dims(c);
         let blob = std::fs::read(sh.join("models").join(file)).unwrap();
         let m = parse_model(&blob, &dims).unwrap();
         let mut le = lean(dims, s);
         let mut ti = tiny(dims, s);
-        let long = toks(s + 5, dims.vocab, 1);
+        let long = oob_tokens(s + 5, dims.vocab, 1);
         for n in lengths(s) {
             let t = &long[..n];
             let (a, b) = (lean_predict(&mut le, &m, t), tiny_predict(&mut ti, &m, t));
             assert!(same(&a, &b), "{name} n = {n}: id {} {}", a.0, b.0);
         }
-        let t = toks(s / 2 + 3, dims.vocab, 2);
+        let t = oob_tokens(s / 2 + 3, dims.vocab, 2);
         assert!(same(&lean_predict(&mut le, &m, &t), &tiny_predict(&mut ti, &m, &t)), "{name} other tokens");
     }
 }
@@ -119,13 +93,13 @@ fn tiny_equals_lean_on_every_golden_configuration() {
 #[test]
 fn tiny_router_entropy_all_equals_lean() {
     let Some(sh) = shared() else { return };
-    for &(name, file, c) in CONFIGS {
-        let (dims, s) = dims_of(c);
+    for &(name, file, c) in GOLDEN_MODELS {
+        let (dims, s) = golden_dims(c);
         let blob = std::fs::read(sh.join("models").join(file)).unwrap();
         let m = parse_model(&blob, &dims).unwrap();
         let mut le = lean(dims, s);
         let mut ti = tiny(dims, s);
-        let long = toks(s + 3, dims.vocab, 5);
+        let long = oob_tokens(s + 3, dims.vocab, 5);
         for n in [1, block_len(s) + 1, s, s + 3] {
             assert!(all_entropies(&mut le, &mut ti, &m, &long[..n]), "{name} n = {n}");
         }
@@ -138,14 +112,14 @@ fn tiny_router_entropy_all_equals_lean() {
 #[test]
 fn tiny_generation_equals_lean() {
     let Some(sh) = shared() else { return };
-    for &(name, file, c) in CONFIGS {
-        let (dims, s) = dims_of(c);
+    for &(name, file, c) in GOLDEN_MODELS {
+        let (dims, s) = golden_dims(c);
         let blob = std::fs::read(sh.join("models").join(file)).unwrap();
         let m = parse_model(&blob, &dims).unwrap();
         let mut le = lean(dims, s);
         let mut ti = tiny(dims, s);
         for (pl, mt) in [(1, s), (s / 2, 5), (s - 1, 4)] {
-            let p = toks(pl, dims.vocab, pl as u64);
+            let p = oob_tokens(pl, dims.vocab, pl as u64);
             let (mut o1, mut o2) = (vec![-1; mt], vec![-1; mt]);
             let n1 = le.runner().unwrap().generate_greedy(&m, &p, &mut o1);
             let n2 = ti.runner().unwrap().generate_greedy(&m, &p, &mut o2);
@@ -163,13 +137,13 @@ fn tiny_generation_equals_lean() {
 #[test]
 fn tiny_classify_equals_lean() {
     let Some(sh) = shared() else { return };
-    for &(file, c) in CLASSIFIERS {
-        let (dims, s) = dims_of(c);
+    for &(file, c) in GOLDEN_CLASSIFIERS {
+        let (dims, s) = golden_dims(c);
         let blob = std::fs::read(sh.join("models").join(file)).unwrap();
         let clf = parse_classifier(&blob, &dims, 16).unwrap();
         let mut le = lean(dims, s);
         let mut ti = tiny(dims, s);
-        let long = toks(s + 3, dims.vocab, 9);
+        let long = oob_tokens(s + 3, dims.vocab, 9);
         for n in [1, 2, 5, s - 1, s, s + 3] {
             let t = &long[..n];
             let (mut o1, mut o2) = (vec![0f32; clf.head.rows], vec![0f32; clf.head.rows]);
@@ -227,7 +201,7 @@ proptest! {
         let dims = cfg.dims();
         let blob = random_model(cfg, Packing::ALL[p], None, seed).blob(Packing::ALL[p]);
         let m = parse_model(&blob, &dims).unwrap();
-        let long = toks(s + 5, v, seed);
+        let long = oob_tokens(s + 5, v, seed);
         let mut le = lean(dims, s);
         let mut ti = tiny(dims, s);
         for n in lengths(s) {
@@ -251,7 +225,7 @@ proptest! {
         let dims = cfg.dims();
         let blob = random_model(cfg, Packing::ALL[p], Some(nc), seed).blob(Packing::ALL[p]);
         let clf = parse_classifier(&blob, &dims, 16).unwrap();
-        let long = toks(s + 3, cfg.v, seed);
+        let long = oob_tokens(s + 3, cfg.v, seed);
         let mut le = lean(dims, s);
         let mut ti = tiny(dims, s);
         for n in [1, s.div_ceil(2), s, s + 3] {
@@ -285,12 +259,12 @@ fn state_layout_equals_build_rs() {
 #[test]
 fn stored_entropy_reads_the_last_positions() {
     for (c, seed) in [([40, 22, 3, 6, 3, 2, 16], 1u64), ([32, 16, 2, 8, 5, 4, 9], 2), ([11, 5, 1, 2, 1, 1, 1], 3)] {
-        let (dims, s) = dims_of(c);
+        let (dims, s) = golden_dims(c);
         let cfg = Cfg { v: c[0], d: c[1], l: c[2], dh: c[3], k: c[4], topk: c[5] };
         let blob = random_model(cfg, Packing::Trit2, None, seed).blob(Packing::Trit2);
         let m = parse_model(&blob, &dims).expect("blob");
         let mut st = tiny(dims, s);
-        let t = toks(s + 2, dims.vocab, seed);
+        let t = oob_tokens(s + 2, dims.vocab, seed);
         let mut want = vec![0.0f32; dims.n_layers];
         {
             let mut r = st.runner().expect("runner");

@@ -129,21 +129,16 @@ fn assert_same(a: &Out, b: &Out, what: &str) {
     assert!(same_bits(&a.2, &b.2), "{what}: router entropies");
 }
 
-fn toks(n: usize, v: usize, seed: u64) -> Vec<i32> {
-    // Ids outside [0, V) now and then (they read as 0).
-    (0..n).map(|i| ((i as u64 * 2654435761 + seed * 40503) % (v as u64 + 2)) as i32 - 1).collect()
-}
-
 /// The sequences of calls a cached handle sees: growing prefixes (one new
 /// position each), the same list again, a shorter one, an unrelated one,
 /// one longer than S and the same slid by one.
 fn call_sequence(s: usize, v: usize, seed: u64) -> Vec<Vec<i32>> {
-    let long = toks(s + 5, v, seed);
+    let long = oob_tokens(s + 5, v, seed);
     let mut cases: Vec<Vec<i32>> = (1..=s.min(12)).map(|n| long[..n].to_vec()).collect();
     cases.push(long[..s].to_vec());
     cases.push(long[..s].to_vec());
     cases.push(long[..3].to_vec());
-    cases.push(toks(s / 2 + 1, v, seed + 1));
+    cases.push(oob_tokens(s / 2 + 1, v, seed + 1));
     cases.push(long.clone());
     cases.push(long[1..].to_vec());
     cases
@@ -169,7 +164,7 @@ fn check_lm(name: &str, blob: &[u8], dims: &Dims, s: usize, seed: u64) {
     }
     let sp = Sampling { temperature: 0.8, top_k: 20, top_p: 0.9 };
     for (pl, mt) in [(1, s), (s / 2, 5), (s - 1, 4), (3, 2), (s, 3)] {
-        let p = toks(pl.max(1), dims.vocab, pl as u64 + seed);
+        let p = oob_tokens(pl.max(1), dims.vocab, pl as u64 + seed);
         for samp in [None, Some((&sp, 42 + pl as u64)), Some((&Sampling { temperature: 0.0, top_k: 0, top_p: 1.0 }, 7))] {
             let what = format!("{name} prompt {pl} max {mt} sampling {samp:?}");
             let want = generate_on(&mut le.runner().unwrap(), &m, &p, mt, samp);
@@ -281,8 +276,8 @@ fn every_call_returns_the_float_codes_in_the_q15_modes() {
     let lm = random_model(cfg, Packing::Trit2, None, 5).blob(Packing::Trit2);
     let clf = random_model(cfg, Packing::Trit2, Some(5), 6).blob(Packing::Trit2);
     let codes = |flags: i32| -> Vec<i64> {
-        let t = toks(6, dims.vocab, 3);
-        let full = toks(s, dims.vocab, 4);
+        let t = oob_tokens(6, dims.vocab, 3);
+        let full = oob_tokens(s, dims.vocab, 4);
         // Room for the largest call below (min(100, S - 6) = 10 ids).
         let mut out = [0i32; 16];
         let mut e = [0f32; 3];
@@ -389,7 +384,7 @@ fn q15_results_do_not_depend_on_the_buffer_contents() {
     for flags in [ATOME_RT_Q15, ATOME_RT_Q15 | ATOME_RT_CACHED] {
         let mut a = open(&blob, &dims, s, flags, 0);
         let mut b = open(&blob, &dims, s, flags, 0xFFFF_FFFF);
-        let t = toks(12, dims.vocab, 2);
+        let t = oob_tokens(12, dims.vocab, 2);
         for n in [3, 7, 12, 5] {
             let x = a.predict(&t[..n]);
             assert_same(&b.predict(&t[..n]), &x, &format!("flags {flags} n {n}"));

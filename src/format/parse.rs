@@ -149,7 +149,9 @@ impl<'a> Model<'a> {
 }
 
 /// The n bytes of `b` at `*at` (empty past its end); `*at` moves past them.
-#[inline(always)]
+/// (Inlined as [`tensor_at`].)
+#[cfg_attr(atome_q15, inline(always))]
+#[cfg_attr(not(atome_q15), inline(never))]
 fn piece<'a>(b: &'a [u8], at: &mut usize, n: usize) -> &'a [u8] {
     let s = b.get(*at..at.saturating_add(n)).unwrap_or(&[]);
     *at = at.saturating_add(n);
@@ -157,7 +159,11 @@ fn piece<'a>(b: &'a [u8], at: &mut usize, n: usize) -> &'a [u8] {
 }
 
 /// The weight record at `*at` of `b` (scale, then n payload bytes).
-#[inline(always)]
+/// (Inlined in the q15 builds, whose cached plan reads a block at every
+/// position; out of line elsewhere, where a block is read once per layer
+/// and call.)
+#[cfg_attr(atome_q15, inline(always))]
+#[cfg_attr(not(atome_q15), inline(never))]
 fn tensor_at<'a>(b: &'a [u8], at: &mut usize, rows: usize, cols: usize, n: usize, packing: Packing) -> Tensor<'a> {
     let scale = Floats::new(piece(b, at, 4)).get(0);
     Tensor { data: piece(b, at, n), scale, rows, cols, packing }

@@ -223,3 +223,33 @@ pub fn shared() -> Option<std::path::PathBuf> {
         None
     }
 }
+
+/// The golden configurations' language models: (name, blob in
+/// ../shared/models, [V, D, L, DH, K, TOPK, S]).
+pub const GOLDEN_MODELS: &[(&str, &str, [usize; 7])] = &[
+    ("tiny", "tiny.atome", [32, 16, 2, 8, 5, 4, 8]),
+    ("default", "default.atome", [256, 64, 4, 16, 5, 4, 32]),
+    ("odd", "odd.atome", [40, 22, 3, 6, 3, 2, 16]),
+    ("wide", "wide.atome", [64, 32, 2, 8, 7, 6, 24]),
+    ("toy", "model_toy.atome", [256, 64, 4, 16, 5, 4, 64]),
+    ("m944k", "atome_944k.bin", [256, 256, 8, 64, 5, 4, 64]),
+    ("m944k_s24", "atome_944k.bin", [256, 256, 8, 64, 5, 4, 24]),
+];
+
+/// Classifier blobs of the golden configurations with their dimensions.
+pub const GOLDEN_CLASSIFIERS: &[(&str, [usize; 7])] = &[
+    ("agri.atomecl", [256, 32, 2, 8, 5, 4, 32]),
+    ("voice.atomecl", [256, 32, 2, 8, 5, 4, 32]),
+    ("cls_odd.atomecl", [40, 22, 3, 6, 3, 2, 16]),
+];
+
+/// A table row's dimensions and window.
+pub fn golden_dims(c: [usize; 7]) -> (Dims, usize) {
+    (Dims { vocab: c[0], d_model: c[1], n_layers: c[2], d_head: c[3], kernel_size: c[4], top_k: c[5] }, c[6])
+}
+
+/// n token ids for vocabulary v, with ids outside [0, V) now and then
+/// (they read as 0).
+pub fn oob_tokens(n: usize, v: usize, seed: u64) -> Vec<i32> {
+    (0..n).map(|i| ((i as u64 * 2654435761 + seed * 40503) % (v as u64 + 2)) as i32 - 1).collect()
+}

@@ -89,9 +89,9 @@ pub fn div61(u: u32) -> u32 {
 /// `div61_words_is_the_division`, every u in scripts/math_exhaustive.sh.)
 pub fn div61_words(u: u32) -> u32 {
     let dn = u << 1;
-    // (d1 >= 2^15 for u >= 2^30: max(1) changes nothing there and leaves
-    // no division panic path.)
-    let (d1, d0) = ((dn >> 16).max(1), dn & 0xFFFF);
+    // (d1 >= 2^15 for u >= 2^30: setting bit 15 changes nothing there and
+    // leaves no division panic path.)
+    let (d1, d0) = ((dn >> 16) | 0x8000, dn & 0xFFFF);
     // Each digit estimate from the top divisor digit (d1 >= 2^15), then at
     // most two corrections; rhat < 2^16 wherever it is shifted.
     let digit = |un: u32| {
