@@ -122,9 +122,26 @@ impl<'a> Model<'a> {
     /// Block l (l < n_layers; empty views past the blocks region, which was
     /// sized at load).
     ///
-    /// By offset arithmetic on the block's bytes (each piece's length once,
-    /// no cursor): the engines call it per layer and position.
+    /// The q15 builds, whose cached plan reads a block at every position,
+    /// take it by offset arithmetic ([`Model::block_at`]); the others
+    /// through the loader's cursor (code shared with the load).
     pub fn block(&self, l: usize) -> Block<'a> {
+        #[cfg(atome_q15)]
+        return self.block_at(l);
+        #[cfg(not(atome_q15))]
+        return self.block_cursor(l);
+    }
+
+    /// [`Model::block`] through the loader's cursor.
+    pub fn block_cursor(&self, l: usize) -> Block<'a> {
+        let len = block_bytes(&self.dims, self.packing);
+        Cursor::new(self.blocks, l.saturating_mul(len), false).block(&self.dims, self.packing)
+    }
+
+    /// [`Model::block`] by offset arithmetic on the block's bytes (each
+    /// piece's length once, no cursor); the same views as
+    /// [`Model::block_cursor`] (test: `block_at_is_the_cursor_block`).
+    pub fn block_at(&self, l: usize) -> Block<'a> {
         let (dims, p) = (&self.dims, self.packing);
         let (d, dh) = (dims.d_model, dims.d_head);
         let fl = 4 * d;
@@ -149,9 +166,7 @@ impl<'a> Model<'a> {
 }
 
 /// The n bytes of `b` at `*at` (empty past its end); `*at` moves past them.
-/// (Inlined as [`tensor_at`].)
-#[cfg_attr(atome_q15, inline(always))]
-#[cfg_attr(not(atome_q15), inline(never))]
+#[inline(always)]
 fn piece<'a>(b: &'a [u8], at: &mut usize, n: usize) -> &'a [u8] {
     let s = b.get(*at..at.saturating_add(n)).unwrap_or(&[]);
     *at = at.saturating_add(n);
@@ -159,11 +174,7 @@ fn piece<'a>(b: &'a [u8], at: &mut usize, n: usize) -> &'a [u8] {
 }
 
 /// The weight record at `*at` of `b` (scale, then n payload bytes).
-/// (Inlined in the q15 builds, whose cached plan reads a block at every
-/// position; out of line elsewhere, where a block is read once per layer
-/// and call.)
-#[cfg_attr(atome_q15, inline(always))]
-#[cfg_attr(not(atome_q15), inline(never))]
+#[inline(always)]
 fn tensor_at<'a>(b: &'a [u8], at: &mut usize, rows: usize, cols: usize, n: usize, packing: Packing) -> Tensor<'a> {
     let scale = Floats::new(piece(b, at, 4)).get(0);
     Tensor { data: piece(b, at, n), scale, rows, cols, packing }
@@ -236,4 +247,52 @@ pub fn loaded_model<'a>(blob: &'a [u8], dims: &Dims) -> Option<Model<'a>> {
 /// dims and class limit, without checking the payload again.
 pub fn loaded_classifier<'a>(blob: &'a [u8], dims: &Dims, max_classes: usize) -> Option<Classifier<'a>> {
     classifier_at(blob, dims, max_classes, false).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::layout::Part;
+    use crate::format::write::{write_blob, Content};
+
+    /// Distinct floats, scales and ternary weights in every part.
+    struct Fill;
+    impl Content for Fill {
+        fn float(&mut self, part: &Part, i: usize) -> f32 {
+            (part.offset + i) as f32 * 0.25 - 3.0
+        }
+        fn scale(&mut self, part: &Part) -> f32 {
+            1.0 / (1 + part.offset) as f32
+        }
+        fn weight(&mut self, part: &Part, n: usize) -> i8 {
+            ((n * 3 + part.offset) % 3) as i8 - 1
+        }
+    }
+
+    /// Both block readers give the same views (bytes, scales, shapes) for
+    /// every layer, and empty ones past the last.
+    #[test]
+    fn block_at_is_the_cursor_block() {
+        let same_t = |a: &Tensor, b: &Tensor| a.data == b.data && a.scale.to_bits() == b.scale.to_bits() && (a.rows, a.cols, a.packing) == (b.rows, b.cols, b.packing);
+        let same_f = |a: &Floats, b: &Floats| a.bytes() == b.bytes();
+        for dims in [
+            Dims { vocab: 32, d_model: 16, n_layers: 2, d_head: 8, kernel_size: 5, top_k: 4 },
+            Dims { vocab: 40, d_model: 22, n_layers: 3, d_head: 6, kernel_size: 3, top_k: 2 },
+            Dims { vocab: 7, d_model: 5, n_layers: 4, d_head: 3, kernel_size: 1, top_k: 1 },
+        ] {
+            for f in [Format::Atome01, Format::Atome02, Format::AtomeP3] {
+                let mut buf = [0u8; 8192];
+                let n = write_blob(&mut buf, &dims, f, 0, &mut Fill).expect("write");
+                let m = parse_model(&buf[..n], &dims).expect("parse");
+                for l in 0..=dims.n_layers {
+                    let (a, b) = (m.block_at(l), m.block_cursor(l));
+                    assert!(same_f(&a.norm.gamma, &b.norm.gamma) && same_f(&a.norm.beta, &b.norm.beta));
+                    assert!(same_f(&a.ssm.a, &b.ssm.a) && same_f(&a.ssm.b, &b.ssm.b) && same_f(&a.ssm.c_out, &b.ssm.c_out));
+                    for (x, y) in [(&a.conv, &b.conv), (&a.wq, &b.wq), (&a.wk, &b.wk), (&a.wv, &b.wv), (&a.router, &b.router)] {
+                        assert!(same_t(x, y), "layer {l}, {f:?}");
+                    }
+                }
+            }
+        }
+    }
 }
