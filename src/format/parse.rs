@@ -123,12 +123,13 @@ impl<'a> Model<'a> {
     /// sized at load).
     ///
     /// The q15 builds, whose cached plan reads a block at every position,
-    /// take it by offset arithmetic ([`Model::block_at`]); the others
-    /// through the loader's cursor (code shared with the load).
+    /// take it by offset arithmetic ([`Model::block_at`]); the others, and
+    /// the size-first builds, through the loader's cursor (code shared with
+    /// the load).
     pub fn block(&self, l: usize) -> Block<'a> {
-        #[cfg(atome_q15)]
+        #[cfg(all(atome_q15, not(atome_small)))]
         return self.block_at(l);
-        #[cfg(not(atome_q15))]
+        #[cfg(not(all(atome_q15, not(atome_small))))]
         return self.block_cursor(l);
     }
 
