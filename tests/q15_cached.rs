@@ -183,6 +183,52 @@ fn state_sizes_fit_the_budgets() {
     assert!(b(&def, 32) <= 30_000, "{}", b(&def, 32));
 }
 
+/// The kept parameter vectors (tanh(a) and the SSM gain in the value
+/// rows the window has not reached): kept after a call that stops short of
+/// those rows, given up when a position reaches them, kept again when the
+/// cache starts over; the bits of a fresh lean call at every step, for
+/// every packing and for windows around the rows' size (S <= 5 keeps none).
+#[test]
+fn kept_parameter_vectors_give_fresh_bits() {
+    for (p, &pk) in Packing::ALL.iter().enumerate() {
+        for s in [3usize, 5, 6, 7, 12] {
+            let cfg = Cfg { v: 30, d: 12, l: 3, dh: 4, k: 3, topk: 2 };
+            let dims = cfg.dims();
+            let blob = random_model(cfg, pk, None, 40 + p as u64).blob(pk);
+            let m = parse_model(&blob, &dims).unwrap();
+            let long = oob_tokens(2 * s + 3, cfg.v, 7 + s as u64);
+            let other = oob_tokens(2 * s + 3, cfg.v, 99);
+            let mut le = lean(dims, s);
+            let mut ca = cached(dims, s);
+            let room = s.saturating_sub(5);
+            // (list, length, kept afterwards)
+            let steps: Vec<(&[i32], usize, bool)> = vec![
+                (&long, 1, room > 0),
+                (&long, room.max(1), room > 0 && room.max(1) <= room),
+                (&long, room + 1, false),
+                (&long, s, false),
+                (&long, s + 2, false),
+                (&other, 1, room > 0),
+                (&other, room.max(1), room > 0),
+                (&long, room.max(1), room > 0),
+                (&long, s, false),
+            ];
+            for (i, &(list, n, kept)) in steps.iter().enumerate() {
+                let a = lean_predict(&mut le, &m, &list[..n]);
+                let b = cached_predict(&mut ca, &m, &list[..n]);
+                assert_same(&a, &b, &format!("packing {p} S {s} step {i} n {n}"));
+                assert_eq!(ca.runner().unwrap().params_kept(), kept, "packing {p} S {s} step {i} n {n}");
+            }
+            // Generation across the rows: the lean plan's tokens.
+            let mut ca = cached(dims, s);
+            let (mut g1, mut g2) = (vec![0; s], vec![0; s]);
+            let n1 = le.runner().unwrap().generate_greedy(&m, &long[..1], &mut g1);
+            let n2 = ca.runner().unwrap().generate_greedy(&m, &long[..1], &mut g2);
+            assert_eq!(g1[..n1], g2[..n2], "packing {p} S {s}: generation");
+        }
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
     /// Random models and token lists: a cached state that went through any

@@ -8,7 +8,7 @@
 //!
 //! This is a child of `engine` so that it calls the lean plan's kernels
 //! (LayerNorm, SSM step, conv, attention, mix, head) themselves.
-use super::super::params::{Area, LayerQ, PSrc, Scale, LAYER_WORDS};
+use super::super::params::{Area, LayerQ, PSrc, Scale, Vals, LAYER_WORDS};
 use super::super::{param_ints, take};
 use super::*;
 use crate::format::{Classifier, Dims, Floats, Model, Tensor};
@@ -57,12 +57,65 @@ impl Q15CachedLayout {
 }
 
 /// int32 words of the scalars a cached state keeps of its model: per layer
-/// [`LayerQ::words`], then the final LayerNorm's two block exponents.
-/// Found once when the cache starts from position 0, they spare every new
-/// position the blob scans (the vectors' mantissas are still read at
-/// each position: stored, they would take 12 D bytes per layer).
+/// [`LayerQ::words`], then the final LayerNorm's two block exponents, then
+/// the marker of the kept parameter vectors ([`KEPT`]). Found once when
+/// the cache starts from position 0, they spare every new position the
+/// blob scans.
 pub const fn stored_words(dims: &Dims) -> usize {
-    dims.n_layers * LAYER_WORDS + 2
+    dims.n_layers * LAYER_WORDS + 3
+}
+
+/// Value-cache rows per layer that hold the layer's kept parameter vectors
+/// while the window has not reached them: tanh(a) and the SSM gain, D
+/// int32 each (4 D int16), and one row more, so that 2 D aligned words fit
+/// at any 2-byte alignment of the rows.
+const PROWS: usize = 5;
+
+/// The marker word's value while every layer's value-cache rows S - PROWS
+/// .. S - 1 hold its kept tanh(a) and SSM gain (any other value: they do
+/// not).
+const KEPT: i32 = 0x5052_4d53;
+
+/// The first value-cache row of the kept parameter vectors: S - PROWS, or
+/// None for a window too short to spare them.
+fn kept_from(s: usize) -> Option<usize> {
+    s.checked_sub(PROWS).filter(|&t| t > 0)
+}
+
+/// The first value row of the kept parameter vectors that position t may
+/// read, or 0 when it converts them: they serve the positions before their
+/// rows, and a position at or past them overwrites them (its value rows),
+/// so the marker (in the stored words `lp`) is cleared there. (Out of
+/// line: the position loop's frame is on the deepest call path.)
+#[inline(never)]
+fn kept_rows(lp: &mut [i32], l_n: usize, s: usize, t: usize) -> usize {
+    let Some(m) = lp.get_mut(l_n * LAYER_WORDS + 2) else { return 0 };
+    match kept_from(s) {
+        Some(ts) if t < ts && *m == KEPT => ts,
+        Some(ts) if t < ts => 0,
+        _ => {
+            *m = 0;
+            0
+        }
+    }
+}
+
+/// The kept parameter vectors in a layer's value-cache rows from
+/// [`kept_from`] on (`tail`): tanh(a), then the SSM gain, D words each.
+/// None when the rows give fewer than 2 D aligned int32 words (never for
+/// PROWS rows of an int16 buffer).
+fn kept_words(tail: &[i16], d: usize) -> Option<&[i32]> {
+    // SAFETY: every bit pattern is a valid i32, and align_to yields only
+    // aligned words inside `tail`, borrowed from it.
+    let (_, w, _) = unsafe { tail.align_to::<i32>() };
+    w.get(..2 * d)
+}
+
+/// [`kept_words`], writable.
+fn kept_words_mut(tail: &mut [i16], d: usize) -> Option<&mut [i32]> {
+    // SAFETY: as in kept_words.
+    let (_, w, _) = unsafe { tail.align_to_mut::<i32>() };
+    w.get_mut(..2 * d)
 }
 
 /// The work buffers as the engine's [`Bufs`] over one layer's keys, values
@@ -150,6 +203,13 @@ impl<'w> Q15CachedRunner<'w> {
         self
     }
 
+    /// Whether this state's value caches hold the kept parameter vectors
+    /// now ([`Q15CachedRunner::keep_params`]): a speed matter only (the
+    /// bits are the same either way), reported for tests and benches.
+    pub fn params_kept(&self) -> bool {
+        self.lp.get(self.dims.n_layers * LAYER_WORDS + 2) == Some(&KEPT)
+    }
+
     /// Runs the new positions of the window of `tokens` through every
     /// layer, then the final LayerNorm of the last one into the ring's first
     /// row; that row's exponent. `all` (when not empty: n x L) receives every
@@ -175,6 +235,7 @@ impl<'w> Q15CachedRunner<'w> {
         if p0 == 0 {
             self.store_scalars(model)?;
         }
+        self.keep_params(model, p0)?;
         for t in p0..n {
             self.position(model, toks.id(t, dims.vocab), t, t + 1 == n, all)?;
         }
@@ -194,6 +255,45 @@ impl<'w> Q15CachedRunner<'w> {
             w.copy_from_slice(&LayerQ::new(&model.block(l), d, dh).words());
         }
         fin.get_mut(..2)?.copy_from_slice(&final_exps(model));
+        // (A new cache: its value rows hold no kept vectors yet.)
+        *fin.get_mut(2)? = 0;
+        Some(())
+    }
+
+    /// Every layer's tanh(a) and SSM gain (the values the lean plan
+    /// converts at each use) into its value-cache rows from [`kept_from`]
+    /// on, when they are not there yet and no cached position uses those
+    /// rows (`p0`, the cached positions, at most S - PROWS). A position
+    /// then reads them instead of converting them again: until the window
+    /// reaches those rows, a new position costs no parameter conversion
+    /// but gamma's and beta's. The same integers, so the same bits.
+    #[inline(never)]
+    fn keep_params(&mut self, model: &Model, p0: usize) -> Option<()> {
+        let (d, dh, l_n, s) = (self.dims.d_model, self.dims.d_head, self.dims.n_layers, self.s);
+        let mark = l_n * LAYER_WORDS + 2;
+        let Some(ts) = kept_from(s) else { return Some(()) };
+        if *self.lp.get(mark)? == KEPT || p0 > ts {
+            return Some(());
+        }
+        let per16 = Q15CachedLayout::layer16(&self.dims, s);
+        let tail = |l: usize| l * per16 + s * dh + s + ts * d..l * per16 + s * dh + s + s * d;
+        // Every layer's rows must give 2 D aligned words (checked before
+        // any conversion).
+        for l in 0..l_n {
+            if kept_words(self.c16.get(tail(l))?, d).is_none() {
+                return Some(());
+            }
+        }
+        for l in 0..l_n {
+            let lw: &[i32; LAYER_WORDS] = self.lp.get(l * LAYER_WORDS..(l + 1) * LAYER_WORDS)?.try_into().ok()?;
+            let (p, a) = layer_q(model, l, lw);
+            let (wt, ws) = kept_words_mut(self.c16.get_mut(tail(l))?, d)?.split_at_mut_checked(d)?;
+            for (c, o) in wt.iter_mut().enumerate() {
+                *o = tanh_q30(a.get(c));
+            }
+            p.sb.fill(ws);
+        }
+        *self.lp.get_mut(mark)? = KEPT;
         Some(())
     }
 
@@ -244,8 +344,9 @@ impl<'w> Q15CachedRunner<'w> {
                     *self.ering.get_mut(dst)? = *ehist.get(src)?;
                 }
                 let mut b = bufs!(self, kc, ek, vc, ev, hs);
+                let kept_at = kept_rows(lp, l_n, s, t);
                 let lw: &[i32; LAYER_WORDS] = lp.get(l * LAYER_WORDS..(l + 1) * LAYER_WORDS)?.try_into().ok()?;
-                let eh = norm_ssm(accel, model, l, lw, &mut *self.logits, &mut *pa, &mut b, ehs, slot, d)?;
+                let eh = norm_ssm(accel, model, l, lw, kept_at, &mut *self.logits, &mut *pa, &mut b, ehs, slot)?;
                 let h = b.ring.get(slot * d..(slot + 1) * d)?;
                 let r = project(accel, model, l, lw, h, b.mv, (d, dh), (mixes, ents), eh)?;
                 let e = quant::quant_into(accel, b.mv.get(..dh)?, eh, b.k.get_mut(t * dh..(t + 1) * dh)?);
@@ -311,18 +412,29 @@ fn layer_q<'a>(model: &Model<'a>, l: usize, w: &[i32; LAYER_WORDS]) -> (LayerQ<'
 /// attention and mix frames on the deepest call path.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-fn norm_ssm(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], logits: &mut [f32], pa: &mut [i32], b: &mut Bufs, ehs: &mut i32, slot: usize, d: usize) -> Option<i32> {
+fn norm_ssm(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], kept_at: usize, logits: &mut [f32], pa: &mut [i32], b: &mut Bufs, ehs: &mut i32, slot: usize) -> Option<i32> {
+    let d = model.dims.d_model;
     if d == 0 {
         return None;
     }
     let (p, a) = layer_q(model, l, w);
     // The layer's parameter vectors as in the lean plan (the logits area,
-    // then the int32 area).
+    // then the int32 area), tanh(a) and the SSM gain from the kept copies
+    // when there are some ([`Q15CachedRunner::keep_params`]): value rows
+    // from `kept_at` on (0: none), which this position's attention does
+    // not read.
+    let kept = if kept_at > 0 { b.v.get(kept_at * d..).and_then(|t| kept_words(t, d)) } else { None };
     let mut areas = logits.chunks_exact_mut(d).map(Area::Bits).chain(pa.chunks_exact_mut(d).map(Area::Ints));
-    let tanh = areas.next()?.fill(|c| tanh_q30(a.get(c)));
+    let (tanh, sb) = match kept {
+        Some(k) => (Vals(k.get(..d)?), Some(k.get(d..2 * d)?)),
+        None => (areas.next()?.fill(|c| tanh_q30(a.get(c))), None),
+    };
     let pg = PSrc::new(p.g, areas.next());
     let pb = PSrc::new(p.b, areas.next());
-    let psb = PSrc::new(p.sb, areas.next());
+    let psb = match sb {
+        Some(k) => PSrc::stored(p.sb, k),
+        None => PSrc::new(p.sb, areas.next()),
+    };
     let eh = {
         let xr = b.x.get(..d)?;
         let ex = i32::from(*b.ex.first()?);

@@ -226,6 +226,11 @@ impl<'a> PSrc<'a> {
         };
         PSrc { e: p.e, at }
     }
+    /// The vector from a copy [`PVec::fill`] made earlier (kept in caller
+    /// memory between calls).
+    pub fn stored(p: PVec<'a>, w: &'a [i32]) -> PSrc<'a> {
+        PSrc { e: p.e, at: Src::Copy(Vals(w)) }
+    }
     /// The per-layer copy, when there is one.
     #[inline(always)]
     pub fn vals(&self) -> Option<Vals<'a>> {
