@@ -66,10 +66,10 @@ pub const fn stored_words(dims: &Dims) -> usize {
 }
 
 /// Value-cache rows per layer that hold the layer's kept parameter vectors
-/// while the window has not reached them: tanh(a) and the SSM gain, D
-/// int32 each (4 D int16), and one row more, so that 2 D aligned words fit
-/// at any 2-byte alignment of the rows.
-const PROWS: usize = 5;
+/// while the window has not reached them: tanh(a), the SSM gain, gamma and
+/// beta, D int32 each (8 D int16), and one row more, so that 4 D aligned
+/// words fit at any 2-byte alignment of the rows.
+const PROWS: usize = 9;
 
 /// The marker word's value while every layer's value-cache rows S - PROWS
 /// .. S - 1 hold its kept tanh(a) and SSM gain (any other value: they do
@@ -101,21 +101,22 @@ fn kept_rows(lp: &mut [i32], l_n: usize, s: usize, t: usize) -> usize {
 }
 
 /// The kept parameter vectors in a layer's value-cache rows from
-/// [`kept_from`] on (`tail`): tanh(a), then the SSM gain, D words each.
-/// None when the rows give fewer than 2 D aligned int32 words (never for
+/// [`kept_from`] on (`tail`): tanh(a), the SSM gain, gamma and beta, D
+/// words each.
+/// None when the rows give fewer than 4 D aligned int32 words (never for
 /// PROWS rows of an int16 buffer).
 fn kept_words(tail: &[i16], d: usize) -> Option<&[i32]> {
     // SAFETY: every bit pattern is a valid i32, and align_to yields only
     // aligned words inside `tail`, borrowed from it.
     let (_, w, _) = unsafe { tail.align_to::<i32>() };
-    w.get(..2 * d)
+    w.get(..4 * d)
 }
 
 /// [`kept_words`], writable.
 fn kept_words_mut(tail: &mut [i16], d: usize) -> Option<&mut [i32]> {
     // SAFETY: as in kept_words.
     let (_, w, _) = unsafe { tail.align_to_mut::<i32>() };
-    w.get_mut(..2 * d)
+    w.get_mut(..4 * d)
 }
 
 /// The work buffers as the engine's [`Bufs`] over one layer's keys, values
@@ -260,13 +261,13 @@ impl<'w> Q15CachedRunner<'w> {
         Some(())
     }
 
-    /// Every layer's tanh(a) and SSM gain (the values the lean plan
-    /// converts at each use) into its value-cache rows from [`kept_from`]
+    /// Every layer's tanh(a), SSM gain, gamma and beta (the values the
+    /// lean plan converts at each use) into its value-cache rows from [`kept_from`]
     /// on, when they are not there yet and no cached position uses those
     /// rows (`p0`, the cached positions, at most S - PROWS). A position
     /// then reads them instead of converting them again: until the window
-    /// reaches those rows, a new position costs no parameter conversion
-    /// but gamma's and beta's. The same integers, so the same bits.
+    /// reaches those rows, a new position costs no parameter conversion.
+    /// The same integers, so the same bits.
     #[inline(never)]
     fn keep_params(&mut self, model: &Model, p0: usize) -> Option<()> {
         let (d, dh, l_n, s) = (self.dims.d_model, self.dims.d_head, self.dims.n_layers, self.s);
@@ -277,7 +278,7 @@ impl<'w> Q15CachedRunner<'w> {
         }
         let per16 = Q15CachedLayout::layer16(&self.dims, s);
         let tail = |l: usize| l * per16 + s * dh + s + ts * d..l * per16 + s * dh + s + s * d;
-        // Every layer's rows must give 2 D aligned words (checked before
+        // Every layer's rows must give 4 D aligned words (checked before
         // any conversion).
         for l in 0..l_n {
             if kept_words(self.c16.get(tail(l))?, d).is_none() {
@@ -287,11 +288,16 @@ impl<'w> Q15CachedRunner<'w> {
         for l in 0..l_n {
             let lw: &[i32; LAYER_WORDS] = self.lp.get(l * LAYER_WORDS..(l + 1) * LAYER_WORDS)?.try_into().ok()?;
             let (p, a) = layer_q(model, l, lw);
-            let (wt, ws) = kept_words_mut(self.c16.get_mut(tail(l))?, d)?.split_at_mut_checked(d)?;
+            let w = kept_words_mut(self.c16.get_mut(tail(l))?, d)?;
+            let (wt, w) = w.split_at_mut_checked(d)?;
+            let (ws, w) = w.split_at_mut_checked(d)?;
+            let (wg, wb) = w.split_at_mut_checked(d)?;
             for (c, o) in wt.iter_mut().enumerate() {
                 *o = tanh_q30(a.get(c));
             }
             p.sb.fill(ws);
+            p.g.fill(wg);
+            p.b.fill(wb);
         }
         *self.lp.get_mut(mark)? = KEPT;
         Some(())
@@ -419,21 +425,25 @@ fn norm_ssm(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], kept_
     }
     let (p, a) = layer_q(model, l, w);
     // The layer's parameter vectors as in the lean plan (the logits area,
-    // then the int32 area), tanh(a) and the SSM gain from the kept copies
+    // then the int32 area), or the kept copies
     // when there are some ([`Q15CachedRunner::keep_params`]): value rows
     // from `kept_at` on (0: none), which this position's attention does
     // not read.
     let kept = if kept_at > 0 { b.v.get(kept_at * d..).and_then(|t| kept_words(t, d)) } else { None };
     let mut areas = logits.chunks_exact_mut(d).map(Area::Bits).chain(pa.chunks_exact_mut(d).map(Area::Ints));
-    let (tanh, sb) = match kept {
-        Some(k) => (Vals(k.get(..d)?), Some(k.get(d..2 * d)?)),
-        None => (areas.next()?.fill(|c| tanh_q30(a.get(c))), None),
-    };
-    let pg = PSrc::new(p.g, areas.next());
-    let pb = PSrc::new(p.b, areas.next());
-    let psb = match sb {
-        Some(k) => PSrc::stored(p.sb, k),
-        None => PSrc::new(p.sb, areas.next()),
+    let (tanh, pg, pb, psb) = match kept {
+        Some(k) => (
+            Vals(k.get(..d)?),
+            PSrc::stored(p.g, k.get(2 * d..3 * d)?),
+            PSrc::stored(p.b, k.get(3 * d..4 * d)?),
+            PSrc::stored(p.sb, k.get(d..2 * d)?),
+        ),
+        None => {
+            let tanh = areas.next()?.fill(|c| tanh_q30(a.get(c)));
+            let pg = PSrc::new(p.g, areas.next());
+            let pb = PSrc::new(p.b, areas.next());
+            (tanh, pg, pb, PSrc::new(p.sb, areas.next()))
+        }
     };
     let eh = {
         let xr = b.x.get(..d)?;
