@@ -306,3 +306,45 @@ fn generate_with_max_tokens_beyond_the_window() {
         assert_eq!(n as usize, room);
     }
 }
+
+/// An int16 area `.1` elements into its vector.
+struct Off(Vec<i16>, usize);
+
+impl AsMut<[i16]> for Off {
+    fn as_mut(&mut self) -> &mut [i16] {
+        &mut self.0[self.1..]
+    }
+}
+
+/// The q15 cached plan's kept parameter vectors (int32 words read through
+/// `align_to` from int16 value rows): an int16 area at an odd element
+/// offset (2 bytes past a word), a window long enough to keep them, and
+/// every prefix against the q15 lean plan, bit for bit.
+#[test]
+fn q15_cached_kept_parameters_at_any_alignment() {
+    use atome::engine::Engine;
+    use atome::q15::{Q15CachedLayout, Q15CachedState, Q15Layout, Q15State};
+    let s = 12;
+    let b = generate(&DIMS, Format::Atome01, 1, 5);
+    let m = atome::format::parse_model(&b.bytes, &DIMS).unwrap();
+    let t = toks(s);
+    for shift in [0usize, 1] {
+        let lay = Q15CachedLayout::new(&DIMS, s);
+        let mut ca = Q15CachedState::new(DIMS, s, Off(vec![0i16; lay.i16s + shift], shift), vec![0; lay.i32s], vec![0.0; V], vec![0; s]);
+        let ll = Q15Layout::new(&DIMS, s);
+        let mut le = Q15State::new(DIMS, s, vec![0i16; ll.i16s], vec![0; ll.i32s], vec![0.0; V]);
+        for n in 1..=s {
+            let (a, la) = {
+                let mut r = le.runner().unwrap();
+                (r.predict(&m, &t[..n]), r.logits().iter().map(|f| f.to_bits()).collect::<Vec<_>>())
+            };
+            let mut r = ca.runner().unwrap();
+            let c = r.predict(&m, &t[..n]);
+            let lc: Vec<u32> = r.logits().iter().map(|f| f.to_bits()).collect();
+            assert_eq!((a, la), (c, lc), "shift {shift} n {n}");
+            if n == 1 && !cfg!(miri) {
+                assert!(r.params_kept(), "shift {shift}");
+            }
+        }
+    }
+}
