@@ -33,6 +33,14 @@ pub trait Engine {
     /// head into [`Engine::logits`]; the first largest logit's id.
     fn lm_head(&mut self, model: &Model, last: Self::Last) -> Option<usize>;
 
+    /// [`Engine::lm_head`]'s id for a greedy step whose logits are not
+    /// read (a generation step before the last): an engine that can find
+    /// the first largest logit without writing every logit does so, and
+    /// leaves [`Engine::logits`] unspecified.
+    fn lm_argmax(&mut self, model: &Model, last: Self::Last) -> Option<usize> {
+        self.lm_head(model, last)
+    }
+
     /// The final LayerNorm of the last position and the classifier's head:
     /// the class logits into `out` when given; the first largest class.
     fn class_head(&mut self, clf: &Classifier, last: Self::Last, out: Option<&mut [f32]>) -> Option<usize>;
@@ -80,12 +88,22 @@ pub trait Engine {
         })
     }
 
-    /// Greedy generation (atome_generate).
+    /// Greedy generation (atome_generate). Only the last step's logits
+    /// are kept ([`Engine::logits`] after the call): the steps before it
+    /// ask for the id alone ([`Engine::lm_argmax`]).
     fn generate_greedy(&mut self, model: &Model, prompt: &[i32], out: &mut [i32]) -> usize
     where
         Self: Sized,
     {
-        self.generate(model, prompt, out, |greedy, _| greedy)
+        let (s, n) = (self.window(), out.len());
+        generate_loop(s, prompt, out, |toks| {
+            let last = self.body(model, toks)?;
+            if toks.len() + 1 >= s || toks.tail.len() + 1 >= n {
+                self.lm_head(model, last)
+            } else {
+                self.lm_argmax(model, last)
+            }
+        })
     }
 
     /// Sampled generation (atome_generate_sampled): one splitmix64 draw from

@@ -122,6 +122,15 @@ impl Engine for AnyRunner<'_> {
         }
     }
 
+    fn lm_argmax(&mut self, model: &Model, last: AnyLast) -> Option<usize> {
+        match (self, last) {
+            (AnyRunner::F32(r), AnyLast::F32(n)) => r.lm_argmax(model, n),
+            (AnyRunner::Q15(r), AnyLast::Q15(e)) => r.lm_argmax(model, e),
+            (AnyRunner::Q15Cached(r), AnyLast::Q15(e)) => r.lm_argmax(model, e),
+            _ => None,
+        }
+    }
+
     fn class_head(&mut self, clf: &Classifier, last: AnyLast, out: Option<&mut [f32]>) -> Option<usize> {
         match (self, last) {
             (AnyRunner::F32(r), AnyLast::F32(n)) => r.class_head(clf, n, out),

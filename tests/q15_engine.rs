@@ -114,11 +114,19 @@ fn generate_is_the_loop_of_predict() {
     let mut out = [0i32; 20];
     let n = r.generate_greedy(&m, &prompt, &mut out);
     assert_eq!(n, s - prompt.len());
+    // The logits after the call are the last step's (the steps before
+    // it find their id without writing them).
+    let after = r.logits().to_vec();
     let mut seq = prompt.to_vec();
     for &t in &out[..n] {
         assert_eq!(q15(&blob, &dims, s, &seq).0 as i32, t);
         seq.push(t);
     }
+    assert!(same_bits(&after, &q15(&blob, &dims, s, &seq[..seq.len() - 1]).1));
+    // A call that stops at max_tokens keeps its last step's logits too.
+    let n = r.generate_greedy(&m, &prompt, &mut out[..5]);
+    assert_eq!(n, 5);
+    assert!(same_bits(r.logits(), &q15(&blob, &dims, s, &seq[..prompt.len() + 4]).1));
 }
 
 #[test]

@@ -564,6 +564,11 @@ impl Engine for Q15CachedRunner<'_> {
         Some(head_logits(&model.unembed, h, eh, self.mv, Some(self.logits)))
     }
 
+    fn lm_argmax(&mut self, model: &Model, eh: i32) -> Option<usize> {
+        let h = self.ring.get(..self.dims.d_model)?;
+        Some(head_argmax(&model.unembed, h, eh, logit_words(self.logits), self.mv))
+    }
+
     fn class_head(&mut self, clf: &Classifier, eh: i32, out: Option<&mut [f32]>) -> Option<usize> {
         let h = self.ring.get(..self.dims.d_model)?;
         Some(head_logits(&clf.head, h, eh, self.mv, out))

@@ -308,3 +308,65 @@ pub fn head_logits(w: &Tensor, h: &[i16], eh: i32, mv: &mut [i32], mut out: Opti
     }
     best
 }
+
+/// [`head_logits`]' id without its logits, for a greedy step whose logits
+/// nobody reads: the V exact sums into `acc` (the logits area's words),
+/// the largest of them rounded once, and only the rows whose sums lie
+/// within that float's rounding distance rounded too (the first of equal
+/// floats wins, as in [`head_logits`]). Rounding is monotonic, so the
+/// float maximum is the rounded largest product; two sums that round to
+/// the same normal float differ by at most 2^-22 of the larger. Outside
+/// that case (a zero scale, a non-normal maximum) every logit is rounded
+/// as in [`head_logits`].
+pub fn head_argmax(w: &Tensor, h: &[i16], eh: i32, acc: &mut [i32], mv: &mut [i32]) -> usize {
+    let sc = Scale::of(w);
+    let m = sc.m as i32;
+    let e = ecomb_plain(sc.e, eh);
+    let (Some(t), Some(acc)) = (head::rows_of(w, 0, w.rows), acc.get_mut(..w.rows)) else {
+        return head_logits(w, h, eh, mv, None);
+    };
+    if m == 0 || acc.is_empty() {
+        return head_logits(w, h, eh, mv, None);
+    }
+    matvec_q(&t, h, w.cols, 1, acc, w.rows);
+    // The product's order: the sum's for a positive scale, reversed else.
+    let key = |a: i32| if m > 0 { i64::from(a) } else { -i64::from(a) };
+    let mut jb = 0;
+    let mut kb = i64::MIN;
+    for (j, &a) in acc.iter().enumerate() {
+        if key(a) > kb {
+            kb = key(a);
+            jb = j;
+        }
+    }
+    let ab = acc.get(jb).copied().unwrap_or(0);
+    let vb = to_f32_prod(i64::from(ab), m, e);
+    if !vb.is_normal() {
+        let mut best = 0;
+        let mut best_v = 0.0f32;
+        for (j, &a) in acc.iter().enumerate() {
+            let v = to_f32_prod(i64::from(a), m, e);
+            if j == 0 || gt_num(v, best_v) {
+                best = j;
+                best_v = v;
+            }
+        }
+        return best;
+    }
+    let near = i64::from(ab.unsigned_abs() >> 22) + 1;
+    for (j, &a) in acc.iter().enumerate().take(jb) {
+        if kb - key(a) <= near && !gt_num(vb, to_f32_prod(i64::from(a), m, e)) {
+            return j;
+        }
+    }
+    jb
+}
+
+/// The logits area as the words of [`head_argmax`]'s sums.
+pub fn logit_words(logits: &mut [f32]) -> &mut [i32] {
+    // SAFETY: f32 and i32 have the same size and alignment and every bit
+    // pattern is valid for both, so align_to yields the whole area as
+    // words (empty prefix and suffix), borrowed from it.
+    let (_, words, _) = unsafe { logits.align_to_mut::<i32>() };
+    words
+}

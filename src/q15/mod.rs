@@ -120,6 +120,11 @@ impl Engine for Q15Runner<'_> {
         Some(engine::head_logits(&model.unembed, h, eh, self.b.mv, Some(self.logits)))
     }
 
+    fn lm_argmax(&mut self, model: &Model, eh: i32) -> Option<usize> {
+        let h = self.b.ring.get(..self.dims.d_model)?;
+        Some(engine::head_argmax(&model.unembed, h, eh, engine::logit_words(self.logits), self.b.mv))
+    }
+
     fn class_head(&mut self, clf: &Classifier, eh: i32, out: Option<&mut [f32]>) -> Option<usize> {
         let h = self.b.ring.get(..self.dims.d_model)?;
         Some(engine::head_logits(&clf.head, h, eh, self.b.mv, out))
