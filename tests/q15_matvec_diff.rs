@@ -246,3 +246,35 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 1500, ..ProptestConfig::default() })]
+
+    /// The byte tables (one position) equal one naive call per matrix
+    /// where they apply, write nothing where they do not, and leave no
+    /// trace of the tables' previous contents.
+    #[test]
+    fn byte_tables_equal_the_definition(m in multi(), junk in any::<i32>()) {
+        use atome::kernels::q15::matvec::{matvec_q_bytes, MvJobQ};
+        let ts: Vec<Tensor> = m.jobs.iter().map(|(p, r, c, _, d, _)| Tensor { data: d, scale: 1.0, rows: *r, cols: *c, packing: *p }).collect();
+        let x = &m.xs[..m.xs.len().min(m.cols)];
+        let mut want: Vec<Vec<i32>> = m.jobs.iter().map(|j| vec![0x5A5A_5A5A; j.5]).collect();
+        for (t, o) in ts.iter().zip(want.iter_mut()) {
+            matvec_q_naive(t, x, m.cols, 1, o, t.rows);
+        }
+        let (mut t0, mut t1) = ([junk; 256], [junk.rotate_left(7); 256]);
+        let mut got: Vec<Vec<i32>> = m.jobs.iter().map(|j| vec![0x5A5A_5A5A; j.5]).collect();
+        let mut jobs: Vec<MvJobQ> = ts.iter().zip(got.iter_mut()).map(|(w, out)| MvJobQ { w, out, ostride: w.rows }).collect();
+        let ran = matvec_q_bytes(&mut jobs, x, &mut t0, &mut t1);
+        drop(jobs);
+        let applies = ts.iter().all(|w| {
+            w.packing == Packing::Trit2 && w.cols == ts[0].cols && w.cols % 8 == 0 && w.cols > 0 && x.len() >= w.cols && w.data.len() >= w.rows * w.cols / 4
+        }) && m.jobs.iter().all(|j| j.5 >= j.1);
+        prop_assert_eq!(ran, applies);
+        if ran {
+            prop_assert_eq!(&got, &want);
+        } else {
+            prop_assert!(got.iter().all(|o| o.iter().all(|&v| v == 0x5A5A_5A5A)));
+        }
+    }
+}

@@ -16,6 +16,7 @@ use crate::forward::cached::{key, CacheHeader};
 use crate::engine::Engine;
 use crate::forward::Tokens;
 use crate::kernels::isa::Accel;
+use crate::kernels::q15::matvec::{matvec_q_bytes, BYTE_MIN_ROWS};
 use crate::kernels::q15::{matvec_q_multi_checked, trit2_no_code10, MvJobQ};
 
 /// Element counts of a q15 cached state's two areas.
@@ -354,7 +355,8 @@ impl<'w> Q15CachedRunner<'w> {
                 let lw: &[i32; LAYER_WORDS] = lp.get(l * LAYER_WORDS..(l + 1) * LAYER_WORDS)?.try_into().ok()?;
                 let eh = norm_ssm(accel, model, l, lw, kept_at, &mut *self.logits, &mut *pa, &mut b, ehs, slot)?;
                 let h = b.ring.get(slot * d..(slot + 1) * d)?;
-                let r = project(accel, model, l, lw, h, b.mv, (d, dh), (mixes, ents), eh)?;
+                let tabs = byte_tables(&mut *self.logits, &mut *pa);
+                let r = project(accel, model, l, lw, h, b.mv, tabs, (d, dh), (mixes, ents), eh)?;
                 let e = quant::quant_into(accel, b.mv.get(..dh)?, eh, b.k.get_mut(t * dh..(t + 1) * dh)?);
                 *b.ek.get_mut(t)? = e as i16;
                 let e = quant::quant_into(accel, b.mv.get(dh..dh + d)?, eh, b.v.get_mut(t * d..(t + 1) * d)?);
@@ -462,7 +464,7 @@ fn norm_ssm(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], kept_
 /// it is read, the query only where the layer mixes.
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-fn project(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], h: &[i16], mv: &mut [i32], (d, dh): (usize, usize), (mixes, ents): (bool, bool), eh: i32) -> Option<[i32; 3]> {
+fn project(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], h: &[i16], mv: &mut [i32], tabs: Option<Tabs>, (d, dh): (usize, usize), (mixes, ents): (bool, bool), eh: i32) -> Option<[i32; 3]> {
     let [tk, tv, tr, tq] = projections(model, l);
     let nc10 = accel.avx2() && [&tk, &tv, &tr, &tq].into_iter().all(|w| trit2_no_code10(accel, w));
     let (ok, r) = mv.split_at_mut_checked(dh)?;
@@ -475,16 +477,43 @@ fn project(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], h: &[i
         MvJobQ { w: &tr, out: or, ostride: 3 },
         MvJobQ { w: &tq, out: oq, ostride: dh },
     );
-    match (mixes, ents) {
-        (true, _) => matvec_q_multi_checked(accel, &mut [wk, wv, wr, wq], h, d, 1, nc10),
-        (false, true) => matvec_q_multi_checked(accel, &mut [wk, wv, wr], h, d, 1, nc10),
-        (false, false) => matvec_q_multi_checked(accel, &mut [wk, wv], h, d, 1, nc10),
+    let mut all = [wk, wv, wr, wq];
+    let jobs = match (mixes, ents) {
+        (true, _) => &mut all[..],
+        (false, true) => &mut all[..3],
+        (false, false) => &mut all[..2],
+    };
+    // One position: byte tables where enough rows share them and the
+    // logits and parameter areas can lend their memory, on Cortex-M0 (where
+    // they beat the pair tables' asm) and on hosts without AVX2 (so that the
+    // tests run them).
+    let rows: usize = jobs.iter().map(|j| j.w.rows).sum();
+    let bytes = match tabs {
+        Some((t0, t1)) if rows >= BYTE_MIN_ROWS && !accel.avx2() && cfg!(any(all(atome_armv6m, not(atome_small)), target_pointer_width = "64")) => {
+            matvec_q_bytes(jobs, h, t0, t1)
+        }
+        _ => false,
+    };
+    if !bytes {
+        matvec_q_multi_checked(accel, jobs, h, d, 1, nc10);
     }
     // The router weights, where they are read.
     if !mixes && !ents {
         return Some([0; 3]);
     }
     Some(mix::router(Scale::at(w, 7), mv.get(dh + d..dh + d + 3)?, eh))
+}
+
+/// Two byte tables' memory (the one-position matvec's).
+type Tabs<'a> = (&'a mut [i32; 256], &'a mut [i32; 256]);
+
+/// The byte tables' memory lent by the logits area and the parameter
+/// area (free from a layer's LayerNorm and SSM step to its next), when
+/// both hold 256 words.
+fn byte_tables<'a>(logits: &'a mut [f32], pa: &'a mut [i32]) -> Option<Tabs<'a>> {
+    let t0 = logit_words(logits).get_mut(..256)?.try_into().ok()?;
+    let t1 = pa.get_mut(..256)?.try_into().ok()?;
+    Some((t0, t1))
 }
 
 /// The query of one layer at position t and attention over the cached

@@ -316,9 +316,13 @@ pub fn head_logits(w: &Tensor, h: &[i16], eh: i32, mv: &mut [i32], mut out: Opti
 /// floats wins, as in [`head_logits`]). Rounding is monotonic, so the
 /// float maximum is the rounded largest product; two sums that round to
 /// the same normal float differ by at most 2^-22 of the larger. Outside
-/// that case (a zero scale, a non-normal maximum) every logit is rounded
-/// as in [`head_logits`].
+/// that case (a zero scale, a non-normal maximum) [`head_logits`] gives
+/// the id.
 pub fn head_argmax(w: &Tensor, h: &[i16], eh: i32, acc: &mut [i32], mv: &mut [i32]) -> usize {
+    // (Size-first: the code of head_logits alone.)
+    if cfg!(atome_small) {
+        return head_logits(w, h, eh, mv, None);
+    }
     let sc = Scale::of(w);
     let m = sc.m as i32;
     let e = ecomb_plain(sc.e, eh);
@@ -340,26 +344,24 @@ pub fn head_argmax(w: &Tensor, h: &[i16], eh: i32, acc: &mut [i32], mv: &mut [i3
         }
     }
     let ab = acc.get(jb).copied().unwrap_or(0);
-    let vb = to_f32_prod(i64::from(ab), m, e);
+    let vb = logit(ab, m, e);
     if !vb.is_normal() {
-        let mut best = 0;
-        let mut best_v = 0.0f32;
-        for (j, &a) in acc.iter().enumerate() {
-            let v = to_f32_prod(i64::from(a), m, e);
-            if j == 0 || gt_num(v, best_v) {
-                best = j;
-                best_v = v;
-            }
-        }
-        return best;
+        return head_logits(w, h, eh, mv, None);
     }
     let near = i64::from(ab.unsigned_abs() >> 22) + 1;
     for (j, &a) in acc.iter().enumerate().take(jb) {
-        if kb - key(a) <= near && !gt_num(vb, to_f32_prod(i64::from(a), m, e)) {
+        if kb - key(a) <= near && !gt_num(vb, logit(a, m, e)) {
             return j;
         }
     }
     jb
+}
+
+/// One logit from its exact sum (out of line: one copy for
+/// [`head_argmax`]'s two uses).
+#[inline(never)]
+fn logit(a: i32, m: i32, e: i32) -> f32 {
+    to_f32_prod(i64::from(a), m, e)
 }
 
 /// The logits area as the words of [`head_argmax`]'s sums.

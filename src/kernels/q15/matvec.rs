@@ -51,6 +51,8 @@ mod dsp;
 mod thumb2;
 #[cfg(all(atome_armv6m, not(atome_small)))]
 mod t1;
+mod bytes;
+pub use bytes::{matvec_q_bytes, BYTE_MIN_ROWS};
 #[cfg(all(atome_armv6m, not(atome_small)))]
 use t1::{build_tables_t1, rows_thumb};
 
@@ -577,8 +579,9 @@ fn zero_tables(t: &mut core::mem::MaybeUninit<Tables>) -> &mut Tables {
 }
 
 /// Jobs sharing one set of tables per pass (their output counts live on
-/// the stack).
-const MAX_JOBS: usize = 8;
+/// the stack, in the deepest frame of a q15 position): the engine's
+/// largest group, the key, value, router and query projections.
+const MAX_JOBS: usize = 4;
 
 /// Table kernel: Trit2 matrices of one width, `cols % 4 == 0` (every row
 /// starts on a byte), outputs not overlapping. Not inlined: the tables

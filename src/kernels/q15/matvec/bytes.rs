@@ -1,0 +1,229 @@
+//! Byte tables for one position (the cached plan's single-row
+//! projections): for each group of four columns, a 256-entry table holds
+//! the sum of the four weighted activations for every byte of Trit2
+//! codes, so that a row adds one table entry per byte: four weights per
+//! load and add. Two tables (eight columns) are built at a time, in memory
+//! the caller lends (the logits and parameter areas, free while the
+//! projections run). Building costs 256 entries per four columns, so the
+//! tables pay where many rows share them (the 944K model's 387 rows a
+//! layer); [`BYTE_MIN_ROWS`] is the bar.
+use super::MvJobQ;
+use crate::format::Packing;
+
+/// Fewest rows (all jobs together) for which byte tables beat the pair
+/// tables (about 205 instructions per column to build against about 1.3
+/// per weight saved on Cortex-M0).
+pub const BYTE_MIN_ROWS: usize = 192;
+
+/// The 16 sums of two activations for every nibble of two Trit2 codes
+/// (nibble c0 + 4 c1; code 0 and code 2: weight 0, 1: +1, 3: -1).
+#[inline(always)]
+fn pair16(x0: i32, x1: i32) -> [i32; 16] {
+    let (n0, n1) = (x0.wrapping_neg(), x1.wrapping_neg());
+    let (a, b, c, d) = (x0.wrapping_add(x1), n0.wrapping_add(x1), x0.wrapping_add(n1), n0.wrapping_add(n1));
+    [0, x0, 0, n0, x1, a, x1, b, 0, x0, 0, n0, n1, c, n1, d]
+}
+
+/// The table of four columns with activations x[0..4]: entry b is the sum
+/// of the four weighted activations for the codes of byte b (low nibble:
+/// x[0], x[1]; high nibble: x[2], x[3]).
+#[inline(never)]
+fn build(t: &mut [i32; 256], x: &[i16; 4]) {
+    let lo = pair16(i32::from(x[0]), i32::from(x[1]));
+    let hi = pair16(i32::from(x[2]), i32::from(x[3]));
+    #[cfg(all(atome_armv6m, not(atome_small)))]
+    {
+        // The eight distinct non-zero low sums, in the order the asm stores them.
+        let v: [i32; 8] = [lo[1], lo[3], lo[4], lo[5], lo[7], lo[12], lo[13], lo[15]];
+        build_t1(t, &v, &hi);
+    }
+    #[cfg(not(all(atome_armv6m, not(atome_small))))]
+    for (row, &h) in t.chunks_exact_mut(16).zip(hi.iter()) {
+        for (o, &l) in row.iter_mut().zip(lo.iter()) {
+            *o = l.wrapping_add(h);
+        }
+    }
+}
+
+/// [`build`]'s rows on ARMv6-M, in asm: per high nibble, its sum h stored
+/// at the four zero low nibbles (0, 2, 8, 10) and the eight distinct low
+/// sums plus h each stored where they occur (1 and 9, 3 and 11, 4 and 6,
+/// 5, 7, 12 and 14, 13, 15): 37 instructions per 16 entries.
+#[cfg(all(atome_armv6m, not(atome_small)))]
+#[inline(always)]
+fn build_t1(t: &mut [i32; 256], v: &[i32; 8], hi: &[i32; 16]) {
+    // SAFETY: 16 steps (r2 runs from hi to hi + 16 words); step i reads
+    // hi[i] and v[0..8] and writes t[16 i .. 16 i + 16] (r0 advances 64
+    // bytes a step: inside the 256-word table). All word accesses are
+    // aligned (i32 arrays). Only the named registers and the flags change;
+    // no stack use.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "ldr r4, [r2]",
+            "str r4, [r0, #0]",
+            "str r4, [r0, #8]",
+            "str r4, [r0, #32]",
+            "str r4, [r0, #40]",
+            "ldr r5, [r1, #0]",
+            "adds r5, r5, r4",
+            "str r5, [r0, #4]",
+            "str r5, [r0, #36]",
+            "ldr r5, [r1, #4]",
+            "adds r5, r5, r4",
+            "str r5, [r0, #12]",
+            "str r5, [r0, #44]",
+            "ldr r5, [r1, #8]",
+            "adds r5, r5, r4",
+            "str r5, [r0, #16]",
+            "str r5, [r0, #24]",
+            "ldr r5, [r1, #12]",
+            "adds r5, r5, r4",
+            "str r5, [r0, #20]",
+            "ldr r5, [r1, #16]",
+            "adds r5, r5, r4",
+            "str r5, [r0, #28]",
+            "ldr r5, [r1, #20]",
+            "adds r5, r5, r4",
+            "str r5, [r0, #48]",
+            "str r5, [r0, #56]",
+            "ldr r5, [r1, #24]",
+            "adds r5, r5, r4",
+            "str r5, [r0, #52]",
+            "ldr r5, [r1, #28]",
+            "adds r5, r5, r4",
+            "str r5, [r0, #60]",
+            "adds r0, #64",
+            "adds r2, #4",
+            "cmp r2, r3",
+            "bne 2b",
+            inout("r0") t.as_mut_ptr() => _,
+            in("r1") v.as_ptr(),
+            inout("r2") hi.as_ptr() => _,
+            in("r3") hi.as_ptr().wrapping_add(16),
+            out("r4") _,
+            out("r5") _,
+            options(nostack),
+        );
+    }
+}
+
+/// Adds (or, for the first chunk, stores) each row's two table entries:
+/// bytes `at` and `at + 1` of row j (rows `step` bytes apart) into out[j].
+#[inline(never)]
+fn rows(t0: &[i32; 256], t1: &[i32; 256], data: &[u8], at: usize, step: usize, out: &mut [i32], first: bool) {
+    let Some(d) = data.get(at..) else { return };
+    #[cfg(all(atome_armv6m, not(atome_small)))]
+    if !out.is_empty() && step >= 2 && (out.len() - 1).checked_mul(step).and_then(|v| v.checked_add(2)).is_some_and(|e| e <= d.len()) {
+        // SAFETY: as rows_t1 asks: out is not empty, and row j < out.len()
+        // reads d[j step] and d[j step + 1], inside d (checked above).
+        unsafe {
+            if first {
+                rows_t1::<true>(t0, t1, d, step, out);
+            } else {
+                rows_t1::<false>(t0, t1, d, step, out);
+            }
+        }
+        return;
+    }
+    for (o, r) in out.iter_mut().zip(d.chunks(step)) {
+        let [b0, b1, ..] = *r else { return };
+        let v = t0[usize::from(b0)].wrapping_add(t1[usize::from(b1)]);
+        *o = if first { v } else { o.wrapping_add(v) };
+    }
+}
+
+/// [`rows_t1`]'s loop; `$first` "1": the sums are stored (the first
+/// chunk), "0": loaded and added to.
+#[cfg(all(atome_armv6m, not(atome_small)))]
+macro_rules! bytes_rows_asm {
+    ($first:literal, $o:ident, $d:ident, $t0:ident, $t1:ident, $n:expr, $step:ident) => {
+        core::arch::asm!(
+            // Step and end to high registers (Thumb-1 passes only low
+            // ones), the second table's base to r5.
+            "mov r8, r5",
+            "mov r10, r4",
+            "mov r5, r3",
+            "2:",
+            "ldrb r4, [r1]",
+            "lsls r4, r4, #2",
+            concat!(".if ", $first),
+            "ldr r3, [r2, r4]",
+            ".else",
+            "ldr r3, [r0]",
+            "ldr r4, [r2, r4]",
+            "adds r3, r3, r4",
+            ".endif",
+            "ldrb r4, [r1, #1]",
+            "lsls r4, r4, #2",
+            "ldr r4, [r5, r4]",
+            "adds r3, r3, r4",
+            "stmia r0!, {{r3}}",
+            "add r1, r8",
+            "cmp r0, r10",
+            "bne 2b",
+            inout("r0") $o => _,
+            inout("r1") $d.as_ptr() => _,
+            in("r2") $t0.as_ptr(),
+            inout("r3") $t1.as_ptr() => _,
+            inout("r4") $o.wrapping_add($n) => _,
+            inout("r5") $step => _,
+            out("r8") _,
+            out("r10") _,
+            options(nostack),
+        )
+    };
+}
+
+/// [`rows`] on ARMv6-M, in asm: 13 instructions per row (12 for the
+/// first chunk, whose sums are stored).
+///
+/// # Safety
+/// `out` is not empty and `(out.len() - 1) * step + 2 <= d.len()`.
+#[cfg(all(atome_armv6m, not(atome_small)))]
+#[inline(always)]
+unsafe fn rows_t1<const FIRST: bool>(t0: &[i32; 256], t1: &[i32; 256], d: &[u8], step: usize, out: &mut [i32]) {
+    let o = out.as_mut_ptr();
+    let n = out.len();
+    // SAFETY: row j (the loop stops when the output pointer reaches out's
+    // end; out is not empty) reads d[j step] and d[j step + 1] (inside d:
+    // the caller's contract), the table words t0[b], t1[b] for bytes b
+    // (< 256: inside both tables), and (unless FIRST) out[j], then writes
+    // out[j]. Word accesses are aligned (i32 arrays). Only the named
+    // registers and the flags change; no stack use.
+    unsafe {
+        if FIRST {
+            bytes_rows_asm!("1", o, d, t0, t1, n, step);
+        } else {
+            bytes_rows_asm!("0", o, d, t0, t1, n, step);
+        }
+    }
+}
+
+/// For each job, out[j] = sum_i W[j][i] x[i] for its rows (one position),
+/// by byte tables in `t0` and `t1`; false (nothing written) unless every
+/// job is Trit2 of the same width, a multiple of 8 columns no wider than
+/// x, with whole rows in its payload and room for every output.
+pub fn matvec_q_bytes(jobs: &mut [MvJobQ], x: &[i16], t0: &mut [i32; 256], t1: &mut [i32; 256]) -> bool {
+    let Some(cols) = jobs.first().map(|j| j.w.cols) else { return false };
+    let bpr = cols / 4;
+    let fits = |j: &MvJobQ| {
+        j.w.packing == Packing::Trit2
+            && j.w.cols == cols
+            && j.out.len() >= j.w.rows
+            && j.w.rows.checked_mul(bpr).is_some_and(|b| b <= j.w.data.len())
+    };
+    if cols == 0 || !cols.is_multiple_of(8) || x.len() < cols || !jobs.iter().all(fits) {
+        return false;
+    }
+    for (k, xc) in x.get(..cols).unwrap_or(&[]).chunks_exact(8).enumerate() {
+        let (Ok(a), Ok(b)) = (<&[i16; 4]>::try_from(&xc[..4]), <&[i16; 4]>::try_from(&xc[4..])) else { return false };
+        build(t0, a);
+        build(t1, b);
+        for j in jobs.iter_mut() {
+            let n = j.w.rows;
+            rows(t0, t1, j.w.data, 2 * k, bpr, &mut j.out[..n], k == 0);
+        }
+    }
+    true
+}
