@@ -229,17 +229,18 @@ fn kept_parameter_vectors_give_fresh_bits() {
     }
 }
 
-/// A model wide enough for the one-position byte tables (D = 128: the
-/// logits and parameter areas lend 256 words each; 2 DH + D + 3 >= 192
-/// rows; on the microcontroller code path, `--features portable`): the
-/// lean plan's bits for every packing (Trit2 runs the byte tables, the
-/// others fall back), predicting and generating.
+/// Models wide enough for the one-position byte tables (on the
+/// microcontroller code path, `--features portable`): D = 128 (the logits
+/// and parameter areas lend 256 words each: two tables a pass) and D =
+/// 256 (the parameter area 768 words: four tables a pass); 2 DH + D + 3
+/// >= 192 rows. The lean plan's bits for every packing (Trit2 runs the
+/// byte tables, the others fall back), predicting and generating.
 #[test]
 fn wide_model_gives_lean_bits() {
-    let cfg = Cfg { v: 256, d: 128, l: 2, dh: 32, k: 5, topk: 4 };
-    let dims = cfg.dims();
     let s = 20;
-    for (p, &pk) in Packing::ALL.iter().enumerate() {
+    for (p, (pk, d)) in Packing::ALL.iter().flat_map(|&pk| [(pk, 128), (pk, 256)]).enumerate() {
+        let cfg = Cfg { v: 256, d, l: 2, dh: 32, k: 5, topk: 4 };
+        let dims = cfg.dims();
         let blob = random_model(cfg, pk, None, 60 + p as u64).blob(pk);
         let m = parse_model(&blob, &dims).unwrap();
         let list = oob_tokens(s + 2, cfg.v, 3 + p as u64);
@@ -248,13 +249,13 @@ fn wide_model_gives_lean_bits() {
         for n in [1usize, 5, 6, 13, s, s + 2] {
             let a = lean_predict(&mut le, &m, &list[..n]);
             let b = cached_predict(&mut ca, &m, &list[..n]);
-            assert_same(&a, &b, &format!("packing {p} n {n}"));
+            assert_same(&a, &b, &format!("case {p} D {d} n {n}"));
         }
         let mut ca = cached(dims, s);
         let (mut g1, mut g2) = (vec![0; s], vec![0; s]);
         let n1 = le.runner().unwrap().generate_greedy(&m, &list[..2], &mut g1);
         let n2 = ca.runner().unwrap().generate_greedy(&m, &list[..2], &mut g2);
-        assert_eq!(g1[..n1], g2[..n2], "packing {p}: generation");
+        assert_eq!(g1[..n1], g2[..n2], "case {p} D {d}: generation");
     }
 }
 

@@ -504,16 +504,16 @@ fn project(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], h: &[i
     Some(mix::router(Scale::at(w, 7), mv.get(dh + d..dh + d + 3)?, eh))
 }
 
-/// Two byte tables' memory (the one-position matvec's).
-type Tabs<'a> = (&'a mut [i32; 256], &'a mut [i32; 256]);
+/// The byte tables' memory (the one-position matvec's): the first table
+/// and room for up to three more.
+type Tabs<'a> = (&'a mut [i32; 256], &'a mut [i32]);
 
 /// The byte tables' memory lent by the logits area and the parameter
 /// area (free from a layer's LayerNorm and SSM step to its next), when
-/// both hold 256 words.
+/// both hold 256 words at least.
 fn byte_tables<'a>(logits: &'a mut [f32], pa: &'a mut [i32]) -> Option<Tabs<'a>> {
-    let t0 = logit_words(logits).get_mut(..256)?.try_into().ok()?;
-    let t1 = pa.get_mut(..256)?.try_into().ok()?;
-    Some((t0, t1))
+    let t0 = logit_words(logits).first_chunk_mut::<256>()?;
+    Some((t0, pa))
 }
 
 /// The query of one layer at position t and attention over the cached

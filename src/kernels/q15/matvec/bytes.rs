@@ -200,11 +200,129 @@ unsafe fn rows_t1<const FIRST: bool>(t0: &[i32; 256], t1: &[i32; 256], d: &[u8],
     }
 }
 
+/// [`rows`] with four tables: bytes `at .. at + 4` of each row.
+#[inline(never)]
+fn rows4(t: [&[i32; 256]; 4], data: &[u8], at: usize, step: usize, out: &mut [i32], first: bool) {
+    let Some(d) = data.get(at..) else { return };
+    #[cfg(all(atome_armv6m, not(atome_small)))]
+    if !out.is_empty() && step >= 4 && (out.len() - 1).checked_mul(step).and_then(|v| v.checked_add(4)).is_some_and(|e| e <= d.len()) {
+        // SAFETY: as rows4_t1 asks: out is not empty, and row j <
+        // out.len() reads d[j step .. j step + 4], inside d (checked
+        // above); t[1], t[2], t[3] are 1024 bytes apart (the caller cut
+        // them from one slice, in order).
+        unsafe {
+            if first {
+                rows4_t1::<true>(t, d, step, out);
+            } else {
+                rows4_t1::<false>(t, d, step, out);
+            }
+        }
+        return;
+    }
+    let [t0, t1, t2, t3] = t;
+    for (o, r) in out.iter_mut().zip(d.chunks(step)) {
+        let [b0, b1, b2, b3, ..] = *r else { return };
+        let v = t0[usize::from(b0)].wrapping_add(t1[usize::from(b1)]).wrapping_add(t2[usize::from(b2)]).wrapping_add(t3[usize::from(b3)]);
+        *o = if first { v } else { o.wrapping_add(v) };
+    }
+}
+
+/// [`rows4_t1`]'s loop; `$first` as in [`bytes_rows_asm`].
+#[cfg(all(atome_armv6m, not(atome_small)))]
+macro_rules! bytes_rows4_asm {
+    ($first:literal, $o:ident, $d:ident, $t0:expr, $t1:expr, $n:expr, $step:ident) => {
+        core::arch::asm!(
+            // Step and end to high registers, the third and fourth tables'
+            // bases (the second's + 1024 and + 2048 bytes) to r12 and lr,
+            // the second's to r5: Thumb-1 passes only low registers.
+            "mov r8, r5",
+            "mov r10, r4",
+            "mov r5, r3",
+            "movs r4, #1",
+            "lsls r4, r4, #10",
+            "adds r3, r3, r4",
+            "mov r12, r3",
+            "adds r3, r3, r4",
+            "mov lr, r3",
+            "2:",
+            "ldrb r4, [r1]",
+            "lsls r4, r4, #2",
+            concat!(".if ", $first),
+            "ldr r3, [r2, r4]",
+            ".else",
+            "ldr r3, [r0]",
+            "ldr r4, [r2, r4]",
+            "adds r3, r3, r4",
+            ".endif",
+            "ldrb r4, [r1, #1]",
+            "lsls r4, r4, #2",
+            "ldr r4, [r5, r4]",
+            "adds r3, r3, r4",
+            "ldrb r4, [r1, #2]",
+            "lsls r4, r4, #2",
+            "add r4, r12",
+            "ldr r4, [r4]",
+            "adds r3, r3, r4",
+            "ldrb r4, [r1, #3]",
+            "lsls r4, r4, #2",
+            "add r4, lr",
+            "ldr r4, [r4]",
+            "adds r3, r3, r4",
+            "stmia r0!, {{r3}}",
+            "add r1, r8",
+            "cmp r0, r10",
+            "bne 2b",
+            inout("r0") $o => _,
+            inout("r1") $d.as_ptr() => _,
+            in("r2") $t0,
+            inout("r3") $t1 => _,
+            inout("r4") $o.wrapping_add($n) => _,
+            inout("r5") $step => _,
+            out("r8") _,
+            out("r10") _,
+            out("r12") _,
+            out("lr") _,
+            options(nostack),
+        )
+    };
+}
+
+/// [`rows4`] on ARMv6-M, in asm: 23 instructions per row of 16 weights
+/// (22 for the first chunk).
+///
+/// # Safety
+/// `out` is not empty, `(out.len() - 1) * step + 4 <= d.len()`, and
+/// t[2], t[3] start 1024 and 2048 bytes after t[1].
+#[cfg(all(atome_armv6m, not(atome_small)))]
+#[inline(always)]
+unsafe fn rows4_t1<const FIRST: bool>(t: [&[i32; 256]; 4], d: &[u8], step: usize, out: &mut [i32]) {
+    let o = out.as_mut_ptr();
+    let n = out.len();
+    let (t0, t1) = (t[0].as_ptr(), t[1].as_ptr());
+    // SAFETY: row j (the loop stops when the output pointer reaches out's
+    // end; out is not empty) reads d[j step .. j step + 4] (inside d: the
+    // caller's contract), the words t[k][b] for bytes b (< 256: inside
+    // each table; t[2] and t[3] reached at t[1] + 1024 and + 2048 bytes,
+    // as the caller guarantees), and (unless FIRST) out[j], then writes
+    // out[j]. Word accesses are aligned (i32 arrays). Only the named
+    // registers and the flags change; no stack use.
+    unsafe {
+        if FIRST {
+            bytes_rows4_asm!("1", o, d, t0, t1, n, step);
+        } else {
+            bytes_rows4_asm!("0", o, d, t0, t1, n, step);
+        }
+    }
+}
+
 /// For each job, out[j] = sum_i W[j][i] x[i] for its rows (one position),
-/// by byte tables in `t0` and `t1`; false (nothing written) unless every
-/// job is Trit2 of the same width, a multiple of 8 columns no wider than
-/// x, with whole rows in its payload and room for every output.
-pub fn matvec_q_bytes(jobs: &mut [MvJobQ], x: &[i16], t0: &mut [i32; 256], t1: &mut [i32; 256]) -> bool {
+/// by byte tables in `t0` and `more`: four at a time (16 columns) when
+/// `more` holds three tables (768 words) and the width is a multiple of
+/// 16, else two (8 columns) when it holds one. False (nothing written)
+/// unless every job is Trit2 of the same width, a multiple of 8 columns no
+/// wider than x, with whole rows in its payload and room for every output,
+/// and `more` holds a table.
+pub fn matvec_q_bytes(jobs: &mut [MvJobQ], x: &[i16], t0: &mut [i32; 256], more: &mut [i32]) -> bool {
     let Some(cols) = jobs.first().map(|j| j.w.cols) else { return false };
     let bpr = cols / 4;
     let fits = |j: &MvJobQ| {
@@ -216,7 +334,27 @@ pub fn matvec_q_bytes(jobs: &mut [MvJobQ], x: &[i16], t0: &mut [i32; 256], t1: &
     if cols == 0 || !cols.is_multiple_of(8) || x.len() < cols || !jobs.iter().all(fits) {
         return false;
     }
-    for (k, xc) in x.get(..cols).unwrap_or(&[]).chunks_exact(8).enumerate() {
+    let x = x.get(..cols).unwrap_or(&[]);
+    let (t1, rest) = match more.split_first_chunk_mut::<256>() {
+        Some(v) => v,
+        None => return false,
+    };
+    if let (Some((t2, r)), true) = (rest.split_first_chunk_mut::<256>(), cols.is_multiple_of(16)) {
+        if let Some((t3, _)) = r.split_first_chunk_mut::<256>() {
+            for (k, xc) in x.chunks_exact(16).enumerate() {
+                for (t, q) in [&mut *t0, &mut *t1, &mut *t2, &mut *t3].into_iter().zip(xc.chunks_exact(4)) {
+                    let Ok(q) = <&[i16; 4]>::try_from(q) else { return false };
+                    build(t, q);
+                }
+                for j in jobs.iter_mut() {
+                    let n = j.w.rows;
+                    rows4([t0, t1, t2, t3], j.w.data, 4 * k, bpr, &mut j.out[..n], k == 0);
+                }
+            }
+            return true;
+        }
+    }
+    for (k, xc) in x.chunks_exact(8).enumerate() {
         let (Ok(a), Ok(b)) = (<&[i16; 4]>::try_from(&xc[..4]), <&[i16; 4]>::try_from(&xc[4..])) else { return false };
         build(t0, a);
         build(t1, b);
