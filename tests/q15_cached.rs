@@ -232,9 +232,9 @@ fn kept_parameter_vectors_give_fresh_bits() {
 /// Models wide enough for the one-position byte tables (on the
 /// microcontroller code path, `--features portable`): D = 128 (the logits
 /// and parameter areas lend 256 words each: two tables a pass) and D =
-/// 256 (the parameter area 768 words: four tables a pass); 2 DH + D + 3
-/// >= 192 rows. The lean plan's bits for every packing (Trit2 runs the
-/// byte tables, the others fall back), predicting and generating.
+/// 256 (the parameter area 768 words: four tables a pass); at least 192
+/// rows (2 DH + D + 3). The lean plan's bits for every packing (Trit2 runs
+/// the byte tables, the others fall back), predicting and generating.
 #[test]
 fn wide_model_gives_lean_bits() {
     let s = 20;
