@@ -33,7 +33,7 @@ stage "cargo test (lean state)" cargo test --release
 # target compiles) through the same tests, on this host, both states.
 stage "cargo test (microcontroller code path, both states)" bash -c '
   export CARGO_TARGET_DIR=target/portable
-  T="--test purity --test api_errors --test reference_parity --test ffi_miri --test nonfinite --test matvec_diff --test q15_matvec_diff --test q15_cached --test rt_q15 --test math_exhaustive"
+  T="--test purity --test api_errors --test reference_parity --test ffi_miri --test nonfinite --test matvec_diff --test q15_matvec_diff --test q15_cached --test q15_head_argmax --test rt_q15 --test math_exhaustive"
   cargo test --release --features portable --lib $T && ATOME_STATE=cached cargo test --release --features portable $T'
 # The q15 integer mode (ATOME_DTYPE=q15, docs/Q15.md) behind the C API:
 # error codes and edge cases as in the float build, its own results checked

@@ -3,7 +3,9 @@
 //! (`head_logits`): random heads of every sign and size of scale (zero,
 //! results that overflow to infinity or underflow), and sums built to lie
 //! closer together than a float's rounding step, where the largest integer
-//! sum is not the first largest logit.
+//! sum is not the first largest logit. With and without the byte tables'
+//! memory lent (they run where `bytes_pay` says: `--features portable` on
+//! the host).
 use atome::format::{Packing, Tensor};
 use atome::q15::engine::{head_argmax, head_logits};
 use proptest::prelude::*;
@@ -44,7 +46,12 @@ fn both(
     };
     let mut mv = vec![0i32; mvlen];
     let mut acc = vec![0x5a5a_5a5ai32; rows + 3];
-    let fast = head_argmax(&t, h, eh, &mut acc, &mut mv);
+    let fast = head_argmax::<false>(&t, h, eh, &mut acc, &mut mv, &mut []);
+    // With the byte tables' memory lent too (they run on hosts without
+    // AVX2 and on Cortex-M0, from 192 rows): the same id.
+    let (mut mv2, mut more) = (vec![7i32; mvlen.max(256)], vec![-3i32; 768]);
+    let lent = head_argmax::<true>(&t, h, eh, &mut acc, &mut mv2, &mut more);
+    assert_eq!(fast, lent, "with byte tables");
     let mut lg = vec![f32::NAN; rows];
     let full = head_logits(&t, h, eh, &mut mv, Some(&mut lg));
     (fast, full, lg)

@@ -16,7 +16,7 @@ use crate::forward::cached::{key, CacheHeader};
 use crate::engine::Engine;
 use crate::forward::Tokens;
 use crate::kernels::isa::Accel;
-use crate::kernels::q15::matvec::{matvec_q_bytes, BYTE_MIN_ROWS};
+use crate::kernels::q15::matvec::{bytes_pay, matvec_q_bytes};
 use crate::kernels::q15::{matvec_q_multi_checked, trit2_no_code10, MvJobQ};
 
 /// Element counts of a q15 cached state's two areas.
@@ -484,14 +484,10 @@ fn project(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], h: &[i
         (false, false) => &mut all[..2],
     };
     // One position: byte tables where enough rows share them and the
-    // logits and parameter areas can lend their memory, on Cortex-M0 (where
-    // they beat the pair tables' asm) and on hosts without AVX2 (so that the
-    // tests run them).
+    // logits and parameter areas can lend their memory.
     let rows: usize = jobs.iter().map(|j| j.w.rows).sum();
     let bytes = match tabs {
-        Some((t0, t1)) if rows >= BYTE_MIN_ROWS && !accel.avx2() && cfg!(any(all(atome_armv6m, not(atome_small)), target_pointer_width = "64")) => {
-            matvec_q_bytes(jobs, h, t0, t1)
-        }
+        Some((t0, more)) if bytes_pay(accel, rows) => matvec_q_bytes(jobs, h, t0, more),
         _ => false,
     };
     if !bytes {
@@ -595,7 +591,8 @@ impl Engine for Q15CachedRunner<'_> {
 
     fn lm_argmax(&mut self, model: &Model, eh: i32) -> Option<usize> {
         let h = self.ring.get(..self.dims.d_model)?;
-        Some(head_argmax(&model.unembed, h, eh, logit_words(self.logits), self.mv))
+        // (The byte tables in the matvec outputs and the parameter area.)
+        Some(head_argmax::<true>(&model.unembed, h, eh, logit_words(self.logits), self.mv, self.pa))
     }
 
     fn class_head(&mut self, clf: &Classifier, eh: i32, out: Option<&mut [f32]>) -> Option<usize> {

@@ -10,6 +10,7 @@ use crate::forward::Tokens;
 use crate::kernels::isa::Accel;
 use crate::kernels::q15::{attention, conv, head, mix, norm, quant, ssm};
 use crate::kernels::q15::matvec_q;
+use crate::kernels::q15::matvec::{bytes_pay, matvec_q_bytes};
 #[cfg(atome_small)]
 use crate::kernels::q15::matvec::matvec_q_accel;
 #[cfg(not(atome_small))]
@@ -315,10 +316,13 @@ pub fn head_logits(w: &Tensor, h: &[i16], eh: i32, mv: &mut [i32], mut out: Opti
 /// within that float's rounding distance rounded too (the first of equal
 /// floats wins, as in [`head_logits`]). Rounding is monotonic, so the
 /// float maximum is the rounded largest product; two sums that round to
-/// the same normal float differ by at most 2^-22 of the larger. Outside
+/// the same normal float differ by at most 2^-22 of the larger. The sums
+/// come by byte tables in `mv` and `more` where those lend 256 words and
+/// more ([`matvec_q_bytes`]; BYTES false: never, and no code for them).
+/// Outside
 /// that case (a zero scale, a non-normal maximum) [`head_logits`] gives
 /// the id.
-pub fn head_argmax(w: &Tensor, h: &[i16], eh: i32, acc: &mut [i32], mv: &mut [i32]) -> usize {
+pub fn head_argmax<const BYTES: bool>(w: &Tensor, h: &[i16], eh: i32, acc: &mut [i32], mv: &mut [i32], more: &mut [i32]) -> usize {
     // (Size-first: the code of head_logits alone.)
     if cfg!(atome_small) {
         return head_logits(w, h, eh, mv, None);
@@ -332,7 +336,14 @@ pub fn head_argmax(w: &Tensor, h: &[i16], eh: i32, acc: &mut [i32], mv: &mut [i3
     if m == 0 || acc.is_empty() {
         return head_logits(w, h, eh, mv, None);
     }
-    matvec_q(&t, h, w.cols, 1, acc, w.rows);
+    // Byte tables in `mv` and `more` where they pay (see matvec_q_bytes).
+    let bytes = match mv.first_chunk_mut::<256>() {
+        Some(t0) if BYTES && bytes_pay(Accel::detect(), w.rows) => matvec_q_bytes(&mut [MvJobQ { w: &t, out: &mut *acc, ostride: w.rows }], h, t0, more),
+        _ => false,
+    };
+    if !bytes {
+        matvec_q(&t, h, w.cols, 1, acc, w.rows);
+    }
     // The product's order: the sum's for a positive scale, reversed else.
     let key = |a: i32| if m > 0 { i64::from(a) } else { -i64::from(a) };
     let mut jb = 0;
