@@ -59,7 +59,7 @@ impl Q15CachedLayout {
 
 /// int32 words of the scalars a cached state keeps of its model: per layer
 /// [`LayerQ::words`], then the final LayerNorm's two block exponents, then
-/// the marker of the kept parameter vectors ([`KEPT`]). Found once when
+/// the marker of the kept parameter vectors ([`KEPT_TAG`]). Found once when
 /// the cache starts from position 0, they spare every new position the
 /// blob scans.
 pub const fn stored_words(dims: &Dims) -> usize {
@@ -67,42 +67,57 @@ pub const fn stored_words(dims: &Dims) -> usize {
 }
 
 /// Value-cache rows per layer that hold the layer's kept parameter vectors
-/// while the window has not reached them: tanh(a), the SSM gain, gamma and
-/// beta, D int32 each (8 D int16), and one row more, so that 4 D aligned
-/// words fit at any 2-byte alignment of the rows.
+/// while the window has not reached them: gamma, beta, the SSM gain and
+/// tanh(a), D int32 each (8 D int16: two rows each, in that order), and
+/// one row more, so that 4 D aligned words fit at any 2-byte alignment of
+/// the rows.
 const PROWS: usize = 9;
 
-/// The marker word's value while every layer's value-cache rows S - PROWS
-/// .. S - 1 hold its kept tanh(a) and SSM gain (any other value: they do
-/// not).
-const KEPT: i32 = 0x5052_4d53;
+/// The marker word's upper half while the value-cache rows from S - PROWS
+/// on hold the kept vectors (any other value: they do not); its lower half
+/// is the row below which positions may have written since (the vectors
+/// from that row on are whole).
+const KEPT_TAG: u32 = 0x5052_0000;
 
 /// The first value-cache row of the kept parameter vectors: S - PROWS, or
-/// None for a window too short to spare them.
+/// None for a window too short to spare them (or too long for the marker).
 fn kept_from(s: usize) -> Option<usize> {
-    s.checked_sub(PROWS).filter(|&t| t > 0)
+    s.checked_sub(PROWS).filter(|&t| t > 0 && s <= 0xFFFF)
 }
 
-/// The first value row of the kept parameter vectors that position t may
-/// read, or 0 when it converts them: they serve the positions before their
-/// rows, and a position at or past them overwrites them (its value rows),
-/// so the marker (in the stored words `lp`) is cleared there. (Out of
-/// line: the position loop's frame is on the deepest call path.)
+/// The row below which positions may have written since the vectors were
+/// kept, from the marker word; None when no vectors are kept.
+fn kept_mark(m: i32) -> Option<usize> {
+    (m as u32 & 0xFFFF_0000 == KEPT_TAG).then_some((m as u32 & 0xFFFF) as usize)
+}
+
+/// Which kept parameter vectors layer l may read at position t, as
+/// `8 ts + v0` (ts: their first row; vectors v0.. of gamma, beta, the SSM
+/// gain, tanh(a) are whole: each starts at row ts + 2 v, which no position
+/// has written yet), or 0 when none are kept. Layer l's value row t is
+/// written after its LayerNorm and SSM step, so a vector that starts at row
+/// t still serves them; the last layer moves the marker past t. Every
+/// vector lives until the window reaches its rows: gamma the longest and
+/// tanh(a), the dearest to convert, the longest. (Out of line: the position
+/// loop's frame is on the deepest call path.)
 #[inline(never)]
-fn kept_rows(lp: &mut [i32], l_n: usize, s: usize, t: usize) -> usize {
-    let Some(m) = lp.get_mut(l_n * LAYER_WORDS + 2) else { return 0 };
-    match kept_from(s) {
-        Some(ts) if t < ts && *m == KEPT => ts,
-        Some(ts) if t < ts => 0,
-        _ => {
-            *m = 0;
-            0
-        }
+fn kept_rows(lp: &mut [i32], l: usize, l_n: usize, s: usize, t: usize) -> usize {
+    let (Some(m), Some(ts)) = (lp.get_mut(l_n * LAYER_WORDS + 2), kept_from(s)) else { return 0 };
+    let Some(hw) = kept_mark(*m) else { return 0 };
+    let lim = hw.max(t);
+    if l + 1 == l_n && t >= hw {
+        *m = (KEPT_TAG | (t + 1).min(0xFFFF) as u32) as i32;
     }
+    // The first whole vector: the least v with ts + 2 v >= lim (4: none).
+    let v0 = lim.saturating_sub(ts).div_ceil(2).min(4);
+    if v0 >= 4 {
+        return 0;
+    }
+    8 * ts + v0
 }
 
 /// The kept parameter vectors in a layer's value-cache rows from
-/// [`kept_from`] on (`tail`): tanh(a), the SSM gain, gamma and beta, D
+/// [`kept_from`] on (`tail`): gamma, beta, the SSM gain and tanh(a), D
 /// words each.
 /// None when the rows give fewer than 4 D aligned int32 words (never for
 /// PROWS rows of an int16 buffer).
@@ -209,7 +224,8 @@ impl<'w> Q15CachedRunner<'w> {
     /// now ([`Q15CachedRunner::keep_params`]): a speed matter only (the
     /// bits are the same either way), reported for tests and benches.
     pub fn params_kept(&self) -> bool {
-        self.lp.get(self.dims.n_layers * LAYER_WORDS + 2) == Some(&KEPT)
+        let m = self.lp.get(self.dims.n_layers * LAYER_WORDS + 2).copied().and_then(kept_mark);
+        matches!((m, kept_from(self.s)), (Some(hw), Some(ts)) if hw <= ts)
     }
 
     /// Runs the new positions of the window of `tokens` through every
@@ -274,7 +290,9 @@ impl<'w> Q15CachedRunner<'w> {
         let (d, dh, l_n, s) = (self.dims.d_model, self.dims.d_head, self.dims.n_layers, self.s);
         let mark = l_n * LAYER_WORDS + 2;
         let Some(ts) = kept_from(s) else { return Some(()) };
-        if *self.lp.get(mark)? == KEPT || p0 > ts {
+        // (Kept and whole: nothing to do; the cached positions reach the
+        // rows: no room.)
+        if kept_mark(*self.lp.get(mark)?).is_some_and(|hw| hw <= ts) || p0 > ts {
             return Some(());
         }
         let per16 = Q15CachedLayout::layer16(&self.dims, s);
@@ -290,9 +308,9 @@ impl<'w> Q15CachedRunner<'w> {
             let lw: &[i32; LAYER_WORDS] = self.lp.get(l * LAYER_WORDS..(l + 1) * LAYER_WORDS)?.try_into().ok()?;
             let (p, a) = layer_q(model, l, lw);
             let w = kept_words_mut(self.c16.get_mut(tail(l))?, d)?;
-            let (wt, w) = w.split_at_mut_checked(d)?;
-            let (ws, w) = w.split_at_mut_checked(d)?;
-            let (wg, wb) = w.split_at_mut_checked(d)?;
+            let (wg, w) = w.split_at_mut_checked(d)?;
+            let (wb, w) = w.split_at_mut_checked(d)?;
+            let (ws, wt) = w.split_at_mut_checked(d)?;
             for (c, o) in wt.iter_mut().enumerate() {
                 *o = tanh_q30(a.get(c));
             }
@@ -300,7 +318,7 @@ impl<'w> Q15CachedRunner<'w> {
             p.g.fill(wg);
             p.b.fill(wb);
         }
-        *self.lp.get_mut(mark)? = KEPT;
+        *self.lp.get_mut(mark)? = (KEPT_TAG | p0 as u32) as i32;
         Some(())
     }
 
@@ -351,7 +369,7 @@ impl<'w> Q15CachedRunner<'w> {
                     *self.ering.get_mut(dst)? = *ehist.get(src)?;
                 }
                 let mut b = bufs!(self, kc, ek, vc, ev, hs);
-                let kept_at = kept_rows(lp, l_n, s, t);
+                let kept_at = kept_rows(lp, l, l_n, s, t);
                 let lw: &[i32; LAYER_WORDS] = lp.get(l * LAYER_WORDS..(l + 1) * LAYER_WORDS)?.try_into().ok()?;
                 let eh = norm_ssm(accel, model, l, lw, kept_at, &mut *self.logits, &mut *pa, &mut b, ehs, slot)?;
                 let h = b.ring.get(slot * d..(slot + 1) * d)?;
@@ -427,25 +445,28 @@ fn norm_ssm(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], kept_
     }
     let (p, a) = layer_q(model, l, w);
     // The layer's parameter vectors as in the lean plan (the logits area,
-    // then the int32 area), or the kept copies
-    // when there are some ([`Q15CachedRunner::keep_params`]): value rows
-    // from `kept_at` on (0: none), which this position's attention does
-    // not read.
-    let kept = if kept_at > 0 { b.v.get(kept_at * d..).and_then(|t| kept_words(t, d)) } else { None };
+    // then the int32 area), or the kept copies where they are whole
+    // ([`Q15CachedRunner::keep_params`], [`kept_rows`]: `kept_at` = 8 ts +
+    // v0, 0: none), in value rows this position's attention does not read.
+    let (ts, v0) = (kept_at / 8, kept_at % 8);
+    let kept = if kept_at > 0 { b.v.get(ts * d..).and_then(|t| kept_words(t, d)) } else { None };
+    let kv = |v: usize| kept.filter(|_| v >= v0).and_then(|k| k.get(v * d..(v + 1) * d));
     let mut areas = logits.chunks_exact_mut(d).map(Area::Bits).chain(pa.chunks_exact_mut(d).map(Area::Ints));
-    let (tanh, pg, pb, psb) = match kept {
-        Some(k) => (
-            Vals(k.get(..d)?),
-            PSrc::stored(p.g, k.get(2 * d..3 * d)?),
-            PSrc::stored(p.b, k.get(3 * d..4 * d)?),
-            PSrc::stored(p.sb, k.get(d..2 * d)?),
-        ),
-        None => {
-            let tanh = areas.next()?.fill(|c| tanh_q30(a.get(c)));
-            let pg = PSrc::new(p.g, areas.next());
-            let pb = PSrc::new(p.b, areas.next());
-            (tanh, pg, pb, PSrc::new(p.sb, areas.next()))
-        }
+    let tanh = match kv(3) {
+        Some(k) => Vals(k),
+        None => areas.next()?.fill(|c| tanh_q30(a.get(c))),
+    };
+    let pg = match kv(0) {
+        Some(k) => PSrc::stored(p.g, k),
+        None => PSrc::new(p.g, areas.next()),
+    };
+    let pb = match kv(1) {
+        Some(k) => PSrc::stored(p.b, k),
+        None => PSrc::new(p.b, areas.next()),
+    };
+    let psb = match kv(2) {
+        Some(k) => PSrc::stored(p.sb, k),
+        None => PSrc::new(p.sb, areas.next()),
     };
     let eh = {
         let xr = b.x.get(..d)?;
