@@ -46,12 +46,17 @@ fn both(
     };
     let mut mv = vec![0i32; mvlen];
     let mut acc = vec![0x5a5a_5a5ai32; rows + 3];
-    let fast = head_argmax::<false>(&t, h, eh, &mut acc, &mut mv, &mut []);
+    let fast = head_argmax::<false>(&t, h, eh, &mut acc, &mut mv, &mut [], false);
     // With the byte tables' memory lent too (they run on hosts without
     // AVX2 and on Cortex-M0, from 192 rows): the same id.
     let (mut mv2, mut more) = (vec![7i32; mvlen.max(256)], vec![-3i32; 768]);
-    let lent = head_argmax::<true>(&t, h, eh, &mut acc, &mut mv2, &mut more);
+    let lent = head_argmax::<true>(&t, h, eh, &mut acc, &mut mv2, &mut more, false);
     assert_eq!(fast, lent, "with byte tables");
+    // The payload holds no code 10 (trit2 writes 0, 1, 3): the clean tables
+    // too, over junk in the entries they do not build.
+    let (mut mv3, mut more3) = (vec![0x2bad_f00d; mvlen.max(256)], vec![-0x1bad_cafe; 768]);
+    let clean = head_argmax::<true>(&t, h, eh, &mut acc, &mut mv3, &mut more3, true);
+    assert_eq!(fast, clean, "with clean byte tables");
     let mut lg = vec![f32::NAN; rows];
     let full = head_logits(&t, h, eh, &mut mv, Some(&mut lg));
     (fast, full, lg)

@@ -16,7 +16,7 @@ use crate::forward::cached::{key, CacheHeader};
 use crate::engine::Engine;
 use crate::forward::Tokens;
 use crate::kernels::isa::Accel;
-use crate::kernels::q15::matvec::{bytes_pay, matvec_q_bytes};
+use crate::kernels::q15::matvec::{bytes_pay, matvec_q_bytes, BYTES_HERE};
 use crate::kernels::q15::{matvec_q_multi_checked, trit2_no_code10, MvJobQ};
 
 /// Element counts of a q15 cached state's two areas.
@@ -74,21 +74,31 @@ pub const fn stored_words(dims: &Dims) -> usize {
 const PROWS: usize = 9;
 
 /// The marker word's upper half while the value-cache rows from S - PROWS
-/// on hold the kept vectors (any other value: they do not); its lower half
-/// is the row below which positions may have written since (the vectors
-/// from that row on are whole).
+/// on hold the kept vectors (any other value: they do not); its low 15
+/// bits are the row below which positions may have written since (the
+/// vectors from that row on are whole).
 const KEPT_TAG: u32 = 0x5052_0000;
+
+/// The marker word's bit 15: no payload of the blocks' projections or of
+/// the head holds the Trit2 code 10 (found with the scalars), so that
+/// their byte tables need only the other bytes' entries.
+const CLEAN: u32 = 0x8000;
 
 /// The first value-cache row of the kept parameter vectors: S - PROWS, or
 /// None for a window too short to spare them (or too long for the marker).
 fn kept_from(s: usize) -> Option<usize> {
-    s.checked_sub(PROWS).filter(|&t| t > 0 && s <= 0xFFFF)
+    s.checked_sub(PROWS).filter(|&t| t > 0 && s <= 0x7FFF)
 }
 
 /// The row below which positions may have written since the vectors were
 /// kept, from the marker word; None when no vectors are kept.
 fn kept_mark(m: i32) -> Option<usize> {
-    (m as u32 & 0xFFFF_0000 == KEPT_TAG).then_some((m as u32 & 0xFFFF) as usize)
+    (m as u32 & 0xFFFF_0000 == KEPT_TAG).then_some((m as u32 & 0x7FFF) as usize)
+}
+
+/// Whether the marker word says [`CLEAN`].
+fn clean_mark(lp: &[i32], l_n: usize) -> bool {
+    lp.get(l_n * LAYER_WORDS + 2).is_some_and(|&m| m as u32 & CLEAN != 0)
 }
 
 /// Which kept parameter vectors layer l may read at position t, as
@@ -106,7 +116,7 @@ fn kept_rows(lp: &mut [i32], l: usize, l_n: usize, s: usize, t: usize) -> usize 
     let Some(hw) = kept_mark(*m) else { return 0 };
     let lim = hw.max(t);
     if l + 1 == l_n && t >= hw {
-        *m = (KEPT_TAG | (t + 1).min(0xFFFF) as u32) as i32;
+        *m = (KEPT_TAG | (*m as u32 & CLEAN) | (t + 1).min(0x7FFF) as u32) as i32;
     }
     // The first whole vector: the least v with ts + 2 v >= lim (4: none).
     let v0 = lim.saturating_sub(ts).div_ceil(2).min(4);
@@ -274,7 +284,10 @@ impl<'w> Q15CachedRunner<'w> {
         }
         fin.get_mut(..2)?.copy_from_slice(&final_exps(model));
         // (A new cache: its value rows hold no kept vectors yet.)
-        *fin.get_mut(2)? = 0;
+        // (The scan only where byte tables can run: this build, and a
+        // parameter area that lends them.)
+        let clean = BYTES_HERE && self.pa.len() >= 256 && clean_payloads(model);
+        *fin.get_mut(2)? = if clean { CLEAN as i32 } else { 0 };
         Some(())
     }
 
@@ -318,7 +331,8 @@ impl<'w> Q15CachedRunner<'w> {
             p.g.fill(wg);
             p.b.fill(wb);
         }
-        *self.lp.get_mut(mark)? = (KEPT_TAG | p0 as u32) as i32;
+        let m = self.lp.get_mut(mark)?;
+        *m = (KEPT_TAG | (*m as u32 & CLEAN) | p0 as u32) as i32;
         Some(())
     }
 
@@ -373,7 +387,7 @@ impl<'w> Q15CachedRunner<'w> {
                 let lw: &[i32; LAYER_WORDS] = lp.get(l * LAYER_WORDS..(l + 1) * LAYER_WORDS)?.try_into().ok()?;
                 let eh = norm_ssm(accel, model, l, lw, kept_at, &mut *self.logits, &mut *pa, &mut b, ehs, slot)?;
                 let h = b.ring.get(slot * d..(slot + 1) * d)?;
-                let tabs = byte_tables(&mut *self.logits, &mut *pa);
+                let tabs = byte_tables(&mut *self.logits, &mut *pa, clean_mark(lp, l_n));
                 let r = project(accel, model, l, lw, h, b.mv, tabs, (d, dh), (mixes, ents), eh)?;
                 let e = quant::quant_into(accel, b.mv.get(..dh)?, eh, b.k.get_mut(t * dh..(t + 1) * dh)?);
                 *b.ek.get_mut(t)? = e as i16;
@@ -508,7 +522,7 @@ fn project(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], h: &[i
     // logits and parameter areas can lend their memory.
     let rows: usize = jobs.iter().map(|j| j.w.rows).sum();
     let bytes = match tabs {
-        Some((t0, more)) if bytes_pay(accel, rows) => matvec_q_bytes(jobs, h, t0, more),
+        Some((t0, more, clean)) if bytes_pay(accel, rows) => matvec_q_bytes(jobs, h, t0, more, clean),
         _ => false,
     };
     if !bytes {
@@ -522,15 +536,24 @@ fn project(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], h: &[i
 }
 
 /// The byte tables' memory (the one-position matvec's): the first table
-/// and room for up to three more.
-type Tabs<'a> = (&'a mut [i32; 256], &'a mut [i32]);
+/// and room for up to three more; and whether the payloads are [`CLEAN`].
+type Tabs<'a> = (&'a mut [i32; 256], &'a mut [i32], bool);
 
 /// The byte tables' memory lent by the logits area and the parameter
 /// area (free from a layer's LayerNorm and SSM step to its next), when
 /// both hold 256 words at least.
-fn byte_tables<'a>(logits: &'a mut [f32], pa: &'a mut [i32]) -> Option<Tabs<'a>> {
+fn byte_tables<'a>(logits: &'a mut [f32], pa: &'a mut [i32], clean: bool) -> Option<Tabs<'a>> {
     let t0 = logit_words(logits).first_chunk_mut::<256>()?;
-    Some((t0, pa))
+    Some((t0, pa, clean))
+}
+
+/// Whether no payload of the blocks' projections (keys, values, router,
+/// queries) and of the head holds the Trit2 code 10 (false for another
+/// packing): one scan when the cache starts over.
+#[inline(never)]
+fn clean_payloads(model: &Model) -> bool {
+    let acc = Accel::detect();
+    (0..model.dims.n_layers).all(|l| projections(model, l).iter().all(|w| trit2_no_code10(acc, w))) && trit2_no_code10(acc, &model.unembed)
 }
 
 /// The query of one layer at position t and attention over the cached
@@ -613,7 +636,8 @@ impl Engine for Q15CachedRunner<'_> {
     fn lm_argmax(&mut self, model: &Model, eh: i32) -> Option<usize> {
         let h = self.ring.get(..self.dims.d_model)?;
         // (The byte tables in the matvec outputs and the parameter area.)
-        Some(head_argmax::<true>(&model.unembed, h, eh, logit_words(self.logits), self.mv, self.pa))
+        let clean = clean_mark(self.lp, self.dims.n_layers);
+        Some(head_argmax::<true>(&model.unembed, h, eh, logit_words(self.logits), self.mv, self.pa, clean))
     }
 
     fn class_head(&mut self, clf: &Classifier, eh: i32, out: Option<&mut [f32]>) -> Option<usize> {

@@ -318,11 +318,12 @@ pub fn head_logits(w: &Tensor, h: &[i16], eh: i32, mv: &mut [i32], mut out: Opti
 /// float maximum is the rounded largest product; two sums that round to
 /// the same normal float differ by at most 2^-22 of the larger. The sums
 /// come by byte tables in `mv` and `more` where those lend 256 words and
-/// more ([`matvec_q_bytes`]; BYTES false: never, and no code for them).
+/// more ([`matvec_q_bytes`], `clean` as there; BYTES false: never, and no
+/// code for them).
 /// Outside
 /// that case (a zero scale, a non-normal maximum) [`head_logits`] gives
 /// the id.
-pub fn head_argmax<const BYTES: bool>(w: &Tensor, h: &[i16], eh: i32, acc: &mut [i32], mv: &mut [i32], more: &mut [i32]) -> usize {
+pub fn head_argmax<const BYTES: bool>(w: &Tensor, h: &[i16], eh: i32, acc: &mut [i32], mv: &mut [i32], more: &mut [i32], clean: bool) -> usize {
     // (Size-first: the code of head_logits alone.)
     if cfg!(atome_small) {
         return head_logits(w, h, eh, mv, None);
@@ -338,7 +339,7 @@ pub fn head_argmax<const BYTES: bool>(w: &Tensor, h: &[i16], eh: i32, acc: &mut 
     }
     // Byte tables in `mv` and `more` where they pay (see matvec_q_bytes).
     let bytes = match mv.first_chunk_mut::<256>() {
-        Some(t0) if BYTES && bytes_pay(Accel::detect(), w.rows) => matvec_q_bytes(&mut [MvJobQ { w: &t, out: &mut *acc, ostride: w.rows }], h, t0, more),
+        Some(t0) if BYTES && bytes_pay(Accel::detect(), w.rows) => matvec_q_bytes(&mut [MvJobQ { w: &t, out: &mut *acc, ostride: w.rows }], h, t0, more, clean),
         _ => false,
     };
     if !bytes {

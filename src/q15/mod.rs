@@ -122,7 +122,7 @@ impl Engine for Q15Runner<'_> {
 
     fn lm_argmax(&mut self, model: &Model, eh: i32) -> Option<usize> {
         let h = self.b.ring.get(..self.dims.d_model)?;
-        Some(engine::head_argmax::<false>(&model.unembed, h, eh, engine::logit_words(self.logits), self.b.mv, &mut []))
+        Some(engine::head_argmax::<false>(&model.unembed, h, eh, engine::logit_words(self.logits), self.b.mv, &mut [], false))
     }
 
     fn class_head(&mut self, clf: &Classifier, eh: i32, out: Option<&mut [f32]>) -> Option<usize> {

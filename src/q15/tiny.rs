@@ -492,7 +492,7 @@ impl Engine for Q15TinyRunner<'_> {
 
     fn lm_argmax(&mut self, model: &Model, eh: i32) -> Option<usize> {
         let h = self.t.b.ring.get(..self.dims.d_model)?;
-        Some(head_argmax::<false>(&model.unembed, h, eh, logit_words(self.logits), self.t.b.mv, &mut []))
+        Some(head_argmax::<false>(&model.unembed, h, eh, logit_words(self.logits), self.t.b.mv, &mut [], false))
     }
 
     fn class_head(&mut self, clf: &Classifier, eh: i32, out: Option<&mut [f32]>) -> Option<usize> {

@@ -52,7 +52,7 @@ mod thumb2;
 #[cfg(all(atome_armv6m, not(atome_small)))]
 mod t1;
 mod bytes;
-pub use bytes::{bytes_pay, matvec_q_bytes, BYTE_MIN_ROWS};
+pub use bytes::{bytes_pay, matvec_q_bytes, BYTES_HERE, BYTE_MIN_ROWS};
 #[cfg(all(atome_armv6m, not(atome_small)))]
 use t1::{build_tables_t1, rows_thumb};
 

@@ -20,8 +20,11 @@ pub const BYTE_MIN_ROWS: usize = 192;
 /// that the tests run them (the Rust loops measured slower than the pair
 /// tables on Cortex-M3 and RV32; Armv7E-M runs its SMLAD kernel).
 pub fn bytes_pay(acc: crate::kernels::isa::Accel, rows: usize) -> bool {
-    rows >= BYTE_MIN_ROWS && !acc.avx2() && cfg!(any(all(atome_armv6m, not(atome_small)), target_pointer_width = "64"))
+    rows >= BYTE_MIN_ROWS && !acc.avx2() && BYTES_HERE
 }
+
+/// Whether this build runs byte tables at all ([`bytes_pay`]).
+pub const BYTES_HERE: bool = cfg!(any(all(atome_armv6m, not(atome_small)), target_pointer_width = "64"));
 
 /// The 16 sums of two activations for every nibble of two Trit2 codes
 /// (nibble c0 + 4 c1; code 0 and code 2: weight 0, 1: +1, 3: -1).
@@ -32,13 +35,35 @@ fn pair16(x0: i32, x1: i32) -> [i32; 16] {
     [0, x0, 0, n0, x1, a, x1, b, 0, x0, 0, n0, n1, c, n1, d]
 }
 
+/// The nibbles without the code 10 (0, 1 and 3 in each half): the only
+/// ones a payload without code 10 holds (the ARMv6-M asm spells them out).
+#[cfg_attr(all(atome_armv6m, not(atome_small)), allow(dead_code))]
+const CLEAN_NIBBLES: [usize; 9] = [0, 1, 3, 4, 5, 7, 12, 13, 15];
+
 /// The table of four columns with activations x[0..4]: entry b is the sum
 /// of the four weighted activations for the codes of byte b (low nibble:
-/// x[0], x[1]; high nibble: x[2], x[3]).
+/// x[0], x[1]; high nibble: x[2], x[3]). `clean`: only the 81 entries of
+/// bytes without the code 10 (the others keep what they held).
 #[inline(never)]
-fn build(t: &mut [i32; 256], x: &[i16; 4]) {
+fn build(t: &mut [i32; 256], x: &[i16; 4], clean: bool) {
     let lo = pair16(i32::from(x[0]), i32::from(x[1]));
     let hi = pair16(i32::from(x[2]), i32::from(x[3]));
+    if clean {
+        #[cfg(all(atome_armv6m, not(atome_small)))]
+        {
+            let v: [i32; 8] = [lo[1], lo[3], lo[4], lo[5], lo[7], lo[12], lo[13], lo[15]];
+            build_clean_t1(t, &v, &hi);
+        }
+        #[cfg(not(all(atome_armv6m, not(atome_small))))]
+        for h in CLEAN_NIBBLES {
+            for l in CLEAN_NIBBLES {
+                if let (Some(o), Some(&a), Some(&b)) = (t.get_mut(16 * h + l), lo.get(l), hi.get(h)) {
+                    *o = a.wrapping_add(b);
+                }
+            }
+        }
+        return;
+    }
     #[cfg(all(atome_armv6m, not(atome_small)))]
     {
         // The eight distinct non-zero low sums, in the order the asm stores them.
@@ -109,6 +134,63 @@ fn build_t1(t: &mut [i32; 256], v: &[i32; 8], hi: &[i32; 16]) {
             in("r1") v.as_ptr(),
             inout("r2") hi.as_ptr() => _,
             in("r3") hi.as_ptr().wrapping_add(16),
+            out("r4") _,
+            out("r5") _,
+            options(nostack),
+        );
+    }
+}
+
+/// [`build`]'s clean rows on ARMv6-M, in asm: for each high nibble without
+/// the code 10, its sum h and the eight distinct low sums plus h at the
+/// low nibbles without it (26 instructions a row, 9 rows).
+// (Out of line: LLVM sizes the `.irp` block as a few instructions, so a
+// branch across it in the caller could not be relaxed.)
+#[cfg(all(atome_armv6m, not(atome_small)))]
+#[inline(never)]
+fn build_clean_t1(t: &mut [i32; 256], v: &[i32; 8], hi: &[i32; 16]) {
+    // SAFETY: for each high nibble h of CLEAN_NIBBLES (all < 16), reads
+    // hi[h] and v[0..8] and writes t[16 h + l] for the low nibbles l of
+    // CLEAN_NIBBLES (16 h + l < 256: inside the table; r3 = t + 64 h).
+    // All word accesses are aligned (i32 arrays). Only the named
+    // registers and the flags change; no stack use.
+    unsafe {
+        core::arch::asm!(
+            ".irp h, 0, 1, 3, 4, 5, 7, 12, 13, 15",
+            "movs r3, #\\h",
+            "lsls r3, r3, #6",
+            "adds r3, r3, r0",
+            "ldr r4, [r2, #4*\\h]",
+            "str r4, [r3, #0]",
+            "ldr r5, [r1, #0]",
+            "adds r5, r5, r4",
+            "str r5, [r3, #4]",
+            "ldr r5, [r1, #4]",
+            "adds r5, r5, r4",
+            "str r5, [r3, #12]",
+            "ldr r5, [r1, #8]",
+            "adds r5, r5, r4",
+            "str r5, [r3, #16]",
+            "ldr r5, [r1, #12]",
+            "adds r5, r5, r4",
+            "str r5, [r3, #20]",
+            "ldr r5, [r1, #16]",
+            "adds r5, r5, r4",
+            "str r5, [r3, #28]",
+            "ldr r5, [r1, #20]",
+            "adds r5, r5, r4",
+            "str r5, [r3, #48]",
+            "ldr r5, [r1, #24]",
+            "adds r5, r5, r4",
+            "str r5, [r3, #52]",
+            "ldr r5, [r1, #28]",
+            "adds r5, r5, r4",
+            "str r5, [r3, #60]",
+            ".endr",
+            in("r0") t.as_mut_ptr(),
+            in("r1") v.as_ptr(),
+            in("r2") hi.as_ptr(),
+            out("r3") _,
             out("r4") _,
             out("r5") _,
             options(nostack),
@@ -329,8 +411,11 @@ unsafe fn rows4_t1<const FIRST: bool>(t: [&[i32; 256]; 4], d: &[u8], step: usize
 /// 16, else two (8 columns) when it holds one. False (nothing written)
 /// unless every job is Trit2 of the same width, a multiple of 8 columns no
 /// wider than x, with whole rows in its payload and room for every output,
-/// and `more` holds a table.
-pub fn matvec_q_bytes(jobs: &mut [MvJobQ], x: &[i16], t0: &mut [i32; 256], more: &mut [i32]) -> bool {
+/// and `more` holds a table. `clean`: the caller knows that no payload holds
+/// the code 10 ([`super::trit2_no_code10`]), so that only the 81 entries of
+/// the other bytes are built; when one does, its sums are wrong (never
+/// undefined).
+pub fn matvec_q_bytes(jobs: &mut [MvJobQ], x: &[i16], t0: &mut [i32; 256], more: &mut [i32], clean: bool) -> bool {
     let Some(cols) = jobs.first().map(|j| j.w.cols) else { return false };
     let bpr = cols / 4;
     let fits = |j: &MvJobQ| {
@@ -352,7 +437,7 @@ pub fn matvec_q_bytes(jobs: &mut [MvJobQ], x: &[i16], t0: &mut [i32; 256], more:
             for (k, xc) in x.chunks_exact(16).enumerate() {
                 for (t, q) in [&mut *t0, &mut *t1, &mut *t2, &mut *t3].into_iter().zip(xc.chunks_exact(4)) {
                     let Ok(q) = <&[i16; 4]>::try_from(q) else { return false };
-                    build(t, q);
+                    build(t, q, clean);
                 }
                 for j in jobs.iter_mut() {
                     if let Some(o) = j.out.get_mut(..j.w.rows) {
@@ -365,8 +450,8 @@ pub fn matvec_q_bytes(jobs: &mut [MvJobQ], x: &[i16], t0: &mut [i32; 256], more:
     }
     for (k, xc) in x.chunks_exact(8).enumerate() {
         let (Some(a), Some(b)) = (xc.first_chunk::<4>(), xc.last_chunk::<4>()) else { return false };
-        build(t0, a);
-        build(t1, b);
+        build(t0, a, clean);
+        build(t1, b, clean);
         for j in jobs.iter_mut() {
             if let Some(o) = j.out.get_mut(..j.w.rows) {
                 rows(t0, t1, j.w.data, 2 * k, bpr, o, k == 0);
