@@ -33,11 +33,13 @@ pub trait Engine {
     /// head into [`Engine::logits`]; the first largest logit's id.
     fn lm_head(&mut self, model: &Model, last: Self::Last) -> Option<usize>;
 
-    /// [`Engine::lm_head`]'s id for a greedy step whose logits are not
-    /// read (a generation step before the last): an engine that can find
-    /// the first largest logit without writing every logit does so, and
-    /// leaves [`Engine::logits`] unspecified.
-    fn lm_argmax(&mut self, model: &Model, last: Self::Last) -> Option<usize> {
+    /// [`Engine::lm_head`]'s id for a greedy generation step; `fin`: the
+    /// call's last step. A step before the last has its logits read by
+    /// nobody: an engine that can find the first largest logit without
+    /// writing every logit does so there, and leaves [`Engine::logits`]
+    /// unspecified.
+    fn lm_pick(&mut self, model: &Model, last: Self::Last, fin: bool) -> Option<usize> {
+        let _ = fin;
         self.lm_head(model, last)
     }
 
@@ -53,8 +55,15 @@ pub trait Engine {
 
     /// predict_next on a token list given as [`Tokens`].
     fn predict_tokens(&mut self, model: &Model, tokens: &Tokens) -> Option<usize> {
+        self.predict_pick(model, tokens, true)
+    }
+
+    /// [`Engine::predict_tokens`] as a generation step ([`Engine::lm_pick`]:
+    /// `fin` false, the logits need not be written). One body for predict
+    /// and generate.
+    fn predict_pick(&mut self, model: &Model, tokens: &Tokens, fin: bool) -> Option<usize> {
         let last = self.body(model, tokens)?;
-        self.lm_head(model, last)
+        self.lm_pick(model, last, fin)
     }
 
     /// predict_next: the id of the token after the last S of `tokens` (the
@@ -76,34 +85,27 @@ pub trait Engine {
     /// Generation: while fewer than out.len() tokens were made and the
     /// sequence (prompt, then what was made) is shorter than S, predicts the
     /// next token and appends `pick(greedy id, logits)`. Returns the count;
-    /// 0 for a prompt that fills the window.
-    fn generate(&mut self, model: &Model, prompt: &[i32], out: &mut [i32], mut pick: impl FnMut(usize, &[f32]) -> usize) -> usize
-    where
-        Self: Sized,
-    {
-        let s = self.window();
-        generate_loop(s, prompt, out, |toks| {
-            let greedy = self.predict_tokens(model, toks)?;
-            Some(pick(greedy, self.logits()))
-        })
-    }
-
-    /// Greedy generation (atome_generate). Only the last step's logits
-    /// are kept ([`Engine::logits`] after the call): the steps before it
-    /// ask for the id alone ([`Engine::lm_argmax`]).
-    fn generate_greedy(&mut self, model: &Model, prompt: &[i32], out: &mut [i32]) -> usize
+    /// 0 for a prompt that fills the window. `logits`: whether `pick` reads
+    /// the logits at every step; else only the last step's are written
+    /// ([`Engine::lm_pick`]), and [`Engine::logits`] after the call are
+    /// that step's either way.
+    fn generate(&mut self, model: &Model, prompt: &[i32], out: &mut [i32], logits: bool, mut pick: impl FnMut(usize, &[f32]) -> usize) -> usize
     where
         Self: Sized,
     {
         let (s, n) = (self.window(), out.len());
         generate_loop(s, prompt, out, |toks| {
-            let last = self.body(model, toks)?;
-            if toks.len() + 1 >= s || toks.tail.len() + 1 >= n {
-                self.lm_head(model, last)
-            } else {
-                self.lm_argmax(model, last)
-            }
+            let greedy = self.predict_pick(model, toks, logits || toks.len() + 1 >= s || toks.tail.len() + 1 >= n)?;
+            Some(pick(greedy, self.logits()))
         })
+    }
+
+    /// Greedy generation (atome_generate).
+    fn generate_greedy(&mut self, model: &Model, prompt: &[i32], out: &mut [i32]) -> usize
+    where
+        Self: Sized,
+    {
+        self.generate(model, prompt, out, false, |greedy, _| greedy)
     }
 
     /// Sampled generation (atome_generate_sampled): one splitmix64 draw from
@@ -113,6 +115,6 @@ pub trait Engine {
     where
         Self: Sized,
     {
-        self.generate(model, prompt, out, sampled_pick(p, seed))
+        self.generate(model, prompt, out, true, sampled_pick(p, seed))
     }
 }

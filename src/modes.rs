@@ -122,11 +122,11 @@ impl Engine for AnyRunner<'_> {
         }
     }
 
-    fn lm_argmax(&mut self, model: &Model, last: AnyLast) -> Option<usize> {
+    fn lm_pick(&mut self, model: &Model, last: AnyLast, fin: bool) -> Option<usize> {
         match (self, last) {
-            (AnyRunner::F32(r), AnyLast::F32(n)) => r.lm_argmax(model, n),
-            (AnyRunner::Q15(r), AnyLast::Q15(e)) => r.lm_argmax(model, e),
-            (AnyRunner::Q15Cached(r), AnyLast::Q15(e)) => r.lm_argmax(model, e),
+            (AnyRunner::F32(r), AnyLast::F32(n)) => r.lm_pick(model, n, fin),
+            (AnyRunner::Q15(r), AnyLast::Q15(e)) => r.lm_pick(model, e, fin),
+            (AnyRunner::Q15Cached(r), AnyLast::Q15(e)) => r.lm_pick(model, e, fin),
             _ => None,
         }
     }

@@ -633,7 +633,10 @@ impl Engine for Q15CachedRunner<'_> {
         Some(head_logits(&model.unembed, h, eh, self.mv, Some(self.logits)))
     }
 
-    fn lm_argmax(&mut self, model: &Model, eh: i32) -> Option<usize> {
+    fn lm_pick(&mut self, model: &Model, eh: i32, fin: bool) -> Option<usize> {
+        if fin {
+            return self.lm_head(model, eh);
+        }
         let h = self.ring.get(..self.dims.d_model)?;
         // (The byte tables in the matvec outputs and the parameter area.)
         let clean = clean_mark(self.lp, self.dims.n_layers);

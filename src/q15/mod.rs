@@ -120,7 +120,10 @@ impl Engine for Q15Runner<'_> {
         Some(engine::head_logits(&model.unembed, h, eh, self.b.mv, Some(self.logits)))
     }
 
-    fn lm_argmax(&mut self, model: &Model, eh: i32) -> Option<usize> {
+    fn lm_pick(&mut self, model: &Model, eh: i32, fin: bool) -> Option<usize> {
+        if fin {
+            return self.lm_head(model, eh);
+        }
         let h = self.b.ring.get(..self.dims.d_model)?;
         Some(engine::head_argmax::<false>(&model.unembed, h, eh, engine::logit_words(self.logits), self.b.mv, &mut [], false))
     }

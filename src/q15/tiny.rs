@@ -490,7 +490,10 @@ impl Engine for Q15TinyRunner<'_> {
         Some(head_logits(&model.unembed, h, eh, self.t.b.mv, Some(self.logits)))
     }
 
-    fn lm_argmax(&mut self, model: &Model, eh: i32) -> Option<usize> {
+    fn lm_pick(&mut self, model: &Model, eh: i32, fin: bool) -> Option<usize> {
+        if fin {
+            return self.lm_head(model, eh);
+        }
         let h = self.t.b.ring.get(..self.dims.d_model)?;
         Some(head_argmax::<false>(&model.unembed, h, eh, logit_words(self.logits), self.t.b.mv, &mut [], false))
     }
