@@ -268,10 +268,26 @@ impl<'w> Q15CachedRunner<'w> {
             self.position(model, toks.id(t, dims.vocab), t, t + 1 == n, all)?;
         }
         self.hd.commit(key, &toks, n, dims.vocab);
-        let fe = self.lp.get(dims.n_layers * LAYER_WORDS..)?;
+        self.final_row(model)
+    }
+
+    /// The final LayerNorm of the residual row into the ring's first row;
+    /// its exponent. (Out of line, as [`Self::embed_row`].)
+    #[inline(never)]
+    fn final_row(&mut self, model: &Model) -> Option<i32> {
+        let fe = self.lp.get(self.dims.n_layers * LAYER_WORDS..)?;
         let fe = [*fe.first()?, *fe.get(1)?];
         let mut b = bufs!(self, &mut [], &mut [], &mut [], &mut [], &mut []);
         final_row_at(model, 1, &mut b, fe)
+    }
+
+    /// Token `tok`'s embedding into the residual row. (Out of line: its
+    /// work buffers stay out of the position loop's frame, which is on the
+    /// deepest call path.)
+    #[inline(never)]
+    fn embed_row(&mut self, model: &Model, tok: usize) -> Option<()> {
+        let mut b = bufs!(self, &mut [], &mut [], &mut [], &mut [], &mut []);
+        embed(&model.embed, tok, 0, &mut b)
     }
 
     /// The model's scalars into `lp` ([`stored_words`]).
@@ -344,10 +360,7 @@ impl<'w> Q15CachedRunner<'w> {
         let dims = self.dims;
         let (d, dh, kk, l_n, s) = (dims.d_model, dims.d_head, dims.kernel_size, dims.n_layers, self.s);
         let accel = Accel::detect();
-        {
-            let mut b = bufs!(self, &mut [], &mut [], &mut [], &mut [], &mut []);
-            embed(&model.embed, tok, 0, &mut b)?;
-        }
+        self.embed_row(model, tok)?;
         let per16 = Q15CachedLayout::layer16(&dims, s);
         let hr = kk - 1;
         // (Checked remainders: no division panic path, whatever the dims.)
@@ -631,6 +644,13 @@ impl Engine for Q15CachedRunner<'_> {
     fn lm_head(&mut self, model: &Model, eh: i32) -> Option<usize> {
         let h = self.ring.get(..self.dims.d_model)?;
         Some(head_logits(&model.unembed, h, eh, self.mv, Some(self.logits)))
+    }
+
+    /// (Inlined into generate: one frame less on the deepest call path.)
+    #[inline(always)]
+    fn predict_pick(&mut self, model: &Model, tokens: &Tokens, fin: bool) -> Option<usize> {
+        let last = self.body(model, tokens)?;
+        self.lm_pick(model, last, fin)
     }
 
     fn lm_pick(&mut self, model: &Model, eh: i32, fin: bool) -> Option<usize> {
