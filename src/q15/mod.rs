@@ -120,6 +120,13 @@ impl Engine for Q15Runner<'_> {
         Some(engine::head_logits(&model.unembed, h, eh, self.b.mv, Some(self.logits)))
     }
 
+    /// (Inlined into generate: one frame less on the deepest call path.)
+    #[inline(always)]
+    fn predict_pick(&mut self, model: &Model, tokens: &Tokens, fin: bool) -> Option<usize> {
+        let last = self.body(model, tokens)?;
+        self.lm_pick(model, last, fin)
+    }
+
     fn lm_pick(&mut self, model: &Model, eh: i32, fin: bool) -> Option<usize> {
         if fin {
             return self.lm_head(model, eh);
