@@ -202,7 +202,8 @@ fn build_clean_t1(t: &mut [i32; 256], v: &[i32; 8], hi: &[i32; 16]) {
 /// bytes `at` and `at + 1` of row j (rows `step` bytes apart) into out[j].
 #[inline(never)]
 fn rows(t0: &[i32; 256], t1: &[i32; 256], data: &[u8], at: usize, step: usize, out: &mut [i32], first: bool) {
-    let Some(d) = data.get(at..) else { return };
+    // (A zero step: no rows to read; `chunks` would panic.)
+    let (Some(d), true) = (data.get(at..), step > 0) else { return };
     #[cfg(all(atome_armv6m, not(atome_small)))]
     if !out.is_empty() && step >= 2 && (out.len() - 1).checked_mul(step).and_then(|v| v.checked_add(2)).is_some_and(|e| e <= d.len()) {
         // SAFETY: as rows_t1 asks: out is not empty, and row j < out.len()
@@ -293,7 +294,7 @@ unsafe fn rows_t1<const FIRST: bool>(t0: &[i32; 256], t1: &[i32; 256], d: &[u8],
 /// [`rows`] with four tables: bytes `at .. at + 4` of each row.
 #[inline(never)]
 fn rows4(t: [&[i32; 256]; 4], data: &[u8], at: usize, step: usize, out: &mut [i32], first: bool) {
-    let Some(d) = data.get(at..) else { return };
+    let (Some(d), true) = (data.get(at..), step > 0) else { return };
     #[cfg(all(atome_armv6m, not(atome_small)))]
     if !out.is_empty() && step >= 4 && (out.len() - 1).checked_mul(step).and_then(|v| v.checked_add(4)).is_some_and(|e| e <= d.len()) {
         // SAFETY: as rows4_t1 asks: out is not empty, and row j <
