@@ -646,12 +646,7 @@ impl Engine for Q15CachedRunner<'_> {
         Some(head_logits(&model.unembed, h, eh, self.mv, Some(self.logits)))
     }
 
-    /// (Inlined into generate: one frame less on the deepest call path.)
-    #[inline(always)]
-    fn predict_pick(&mut self, model: &Model, tokens: &Tokens, fin: bool) -> Option<usize> {
-        let last = self.body(model, tokens)?;
-        self.lm_pick(model, last, fin)
-    }
+    predict_pick_inline!();
 
     fn lm_pick(&mut self, model: &Model, eh: i32, fin: bool) -> Option<usize> {
         if fin {

@@ -8,6 +8,19 @@
 //! [`Q15Runner`] is the lean plan (every call recomputes the window);
 //! [`Q15CachedRunner`] the cached one (engine/cached: only new positions).
 
+/// The q15 runners' [`Engine::predict_pick`]: the trait's, inlined into
+/// generate (one frame less on the deepest call path; the float runner
+/// keeps it out of line, so that its body is compiled once).
+macro_rules! predict_pick_inline {
+    () => {
+        #[inline(always)]
+        fn predict_pick(&mut self, model: &Model, tokens: &Tokens, fin: bool) -> Option<usize> {
+            let last = self.body(model, tokens)?;
+            self.lm_pick(model, last, fin)
+        }
+    };
+}
+
 pub mod arith;
 pub mod engine;
 pub mod params;
@@ -120,12 +133,7 @@ impl Engine for Q15Runner<'_> {
         Some(engine::head_logits(&model.unembed, h, eh, self.b.mv, Some(self.logits)))
     }
 
-    /// (Inlined into generate: one frame less on the deepest call path.)
-    #[inline(always)]
-    fn predict_pick(&mut self, model: &Model, tokens: &Tokens, fin: bool) -> Option<usize> {
-        let last = self.body(model, tokens)?;
-        self.lm_pick(model, last, fin)
-    }
+    predict_pick_inline!();
 
     fn lm_pick(&mut self, model: &Model, eh: i32, fin: bool) -> Option<usize> {
         if fin {
