@@ -224,17 +224,28 @@ fn rows(t0: &[i32; 256], t1: &[i32; 256], data: &[u8], at: usize, step: usize, o
     }
 }
 
-/// [`rows_t1`]'s loop; `$first` "1": the sums are stored (the first
-/// chunk), "0": loaded and added to.
+/// The byte tables' row loop of [`rows_t1`] and [`rows4_t1`]; `$first`
+/// "1": the sums are stored (the first chunk), "0": loaded and added to;
+/// `$four` "1": four tables (bytes 0-3 of each row; the third's and
+/// fourth's bases 1024 and 2048 bytes after the second's), "0": two.
 #[cfg(all(atome_armv6m, not(atome_small)))]
 macro_rules! bytes_rows_asm {
-    ($first:literal, $o:ident, $d:ident, $t0:ident, $t1:ident, $n:expr, $step:ident) => {
+    ($first:literal, $four:literal, $o:ident, $d:ident, $t0:expr, $t1:expr, $n:expr, $step:ident) => {
         core::arch::asm!(
             // Step and end to high registers (Thumb-1 passes only low
-            // ones), the second table's base to r5.
+            // ones), the second table's base to r5; with four tables, the
+            // third's and fourth's to r12 and lr.
             "mov r8, r5",
             "mov r10, r4",
             "mov r5, r3",
+            concat!(".if ", $four),
+            "movs r4, #1",
+            "lsls r4, r4, #10",
+            "adds r3, r3, r4",
+            "mov r12, r3",
+            "adds r3, r3, r4",
+            "mov lr, r3",
+            ".endif",
             "2:",
             "ldrb r4, [r1]",
             "lsls r4, r4, #2",
@@ -249,18 +260,32 @@ macro_rules! bytes_rows_asm {
             "lsls r4, r4, #2",
             "ldr r4, [r5, r4]",
             "adds r3, r3, r4",
+            concat!(".if ", $four),
+            "ldrb r4, [r1, #2]",
+            "lsls r4, r4, #2",
+            "add r4, r12",
+            "ldr r4, [r4]",
+            "adds r3, r3, r4",
+            "ldrb r4, [r1, #3]",
+            "lsls r4, r4, #2",
+            "add r4, lr",
+            "ldr r4, [r4]",
+            "adds r3, r3, r4",
+            ".endif",
             "stmia r0!, {{r3}}",
             "add r1, r8",
             "cmp r0, r10",
             "bne 2b",
             inout("r0") $o => _,
             inout("r1") $d.as_ptr() => _,
-            in("r2") $t0.as_ptr(),
-            inout("r3") $t1.as_ptr() => _,
+            in("r2") $t0,
+            inout("r3") $t1 => _,
             inout("r4") $o.wrapping_add($n) => _,
             inout("r5") $step => _,
             out("r8") _,
             out("r10") _,
+            out("r12") _,
+            out("lr") _,
             options(nostack),
         )
     };
@@ -284,9 +309,9 @@ unsafe fn rows_t1<const FIRST: bool>(t0: &[i32; 256], t1: &[i32; 256], d: &[u8],
     // registers and the flags change; no stack use.
     unsafe {
         if FIRST {
-            bytes_rows_asm!("1", o, d, t0, t1, n, step);
+            bytes_rows_asm!("1", "0", o, d, t0.as_ptr(), t1.as_ptr(), n, step);
         } else {
-            bytes_rows_asm!("0", o, d, t0, t1, n, step);
+            bytes_rows_asm!("0", "0", o, d, t0.as_ptr(), t1.as_ptr(), n, step);
         }
     }
 }
@@ -318,66 +343,6 @@ fn rows4(t: [&[i32; 256]; 4], data: &[u8], at: usize, step: usize, out: &mut [i3
     }
 }
 
-/// [`rows4_t1`]'s loop; `$first` as in [`bytes_rows_asm`].
-#[cfg(all(atome_armv6m, not(atome_small)))]
-macro_rules! bytes_rows4_asm {
-    ($first:literal, $o:ident, $d:ident, $t0:expr, $t1:expr, $n:expr, $step:ident) => {
-        core::arch::asm!(
-            // Step and end to high registers, the third and fourth tables'
-            // bases (the second's + 1024 and + 2048 bytes) to r12 and lr,
-            // the second's to r5: Thumb-1 passes only low registers.
-            "mov r8, r5",
-            "mov r10, r4",
-            "mov r5, r3",
-            "movs r4, #1",
-            "lsls r4, r4, #10",
-            "adds r3, r3, r4",
-            "mov r12, r3",
-            "adds r3, r3, r4",
-            "mov lr, r3",
-            "2:",
-            "ldrb r4, [r1]",
-            "lsls r4, r4, #2",
-            concat!(".if ", $first),
-            "ldr r3, [r2, r4]",
-            ".else",
-            "ldr r3, [r0]",
-            "ldr r4, [r2, r4]",
-            "adds r3, r3, r4",
-            ".endif",
-            "ldrb r4, [r1, #1]",
-            "lsls r4, r4, #2",
-            "ldr r4, [r5, r4]",
-            "adds r3, r3, r4",
-            "ldrb r4, [r1, #2]",
-            "lsls r4, r4, #2",
-            "add r4, r12",
-            "ldr r4, [r4]",
-            "adds r3, r3, r4",
-            "ldrb r4, [r1, #3]",
-            "lsls r4, r4, #2",
-            "add r4, lr",
-            "ldr r4, [r4]",
-            "adds r3, r3, r4",
-            "stmia r0!, {{r3}}",
-            "add r1, r8",
-            "cmp r0, r10",
-            "bne 2b",
-            inout("r0") $o => _,
-            inout("r1") $d.as_ptr() => _,
-            in("r2") $t0,
-            inout("r3") $t1 => _,
-            inout("r4") $o.wrapping_add($n) => _,
-            inout("r5") $step => _,
-            out("r8") _,
-            out("r10") _,
-            out("r12") _,
-            out("lr") _,
-            options(nostack),
-        )
-    };
-}
-
 /// [`rows4`] on ARMv6-M, in asm: 23 instructions per row of 16 weights
 /// (22 for the first chunk).
 ///
@@ -399,9 +364,9 @@ unsafe fn rows4_t1<const FIRST: bool>(t: [&[i32; 256]; 4], d: &[u8], step: usize
     // registers and the flags change; no stack use.
     unsafe {
         if FIRST {
-            bytes_rows4_asm!("1", o, d, t0, t1, n, step);
+            bytes_rows_asm!("1", "1", o, d, t0, t1, n, step);
         } else {
-            bytes_rows4_asm!("0", o, d, t0, t1, n, step);
+            bytes_rows_asm!("0", "1", o, d, t0, t1, n, step);
         }
     }
 }
