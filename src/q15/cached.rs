@@ -12,7 +12,7 @@ use super::super::params::{Area, LayerQ, PSrc, Scale, Vals, LAYER_WORDS};
 use super::super::{param_ints, take};
 use super::*;
 use crate::format::{Classifier, Dims, Floats, Model, Tensor};
-use crate::forward::cached::{key, CacheHeader};
+use crate::forward::cached::{key, CacheHeader, CACHE_MAGIC};
 use crate::engine::Engine;
 use crate::forward::Tokens;
 use crate::kernels::isa::Accel;
@@ -74,9 +74,9 @@ pub const fn stored_words(dims: &Dims) -> usize {
 const PROWS: usize = 9;
 
 /// The marker word's upper half while the value-cache rows from S - PROWS
-/// on hold the kept vectors (any other value: they do not); its low 15
-/// bits are the row below which positions may have written since (the
-/// vectors from that row on are whole).
+/// on hold the kept vectors (any other value: they do not). They are kept
+/// only when the cache starts over, and a cache only grows from there, so
+/// at position t the rows from t on are still whole.
 const KEPT_TAG: u32 = 0x5052_0000;
 
 /// The marker word's bit 15: no payload of the blocks' projections or of
@@ -85,15 +85,14 @@ const KEPT_TAG: u32 = 0x5052_0000;
 const CLEAN: u32 = 0x8000;
 
 /// The first value-cache row of the kept parameter vectors: S - PROWS, or
-/// None for a window too short to spare them (or too long for the marker).
+/// None for a window too short to spare them.
 fn kept_from(s: usize) -> Option<usize> {
-    s.checked_sub(PROWS).filter(|&t| t > 0 && s <= 0x7FFF)
+    s.checked_sub(PROWS).filter(|&t| t > 0)
 }
 
-/// The row below which positions may have written since the vectors were
-/// kept, from the marker word; None when no vectors are kept.
-fn kept_mark(m: i32) -> Option<usize> {
-    (m as u32 & 0xFFFF_0000 == KEPT_TAG).then_some((m as u32 & 0x7FFF) as usize)
+/// Whether the marker word `m` says the vectors are kept ([`KEPT_TAG`]).
+fn kept_mark(m: i32) -> bool {
+    m as u32 & 0xFFFF_0000 == KEPT_TAG
 }
 
 /// Whether the marker word says [`CLEAN`].
@@ -101,26 +100,20 @@ fn clean_mark(lp: &[i32], l_n: usize) -> bool {
     lp.get(l_n * LAYER_WORDS + 2).is_some_and(|&m| m as u32 & CLEAN != 0)
 }
 
-/// Which kept parameter vectors layer l may read at position t, as
-/// `8 ts + v0` (ts: their first row; vectors v0.. of gamma, beta, the SSM
-/// gain, tanh(a) are whole: each starts at row ts + 2 v, which no position
-/// has written yet), or 0 when none are kept. Layer l's value row t is
-/// written after its LayerNorm and SSM step, so a vector that starts at row
-/// t still serves them; the last layer moves the marker past t. Every
-/// vector lives until the window reaches its rows: gamma the longest and
-/// tanh(a), the dearest to convert, the longest. (Out of line: the position
-/// loop's frame is on the deepest call path.)
+/// Which kept parameter vectors position t may read, as `8 ts + v0` (ts:
+/// their first row; vectors v0.. of gamma, beta, the SSM gain, tanh(a) are
+/// whole: each starts at row ts + 2 v, which no position has written yet),
+/// or 0 when none are kept. A layer's value row t is written after its
+/// LayerNorm and SSM step, so a vector that starts at row t still serves
+/// them. Every vector lives until the window reaches its rows: gamma the
+/// shortest and tanh(a), the dearest to convert, the longest. (Out of
+/// line: the position loop's frame is on the deepest call path.)
 #[inline(never)]
-fn kept_rows(lp: &mut [i32], l: usize, l_n: usize, s: usize, t: usize) -> usize {
-    let (Some(m), Some(ts)) = (lp.get_mut(l_n * LAYER_WORDS + 2), kept_from(s)) else { return 0 };
-    let Some(hw) = kept_mark(*m) else { return 0 };
-    let lim = hw.max(t);
-    if l + 1 == l_n && t >= hw {
-        *m = (KEPT_TAG | (*m as u32 & CLEAN) | (t + 1).min(0x7FFF) as u32) as i32;
-    }
-    // The first whole vector: the least v with ts + 2 v >= lim (4: none).
-    let v0 = lim.saturating_sub(ts).div_ceil(2).min(4);
-    if v0 >= 4 {
+fn kept_rows(lp: &[i32], l_n: usize, s: usize, t: usize) -> usize {
+    let (Some(&m), Some(ts)) = (lp.get(l_n * LAYER_WORDS + 2), kept_from(s)) else { return 0 };
+    // The first whole vector: the least v with ts + 2 v >= t (4: none).
+    let v0 = t.saturating_sub(ts).div_ceil(2);
+    if !kept_mark(m) || v0 >= 4 {
         return 0;
     }
     8 * ts + v0
@@ -234,8 +227,9 @@ impl<'w> Q15CachedRunner<'w> {
     /// now ([`Q15CachedRunner::keep_params`]): a speed matter only (the
     /// bits are the same either way), reported for tests and benches.
     pub fn params_kept(&self) -> bool {
-        let m = self.lp.get(self.dims.n_layers * LAYER_WORDS + 2).copied().and_then(kept_mark);
-        matches!((m, kept_from(self.s)), (Some(hw), Some(ts)) if hw <= ts)
+        let m = self.lp.get(self.dims.n_layers * LAYER_WORDS + 2).is_some_and(|&m| kept_mark(m));
+        // (All four whole: the cached positions have not reached their rows.)
+        m && *self.hd.magic == CACHE_MAGIC && kept_from(self.s).is_some_and(|ts| *self.hd.len as usize <= ts)
     }
 
     /// Runs the new positions of the window of `tokens` through every
@@ -319,9 +313,9 @@ impl<'w> Q15CachedRunner<'w> {
         let (d, dh, l_n, s) = (self.dims.d_model, self.dims.d_head, self.dims.n_layers, self.s);
         let mark = l_n * LAYER_WORDS + 2;
         let Some(ts) = kept_from(s) else { return Some(()) };
-        // (Kept and whole: nothing to do; the cached positions reach the
-        // rows: no room.)
-        if kept_mark(*self.lp.get(mark)?).is_some_and(|hw| hw <= ts) || p0 > ts {
+        // (Kept: nothing to do; the cached positions reach the rows: no
+        // room.)
+        if kept_mark(*self.lp.get(mark)?) || p0 > ts {
             return Some(());
         }
         let per16 = Q15CachedLayout::layer16(&self.dims, s);
@@ -348,7 +342,7 @@ impl<'w> Q15CachedRunner<'w> {
             p.b.fill(wb);
         }
         let m = self.lp.get_mut(mark)?;
-        *m = (KEPT_TAG | (*m as u32 & CLEAN) | p0 as u32) as i32;
+        *m = (KEPT_TAG | (*m as u32 & CLEAN)) as i32;
         Some(())
     }
 
@@ -396,7 +390,7 @@ impl<'w> Q15CachedRunner<'w> {
                     *self.ering.get_mut(dst)? = *ehist.get(src)?;
                 }
                 let mut b = bufs!(self, kc, ek, vc, ev, hs);
-                let kept_at = kept_rows(lp, l, l_n, s, t);
+                let kept_at = kept_rows(lp, l_n, s, t);
                 let lw: &[i32; LAYER_WORDS] = lp.get(l * LAYER_WORDS..(l + 1) * LAYER_WORDS)?.try_into().ok()?;
                 let eh = norm_ssm(accel, model, l, lw, kept_at, &mut *self.logits, &mut *pa, &mut b, ehs, slot)?;
                 let h = b.ring.get(slot * d..(slot + 1) * d)?;
@@ -514,7 +508,9 @@ fn norm_ssm(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], kept_
 #[allow(clippy::too_many_arguments)]
 fn project(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], h: &[i16], mv: &mut [i32], tabs: Option<Tabs>, (d, dh): (usize, usize), (mixes, ents): (bool, bool), eh: i32) -> Option<[i32; 3]> {
     let [tk, tv, tr, tq] = projections(model, l);
-    let nc10 = accel.avx2() && [&tk, &tv, &tr, &tq].into_iter().all(|w| trit2_no_code10(accel, w));
+    // (The stored CLEAN bit, where the cache found it, spares the scan.)
+    let clean = tabs.as_ref().is_some_and(|t| t.2);
+    let nc10 = accel.avx2() && (clean || [&tk, &tv, &tr, &tq].into_iter().all(|w| trit2_no_code10(accel, w)));
     let (ok, r) = mv.split_at_mut_checked(dh)?;
     let (ov, r) = r.split_at_mut_checked(d)?;
     let (or, r) = r.split_at_mut_checked(3)?;

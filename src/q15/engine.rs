@@ -319,10 +319,8 @@ pub fn head_logits(w: &Tensor, h: &[i16], eh: i32, mv: &mut [i32], mut out: Opti
 /// the same normal float differ by at most 2^-22 of the larger. The sums
 /// come by byte tables in `mv` and `more` where those lend 256 words and
 /// more ([`matvec_q_bytes`], `clean` as there; BYTES false: never, and no
-/// code for them).
-/// Outside
-/// that case (a zero scale, a non-normal maximum) [`head_logits`] gives
-/// the id.
+/// code for them). Outside that case (a zero scale, a non-normal maximum)
+/// [`head_logits`] gives the id.
 pub fn head_argmax<const BYTES: bool>(w: &Tensor, h: &[i16], eh: i32, acc: &mut [i32], mv: &mut [i32], more: &mut [i32], clean: bool) -> usize {
     // (Size-first: the code of head_logits alone.)
     if cfg!(atome_small) {

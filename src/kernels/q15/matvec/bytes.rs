@@ -2,11 +2,11 @@
 //! projections): for each group of four columns, a 256-entry table holds
 //! the sum of the four weighted activations for every byte of Trit2
 //! codes, so that a row adds one table entry per byte: four weights per
-//! load and add. Two tables (eight columns) are built at a time, in memory
-//! the caller lends (the logits and parameter areas, free while the
-//! projections run). Building costs 256 entries per four columns, so the
-//! tables pay where many rows share them (the 944K model's 387 rows a
-//! layer); [`BYTE_MIN_ROWS`] is the bar.
+//! load and add. Four tables (16 columns) are built at a time, or two (8
+//! columns) where the memory the caller lends (the logits and parameter
+//! areas, free while the projections run) holds only two. Building costs
+//! 256 entries per four columns, so the tables pay where many rows share
+//! them (the 944K model's 387 rows a layer); [`BYTE_MIN_ROWS`] is the bar.
 use super::MvJobQ;
 use crate::format::Packing;
 
@@ -48,12 +48,12 @@ const CLEAN_NIBBLES: [usize; 9] = [0, 1, 3, 4, 5, 7, 12, 13, 15];
 fn build(t: &mut [i32; 256], x: &[i16; 4], clean: bool) {
     let lo = pair16(i32::from(x[0]), i32::from(x[1]));
     let hi = pair16(i32::from(x[2]), i32::from(x[3]));
+    // The eight distinct non-zero low sums, in the order the asm stores them.
+    #[cfg(all(atome_armv6m, not(atome_small)))]
+    let v: [i32; 8] = [lo[1], lo[3], lo[4], lo[5], lo[7], lo[12], lo[13], lo[15]];
     if clean {
         #[cfg(all(atome_armv6m, not(atome_small)))]
-        {
-            let v: [i32; 8] = [lo[1], lo[3], lo[4], lo[5], lo[7], lo[12], lo[13], lo[15]];
-            build_clean_t1(t, &v, &hi);
-        }
+        build_clean_t1(t, &v, &hi);
         #[cfg(not(all(atome_armv6m, not(atome_small))))]
         for h in CLEAN_NIBBLES {
             for l in CLEAN_NIBBLES {
@@ -65,11 +65,7 @@ fn build(t: &mut [i32; 256], x: &[i16; 4], clean: bool) {
         return;
     }
     #[cfg(all(atome_armv6m, not(atome_small)))]
-    {
-        // The eight distinct non-zero low sums, in the order the asm stores them.
-        let v: [i32; 8] = [lo[1], lo[3], lo[4], lo[5], lo[7], lo[12], lo[13], lo[15]];
-        build_t1(t, &v, &hi);
-    }
+    build_t1(t, &v, &hi);
     #[cfg(not(all(atome_armv6m, not(atome_small))))]
     for (row, &h) in t.chunks_exact_mut(16).zip(hi.iter()) {
         for (o, &l) in row.iter_mut().zip(lo.iter()) {
@@ -198,33 +194,36 @@ fn build_clean_t1(t: &mut [i32; 256], v: &[i32; 8], hi: &[i32; 16]) {
     }
 }
 
-/// Adds (or, for the first chunk, stores) each row's two table entries:
-/// bytes `at` and `at + 1` of row j (rows `step` bytes apart) into out[j].
+/// Adds (or, for the first chunk, stores) each row's N table entries
+/// (N = 2 or 4): bytes `at .. at + N` of row j (rows `step` bytes apart)
+/// into out[j]. With four tables, t[2] and t[3] start 1024 and 2048 bytes
+/// after t[1] (the caller cuts them from one slice, in order).
 #[inline(never)]
-fn rows(t0: &[i32; 256], t1: &[i32; 256], data: &[u8], at: usize, step: usize, out: &mut [i32], first: bool) {
+fn rows<const N: usize>(t: [&[i32; 256]; N], data: &[u8], at: usize, step: usize, out: &mut [i32], first: bool) {
     // (A zero step: no rows to read; `chunks` would panic.)
     let (Some(d), true) = (data.get(at..), step > 0) else { return };
     #[cfg(all(atome_armv6m, not(atome_small)))]
-    if !out.is_empty() && step >= 2 && (out.len() - 1).checked_mul(step).and_then(|v| v.checked_add(2)).is_some_and(|e| e <= d.len()) {
+    if (N == 2 || N == 4) && !out.is_empty() && step >= N && (out.len() - 1).checked_mul(step).and_then(|v| v.checked_add(N)).is_some_and(|e| e <= d.len()) {
         // SAFETY: as rows_t1 asks: out is not empty, and row j < out.len()
-        // reads d[j step] and d[j step + 1], inside d (checked above).
+        // reads d[j step .. j step + N], inside d (checked above); N is 2
+        // or 4, and four tables lie as this function's contract says.
         unsafe {
             if first {
-                rows_t1::<true>(t0, t1, d, step, out);
+                rows_t1::<true, N>(t, d, step, out);
             } else {
-                rows_t1::<false>(t0, t1, d, step, out);
+                rows_t1::<false, N>(t, d, step, out);
             }
         }
         return;
     }
     for (o, r) in out.iter_mut().zip(d.chunks(step)) {
-        let [b0, b1, ..] = *r else { return };
-        let v = t0[usize::from(b0)].wrapping_add(t1[usize::from(b1)]);
+        let Some(b) = r.first_chunk::<N>() else { return };
+        let v = t.iter().zip(b).fold(0i32, |a, (tk, &bk)| a.wrapping_add(tk[usize::from(bk)]));
         *o = if first { v } else { o.wrapping_add(v) };
     }
 }
 
-/// The byte tables' row loop of [`rows_t1`] and [`rows4_t1`]; `$first`
+/// The byte tables' row loop of [`rows_t1`]; `$first`
 /// "1": the sums are stored (the first chunk), "0": loaded and added to;
 /// `$four` "1": four tables (bytes 0-3 of each row; the third's and
 /// fourth's bases 1024 and 2048 bytes after the second's), "0": two.
@@ -291,82 +290,33 @@ macro_rules! bytes_rows_asm {
     };
 }
 
-/// [`rows`] on ARMv6-M, in asm: 13 instructions per row (12 for the
-/// first chunk, whose sums are stored).
+/// [`rows`] on ARMv6-M, in asm: 13 instructions per row of 8 weights with
+/// two tables, 23 per row of 16 with four (one less for the first chunk,
+/// whose sums are stored).
 ///
 /// # Safety
-/// `out` is not empty and `(out.len() - 1) * step + 2 <= d.len()`.
+/// N is 2 or 4, `out` is not empty, `(out.len() - 1) * step + N <=
+/// d.len()`, and with four tables t[2] and t[3] start 1024 and 2048 bytes
+/// after t[1].
 #[cfg(all(atome_armv6m, not(atome_small)))]
 #[inline(always)]
-unsafe fn rows_t1<const FIRST: bool>(t0: &[i32; 256], t1: &[i32; 256], d: &[u8], step: usize, out: &mut [i32]) {
+unsafe fn rows_t1<const FIRST: bool, const N: usize>(t: [&[i32; 256]; N], d: &[u8], step: usize, out: &mut [i32]) {
     let o = out.as_mut_ptr();
     let n = out.len();
+    let (Some(t0), Some(t1)) = (t.first().map(|t| t.as_ptr()), t.get(1).map(|t| t.as_ptr())) else { return };
     // SAFETY: row j (the loop stops when the output pointer reaches out's
-    // end; out is not empty) reads d[j step] and d[j step + 1] (inside d:
-    // the caller's contract), the table words t0[b], t1[b] for bytes b
-    // (< 256: inside both tables), and (unless FIRST) out[j], then writes
-    // out[j]. Word accesses are aligned (i32 arrays). Only the named
-    // registers and the flags change; no stack use.
-    unsafe {
-        if FIRST {
-            bytes_rows_asm!("1", "0", o, d, t0.as_ptr(), t1.as_ptr(), n, step);
-        } else {
-            bytes_rows_asm!("0", "0", o, d, t0.as_ptr(), t1.as_ptr(), n, step);
-        }
-    }
-}
-
-/// [`rows`] with four tables: bytes `at .. at + 4` of each row.
-#[inline(never)]
-fn rows4(t: [&[i32; 256]; 4], data: &[u8], at: usize, step: usize, out: &mut [i32], first: bool) {
-    let (Some(d), true) = (data.get(at..), step > 0) else { return };
-    #[cfg(all(atome_armv6m, not(atome_small)))]
-    if !out.is_empty() && step >= 4 && (out.len() - 1).checked_mul(step).and_then(|v| v.checked_add(4)).is_some_and(|e| e <= d.len()) {
-        // SAFETY: as rows4_t1 asks: out is not empty, and row j <
-        // out.len() reads d[j step .. j step + 4], inside d (checked
-        // above); t[1], t[2], t[3] are 1024 bytes apart (the caller cut
-        // them from one slice, in order).
-        unsafe {
-            if first {
-                rows4_t1::<true>(t, d, step, out);
-            } else {
-                rows4_t1::<false>(t, d, step, out);
-            }
-        }
-        return;
-    }
-    let [t0, t1, t2, t3] = t;
-    for (o, r) in out.iter_mut().zip(d.chunks(step)) {
-        let [b0, b1, b2, b3, ..] = *r else { return };
-        let v = t0[usize::from(b0)].wrapping_add(t1[usize::from(b1)]).wrapping_add(t2[usize::from(b2)]).wrapping_add(t3[usize::from(b3)]);
-        *o = if first { v } else { o.wrapping_add(v) };
-    }
-}
-
-/// [`rows4`] on ARMv6-M, in asm: 23 instructions per row of 16 weights
-/// (22 for the first chunk).
-///
-/// # Safety
-/// `out` is not empty, `(out.len() - 1) * step + 4 <= d.len()`, and
-/// t[2], t[3] start 1024 and 2048 bytes after t[1].
-#[cfg(all(atome_armv6m, not(atome_small)))]
-#[inline(always)]
-unsafe fn rows4_t1<const FIRST: bool>(t: [&[i32; 256]; 4], d: &[u8], step: usize, out: &mut [i32]) {
-    let o = out.as_mut_ptr();
-    let n = out.len();
-    let (t0, t1) = (t[0].as_ptr(), t[1].as_ptr());
-    // SAFETY: row j (the loop stops when the output pointer reaches out's
-    // end; out is not empty) reads d[j step .. j step + 4] (inside d: the
+    // end; out is not empty) reads d[j step .. j step + N] (inside d: the
     // caller's contract), the words t[k][b] for bytes b (< 256: inside
-    // each table; t[2] and t[3] reached at t[1] + 1024 and + 2048 bytes,
-    // as the caller guarantees), and (unless FIRST) out[j], then writes
-    // out[j]. Word accesses are aligned (i32 arrays). Only the named
-    // registers and the flags change; no stack use.
+    // each table; with four, t[2] and t[3] reached at t[1] + 1024 and +
+    // 2048 bytes, as the caller guarantees), and (unless FIRST) out[j],
+    // then writes out[j]. Word accesses are aligned (i32 arrays). Only the
+    // named registers and the flags change; no stack use.
     unsafe {
-        if FIRST {
-            bytes_rows_asm!("1", "1", o, d, t0, t1, n, step);
-        } else {
-            bytes_rows_asm!("0", "1", o, d, t0, t1, n, step);
+        match (FIRST, N == 4) {
+            (true, false) => bytes_rows_asm!("1", "0", o, d, t0, t1, n, step),
+            (false, false) => bytes_rows_asm!("0", "0", o, d, t0, t1, n, step),
+            (true, true) => bytes_rows_asm!("1", "1", o, d, t0, t1, n, step),
+            (false, true) => bytes_rows_asm!("0", "1", o, d, t0, t1, n, step),
         }
     }
 }
@@ -394,35 +344,30 @@ pub fn matvec_q_bytes(jobs: &mut [MvJobQ], x: &[i16], t0: &mut [i32; 256], more:
         return false;
     }
     let x = x.get(..cols).unwrap_or(&[]);
-    let (t1, rest) = match more.split_first_chunk_mut::<256>() {
-        Some(v) => v,
-        None => return false,
-    };
-    if let (Some((t2, r)), true) = (rest.split_first_chunk_mut::<256>(), cols.is_multiple_of(16)) {
-        if let Some((t3, _)) = r.split_first_chunk_mut::<256>() {
-            for (k, xc) in x.chunks_exact(16).enumerate() {
-                for (t, q) in [&mut *t0, &mut *t1, &mut *t2, &mut *t3].into_iter().zip(xc.chunks_exact(4)) {
-                    let Ok(q) = <&[i16; 4]>::try_from(q) else { return false };
-                    build(t, q, clean);
-                }
-                for j in jobs.iter_mut() {
-                    if let Some(o) = j.out.get_mut(..j.w.rows) {
-                        rows4([t0, t1, t2, t3], j.w.data, 4 * k, bpr, o, k == 0);
-                    }
-                }
-            }
-            return true;
-        }
-    }
-    for (k, xc) in x.chunks_exact(8).enumerate() {
-        let (Some(a), Some(b)) = (xc.first_chunk::<4>(), xc.last_chunk::<4>()) else { return false };
-        build(t0, a, clean);
-        build(t1, b, clean);
-        for j in jobs.iter_mut() {
-            if let Some(o) = j.out.get_mut(..j.w.rows) {
-                rows(t0, t1, j.w.data, 2 * k, bpr, o, k == 0);
-            }
-        }
+    let Some((t1, rest)) = more.split_first_chunk_mut::<256>() else { return false };
+    match rest.split_first_chunk_mut::<256>() {
+        Some((t2, r)) if cols.is_multiple_of(16) => match r.first_chunk_mut::<256>() {
+            Some(t3) => passes(jobs, x, [t0, t1, t2, t3], bpr, clean),
+            None => passes(jobs, x, [t0, t1], bpr, clean),
+        },
+        _ => passes(jobs, x, [t0, t1], bpr, clean),
     }
     true
+}
+
+/// [`matvec_q_bytes`]' passes with N tables (N = 2 or 4; four lie in one
+/// slice, in order): per 4 N columns, the tables built, then every job's
+/// rows.
+fn passes<const N: usize>(jobs: &mut [MvJobQ], x: &[i16], mut t: [&mut [i32; 256]; N], bpr: usize, clean: bool) {
+    for (k, xc) in x.chunks_exact(4 * N).enumerate() {
+        for (tk, q) in t.iter_mut().zip(xc.as_chunks::<4>().0) {
+            build(tk, q, clean);
+        }
+        let tr = t.each_ref().map(|tk| &**tk);
+        for j in jobs.iter_mut() {
+            if let Some(o) = j.out.get_mut(..j.w.rows) {
+                rows(tr, j.w.data, N * k, bpr, o, k == 0);
+            }
+        }
+    }
 }
