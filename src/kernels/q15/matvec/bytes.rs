@@ -24,7 +24,7 @@ pub fn bytes_pay(acc: crate::kernels::isa::Accel, rows: usize) -> bool {
 }
 
 /// Whether this build runs byte tables at all ([`bytes_pay`]).
-pub const BYTES_HERE: bool = cfg!(any(all(atome_armv6m, not(atome_small)), target_pointer_width = "64"));
+pub const BYTES_HERE: bool = cfg!(any(all(atome_armv6m, not(atome_small)), all(atome_thumb2, not(atome_small)), target_pointer_width = "64"));
 
 /// The 16 sums of two activations for every nibble of two Trit2 codes
 /// (nibble c0 + 4 c1; code 0 and code 2: weight 0, 1: +1, 3: -1).
@@ -37,7 +37,7 @@ fn pair16(x0: i32, x1: i32) -> [i32; 16] {
 
 /// The nibbles without the code 10 (0, 1 and 3 in each half): the only
 /// ones a payload without code 10 holds (the ARMv6-M asm spells them out).
-#[cfg_attr(all(atome_armv6m, not(atome_small)), allow(dead_code))]
+#[cfg_attr(any(all(atome_armv6m, not(atome_small)), all(atome_thumb2, not(atome_small))), allow(dead_code))]
 const CLEAN_NIBBLES: [usize; 9] = [0, 1, 3, 4, 5, 7, 12, 13, 15];
 
 /// The table of four columns with activations x[0..4]: entry b is the sum
@@ -51,10 +51,16 @@ fn build(t: &mut [i32; 256], x: &[i16; 4], clean: bool) {
     // The eight distinct non-zero low sums, in the order the asm stores them.
     #[cfg(all(atome_armv6m, not(atome_small)))]
     let v: [i32; 8] = [lo[1], lo[3], lo[4], lo[5], lo[7], lo[12], lo[13], lo[15]];
+    // Thumb-2 needs only x0, x1, their sum and x1 - x0 (the other low
+    // sums are their negations: SUB instead of ADD).
+    #[cfg(all(atome_thumb2, not(atome_small)))]
+    let v: [i32; 4] = [lo[1], lo[4], lo[5], lo[7]];
     if clean {
         #[cfg(all(atome_armv6m, not(atome_small)))]
         build_clean_t1(t, &v, &hi);
-        #[cfg(not(all(atome_armv6m, not(atome_small))))]
+        #[cfg(all(atome_thumb2, not(atome_small)))]
+        build_clean_t2(t, &v, &hi);
+        #[cfg(not(any(all(atome_armv6m, not(atome_small)), all(atome_thumb2, not(atome_small)))))]
         for h in CLEAN_NIBBLES {
             for l in CLEAN_NIBBLES {
                 if let (Some(o), Some(&a), Some(&b)) = (t.get_mut(16 * h + l), lo.get(l), hi.get(h)) {
@@ -66,7 +72,9 @@ fn build(t: &mut [i32; 256], x: &[i16; 4], clean: bool) {
     }
     #[cfg(all(atome_armv6m, not(atome_small)))]
     build_t1(t, &v, &hi);
-    #[cfg(not(all(atome_armv6m, not(atome_small))))]
+    #[cfg(all(atome_thumb2, not(atome_small)))]
+    build_t2(t, &v, &hi);
+    #[cfg(not(any(all(atome_armv6m, not(atome_small)), all(atome_thumb2, not(atome_small)))))]
     for (row, &h) in t.chunks_exact_mut(16).zip(hi.iter()) {
         for (o, &l) in row.iter_mut().zip(lo.iter()) {
             *o = l.wrapping_add(h);
@@ -194,6 +202,100 @@ fn build_clean_t1(t: &mut [i32; 256], v: &[i32; 8], hi: &[i32; 16]) {
     }
 }
 
+/// [`build`]'s rows on Thumb-2, in asm: per high nibble, its sum h and
+/// the sums h +- x0, h +- x1, h +- (x0 + x1), h +- (x1 - x0) (`v`: x0, x1,
+/// x0 + x1, x1 - x0), stored in pairs by `STRD` where they occur: 20
+/// instructions per 16 entries.
+#[cfg(all(atome_thumb2, not(atome_small)))]
+#[inline(always)]
+fn build_t2(t: &mut [i32; 256], v: &[i32; 4], hi: &[i32; 16]) {
+    // SAFETY: 16 steps ({hp} runs from hi to hi + 16 words); step i reads
+    // hi[i] and writes t[16 i .. 16 i + 16] ({tp} advances 64 bytes a
+    // step: inside the 256-word table). All word accesses are aligned (i32
+    // arrays; STRD needs 4). Only the named registers and the flags
+    // change; no stack use.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "ldr {h}, [{hp}], #4",
+            "add {s0}, {h}, {x0}",
+            "sub {s1}, {h}, {x0}",
+            "strd {h}, {s0}, [{tp}, #0]",
+            "strd {h}, {s1}, [{tp}, #8]",
+            "strd {h}, {s0}, [{tp}, #32]",
+            "strd {h}, {s1}, [{tp}, #40]",
+            "add {s0}, {h}, {x1}",
+            "add {s1}, {h}, {a}",
+            "strd {s0}, {s1}, [{tp}, #16]",
+            "add {s1}, {h}, {b}",
+            "strd {s0}, {s1}, [{tp}, #24]",
+            "sub {s0}, {h}, {x1}",
+            "sub {s1}, {h}, {b}",
+            "strd {s0}, {s1}, [{tp}, #48]",
+            "sub {s1}, {h}, {a}",
+            "strd {s0}, {s1}, [{tp}, #56]",
+            "add {tp}, {tp}, #64",
+            "cmp {hp}, {he}",
+            "bne 2b",
+            tp = inout(reg) t.as_mut_ptr() => _,
+            hp = inout(reg) hi.as_ptr() => _,
+            he = in(reg) hi.as_ptr().wrapping_add(16),
+            x0 = in(reg) v[0],
+            x1 = in(reg) v[1],
+            a = in(reg) v[2],
+            b = in(reg) v[3],
+            h = out(reg) _,
+            s0 = out(reg) _,
+            s1 = out(reg) _,
+            options(nostack),
+        );
+    }
+}
+
+/// [`build`]'s clean rows on Thumb-2, in asm: the 9 entries of each of the
+/// 9 high nibbles without the code 10, as [`build_t2`] (15 instructions a
+/// row).
+#[cfg(all(atome_thumb2, not(atome_small)))]
+#[inline(never)]
+fn build_clean_t2(t: &mut [i32; 256], v: &[i32; 4], hi: &[i32; 16]) {
+    // SAFETY: for each high nibble h of CLEAN_NIBBLES (all < 16), reads
+    // hi[h] and writes t[16 h + l] for the low nibbles l of CLEAN_NIBBLES
+    // (16 h + l < 256: inside the table; offsets up to 1020, STRD's
+    // reach). All word accesses are aligned (i32 arrays). Only the named
+    // registers and the flags change; no stack use.
+    unsafe {
+        core::arch::asm!(
+            ".irp n, 0, 1, 3, 4, 5, 7, 12, 13, 15",
+            "ldr {h}, [{hp}, #4*\\n]",
+            "add {s0}, {h}, {x0}",
+            "strd {h}, {s0}, [{tp}, #64*\\n]",
+            "sub {s0}, {h}, {x0}",
+            "str {s0}, [{tp}, #64*\\n+12]",
+            "add {s0}, {h}, {x1}",
+            "add {s1}, {h}, {a}",
+            "strd {s0}, {s1}, [{tp}, #64*\\n+16]",
+            "add {s0}, {h}, {b}",
+            "str {s0}, [{tp}, #64*\\n+28]",
+            "sub {s0}, {h}, {x1}",
+            "sub {s1}, {h}, {b}",
+            "strd {s0}, {s1}, [{tp}, #64*\\n+48]",
+            "sub {s0}, {h}, {a}",
+            "str {s0}, [{tp}, #64*\\n+60]",
+            ".endr",
+            tp = in(reg) t.as_mut_ptr(),
+            hp = in(reg) hi.as_ptr(),
+            x0 = in(reg) v[0],
+            x1 = in(reg) v[1],
+            a = in(reg) v[2],
+            b = in(reg) v[3],
+            h = out(reg) _,
+            s0 = out(reg) _,
+            s1 = out(reg) _,
+            options(nostack),
+        );
+    }
+}
+
 /// Adds (or, for the first chunk, stores) each row's N table entries
 /// (N = 2 or 4): bytes `at .. at + N` of row j (rows `step` bytes apart)
 /// into out[j]. With four tables, t[2] and t[3] start 1024 and 2048 bytes
@@ -212,6 +314,30 @@ fn rows<const N: usize>(t: [&[i32; 256]; N], data: &[u8], at: usize, step: usize
                 rows_t1::<true, N>(t, d, step, out);
             } else {
                 rows_t1::<false, N>(t, d, step, out);
+            }
+        }
+        return;
+    }
+    #[cfg(all(atome_thumb2, not(atome_small)))]
+    if (N == 2 || N == 4) && !out.is_empty() && step >= N && (out.len() - 1).checked_mul(step).and_then(|v| v.checked_add(N)).is_some_and(|e| e <= d.len()) {
+        // Rows two at a time, then an odd last one.
+        let (pairs, last) = out.split_at_mut(out.len() & !1);
+        // SAFETY: as rows2_t2 and rows_t2 ask: N is 2 or 4, each part is
+        // not empty where called (pairs: of even length), and row j <
+        // out.len() reads d[j step .. j step + N], inside d (checked
+        // above; the last row's bytes start at pairs.len() step).
+        unsafe {
+            match (first, pairs.is_empty()) {
+                (true, false) => rows2_t2::<1, N>(t, d, step, pairs),
+                (false, false) => rows2_t2::<0, N>(t, d, step, pairs),
+                _ => {}
+            }
+            if let (false, Some(dl)) = (last.is_empty(), d.get(pairs.len() * step..)) {
+                if first {
+                    rows_t2::<1, N>(t, dl, step, last);
+                } else {
+                    rows_t2::<0, N>(t, dl, step, last);
+                }
             }
         }
         return;
@@ -318,6 +444,150 @@ unsafe fn rows_t1<const FIRST: bool, const N: usize>(t: [&[i32; 256]; N], d: &[u
             (true, true) => bytes_rows_asm!("1", "1", o, d, t0, t1, n, step),
             (false, true) => bytes_rows_asm!("0", "1", o, d, t0, t1, n, step),
         }
+    }
+}
+
+/// One row's N bytes at `{dp}` against the tables `{t0}` .. `{t3}`, added
+/// to the sum register `$acc` (`{first}` 1: the first byte's entry is
+/// stored in it); `{b}` scratch. ([`rows2_t2`]'s two rows.)
+#[cfg(all(atome_thumb2, not(atome_small)))]
+macro_rules! t2_row {
+    ($acc:literal) => {
+        concat!(
+            ".if {first}\n",
+            "ldrb {b}, [{dp}]\n",
+            "ldr ", $acc, ", [{t0}, {b}, lsl #2]\n",
+            ".else\n",
+            "ldrb {b}, [{dp}]\n",
+            "ldr {b}, [{t0}, {b}, lsl #2]\n",
+            "add ", $acc, ", {b}\n",
+            ".endif\n",
+            "ldrb {b}, [{dp}, #1]\n",
+            "ldr {b}, [{t1}, {b}, lsl #2]\n",
+            "add ", $acc, ", {b}\n",
+            ".if {four}\n",
+            "ldrb {b}, [{dp}, #2]\n",
+            "ldr {b}, [{t2}, {b}, lsl #2]\n",
+            "add ", $acc, ", {b}\n",
+            "ldrb {b}, [{dp}, #3]\n",
+            "ldr {b}, [{t3}, {b}, lsl #2]\n",
+            "add ", $acc, ", {b}\n",
+            ".endif\n",
+        )
+    };
+}
+
+/// [`rows`] on Thumb-2 for an even number of rows, two a pass, in asm:
+/// 15 instructions per row of 16 weights with four tables, 9 per row of 8
+/// with two (one less for the first chunk, whose sums are stored).
+///
+/// # Safety
+/// N is 2 or 4, `out` is not empty and of even length, and
+/// `(out.len() - 1) * step + N <= d.len()`.
+#[cfg(all(atome_thumb2, not(atome_small)))]
+#[inline(always)]
+unsafe fn rows2_t2<const FIRST: usize, const N: usize>(t: [&[i32; 256]; N], d: &[u8], step: usize, out: &mut [i32]) {
+    let o = out.as_mut_ptr();
+    let n = out.len();
+    let tb = |k: usize| t.get(k).or(t.first()).map_or(core::ptr::null(), |t| t.as_ptr());
+    // SAFETY: rows j and j + 1 (j even; the loop stops when the output
+    // pointer reaches out's end; out is not empty and its length even)
+    // read d[j step .. j step + N] and d[(j + 1) step ..] likewise (inside
+    // d: the caller's contract), the words t[k][b] for bytes b (< 256:
+    // inside each table; tables 2 and 3 only when N is 4), and (unless
+    // FIRST) out[j], out[j + 1] (LDRD: word aligned), then write them.
+    // Only the named registers and the flags change; no stack use.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            ".if {first} == 0",
+            "ldrd {s0}, {s1}, [{op}]",
+            ".endif",
+            t2_row!("{s0}"),
+            "add {dp}, {dp}, {st}",
+            t2_row!("{s1}"),
+            "add {dp}, {dp}, {st}",
+            "strd {s0}, {s1}, [{op}], #8",
+            "cmp {op}, {oe}",
+            "bne 2b",
+            first = const FIRST,
+            four = const N / 4,
+            op = inout(reg) o => _,
+            dp = inout(reg) d.as_ptr() => _,
+            oe = in(reg) o.wrapping_add(n),
+            st = in(reg) step,
+            t0 = in(reg) tb(0),
+            t1 = in(reg) tb(1),
+            t2 = in(reg) tb(2),
+            t3 = in(reg) tb(3),
+            s0 = out(reg) _,
+            s1 = out(reg) _,
+            b = out(reg) _,
+            options(nostack),
+        );
+    }
+}
+
+/// [`rows`] on Thumb-2, in asm: 17 instructions per row of 16 weights
+/// with four tables, 11 per row of 8 with two (two less for the first
+/// chunk, whose sums are stored).
+///
+/// # Safety
+/// N is 2 or 4, `out` is not empty, and `(out.len() - 1) * step + N <=
+/// d.len()`.
+#[cfg(all(atome_thumb2, not(atome_small)))]
+#[inline(always)]
+unsafe fn rows_t2<const FIRST: usize, const N: usize>(t: [&[i32; 256]; N], d: &[u8], step: usize, out: &mut [i32]) {
+    let o = out.as_mut_ptr();
+    let n = out.len();
+    let tb = |k: usize| t.get(k).or(t.first()).map_or(core::ptr::null(), |t| t.as_ptr());
+    // SAFETY: row j (the loop stops when the output pointer reaches out's
+    // end; out is not empty) reads d[j step .. j step + N] (inside d: the
+    // caller's contract), the words t[k][b] for bytes b (< 256: inside
+    // each table; tables 2 and 3 only when N is 4), and (unless FIRST)
+    // out[j], then writes out[j]. Word accesses are aligned (i32 arrays).
+    // Only the named registers and the flags change; no stack use.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            ".if {first}",
+            "ldrb {b}, [{dp}]",
+            "ldr {s}, [{t0}, {b}, lsl #2]",
+            ".else",
+            "ldr {s}, [{op}]",
+            "ldrb {b}, [{dp}]",
+            "ldr {b}, [{t0}, {b}, lsl #2]",
+            "add {s}, {b}",
+            ".endif",
+            "ldrb {b}, [{dp}, #1]",
+            "ldr {b}, [{t1}, {b}, lsl #2]",
+            "add {s}, {b}",
+            ".if {four}",
+            "ldrb {b}, [{dp}, #2]",
+            "ldr {b}, [{t2}, {b}, lsl #2]",
+            "add {s}, {b}",
+            "ldrb {b}, [{dp}, #3]",
+            "ldr {b}, [{t3}, {b}, lsl #2]",
+            "add {s}, {b}",
+            ".endif",
+            "str {s}, [{op}], #4",
+            "add {dp}, {dp}, {st}",
+            "cmp {op}, {oe}",
+            "bne 2b",
+            first = const FIRST,
+            four = const N / 4,
+            op = inout(reg) o => _,
+            dp = inout(reg) d.as_ptr() => _,
+            oe = in(reg) o.wrapping_add(n),
+            st = in(reg) step,
+            t0 = in(reg) tb(0),
+            t1 = in(reg) tb(1),
+            t2 = in(reg) tb(2),
+            t3 = in(reg) tb(3),
+            s = out(reg) _,
+            b = out(reg) _,
+            options(nostack),
+        );
     }
 }
 
