@@ -553,7 +553,8 @@ type Tabs<'a> = (&'a mut [i32; 256], &'a mut [i32], bool);
 /// both hold 256 words at least.
 fn byte_tables<'a>(logits: &'a mut [f32], pa: &'a mut [i32], clean: bool) -> Option<Tabs<'a>> {
     let t0 = logit_words(logits).first_chunk_mut::<256>()?;
-    Some((t0, pa, clean))
+    // (Room for a second table at least: else none, and no attempt.)
+    (pa.len() >= 256).then_some((t0, pa, clean))
 }
 
 /// Whether no payload of the blocks' projections (keys, values, router,

@@ -10,21 +10,22 @@
 use super::MvJobQ;
 use crate::format::Packing;
 
-/// Fewest rows (all jobs together) for which byte tables beat the pair
-/// tables (about 160 instructions per column to build against about 1.4
-/// per weight saved on Cortex-M0).
-pub const BYTE_MIN_ROWS: usize = 192;
+/// Fewest rows (all jobs together) for which byte tables beat the other
+/// kernels: on Cortex-M0 about 160 instructions per column to build
+/// against about 1.4 per weight saved on the pair tables; on Thumb-2 about
+/// 80 (34 clean) against 1.0 (M3's pair tables) or 0.6 (M4F's SMLAD); on
+/// RV32 about 112 (40 clean) against 2.7.
+pub const BYTE_MIN_ROWS: usize = if cfg!(any(atome_thumb2, atome_rv32)) { 64 } else { 192 };
 
 /// Whether byte tables pay for `rows` rows on this core: on Cortex-M0,
-/// where they beat the pair tables' asm, and on hosts without AVX2, so
-/// that the tests run them (the Rust loops measured slower than the pair
-/// tables on Cortex-M3 and RV32; Armv7E-M runs its SMLAD kernel).
+/// Thumb-2 (M3, M4, M7, M33) and RV32, where they beat the pair tables and
+/// SMLAD, and on hosts without AVX2, so that the tests run them.
 pub fn bytes_pay(acc: crate::kernels::isa::Accel, rows: usize) -> bool {
     rows >= BYTE_MIN_ROWS && !acc.avx2() && BYTES_HERE
 }
 
 /// Whether this build runs byte tables at all ([`bytes_pay`]).
-pub const BYTES_HERE: bool = cfg!(any(all(atome_armv6m, not(atome_small)), all(atome_thumb2, not(atome_small)), target_pointer_width = "64"));
+pub const BYTES_HERE: bool = cfg!(any(all(atome_armv6m, not(atome_small)), all(atome_thumb2, not(atome_small)), all(atome_rv32, not(atome_small)), target_pointer_width = "64"));
 
 /// The 16 sums of two activations for every nibble of two Trit2 codes
 /// (nibble c0 + 4 c1; code 0 and code 2: weight 0, 1: +1, 3: -1).
@@ -37,7 +38,7 @@ fn pair16(x0: i32, x1: i32) -> [i32; 16] {
 
 /// The nibbles without the code 10 (0, 1 and 3 in each half): the only
 /// ones a payload without code 10 holds (the ARMv6-M asm spells them out).
-#[cfg_attr(any(all(atome_armv6m, not(atome_small)), all(atome_thumb2, not(atome_small))), allow(dead_code))]
+#[cfg_attr(any(all(atome_armv6m, not(atome_small)), all(atome_thumb2, not(atome_small)), all(atome_rv32, not(atome_small))), allow(dead_code))]
 const CLEAN_NIBBLES: [usize; 9] = [0, 1, 3, 4, 5, 7, 12, 13, 15];
 
 /// The table of four columns with activations x[0..4]: entry b is the sum
@@ -53,14 +54,16 @@ fn build(t: &mut [i32; 256], x: &[i16; 4], clean: bool) {
     let v: [i32; 8] = [lo[1], lo[3], lo[4], lo[5], lo[7], lo[12], lo[13], lo[15]];
     // Thumb-2 needs only x0, x1, their sum and x1 - x0 (the other low
     // sums are their negations: SUB instead of ADD).
-    #[cfg(all(atome_thumb2, not(atome_small)))]
+    #[cfg(any(all(atome_thumb2, not(atome_small)), all(atome_rv32, not(atome_small))))]
     let v: [i32; 4] = [lo[1], lo[4], lo[5], lo[7]];
     if clean {
         #[cfg(all(atome_armv6m, not(atome_small)))]
         build_clean_t1(t, &v, &hi);
         #[cfg(all(atome_thumb2, not(atome_small)))]
         build_clean_t2(t, &v, &hi);
-        #[cfg(not(any(all(atome_armv6m, not(atome_small)), all(atome_thumb2, not(atome_small)))))]
+        #[cfg(all(atome_rv32, not(atome_small)))]
+        build_clean_rv(t, &v, &hi);
+        #[cfg(not(any(all(atome_armv6m, not(atome_small)), all(atome_thumb2, not(atome_small)), all(atome_rv32, not(atome_small)))))]
         for h in CLEAN_NIBBLES {
             for l in CLEAN_NIBBLES {
                 if let (Some(o), Some(&a), Some(&b)) = (t.get_mut(16 * h + l), lo.get(l), hi.get(h)) {
@@ -74,7 +77,9 @@ fn build(t: &mut [i32; 256], x: &[i16; 4], clean: bool) {
     build_t1(t, &v, &hi);
     #[cfg(all(atome_thumb2, not(atome_small)))]
     build_t2(t, &v, &hi);
-    #[cfg(not(any(all(atome_armv6m, not(atome_small)), all(atome_thumb2, not(atome_small)))))]
+    #[cfg(all(atome_rv32, not(atome_small)))]
+    build_rv(t, &v, &hi);
+    #[cfg(not(any(all(atome_armv6m, not(atome_small)), all(atome_thumb2, not(atome_small)), all(atome_rv32, not(atome_small)))))]
     for (row, &h) in t.chunks_exact_mut(16).zip(hi.iter()) {
         for (o, &l) in row.iter_mut().zip(lo.iter()) {
             *o = l.wrapping_add(h);
@@ -296,6 +301,108 @@ fn build_clean_t2(t: &mut [i32; 256], v: &[i32; 4], hi: &[i32; 16]) {
     }
 }
 
+/// [`build`]'s rows on RV32, in asm: per high nibble, its sum h and the
+/// sums h +- x0, h +- x1, h +- (x0 + x1), h +- (x1 - x0) (`v`: x0, x1,
+/// x0 + x1, x1 - x0), each stored where it occurs: 28 instructions per 16
+/// entries.
+#[cfg(all(atome_rv32, not(atome_small)))]
+#[inline(always)]
+fn build_rv(t: &mut [i32; 256], v: &[i32; 4], hi: &[i32; 16]) {
+    // SAFETY: 16 steps ({hp} runs from hi to hi + 16 words); step i reads
+    // hi[i] and writes t[16 i .. 16 i + 16] ({tp} advances 64 bytes a
+    // step: inside the 256-word table). All word accesses are aligned
+    // (i32 arrays). Only the named registers change; no stack use.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "lw {h}, 0({hp})",
+            "sw {h}, 0({tp})",
+            "sw {h}, 8({tp})",
+            "sw {h}, 32({tp})",
+            "sw {h}, 40({tp})",
+            "add {s}, {h}, {x0}",
+            "sw {s}, 4({tp})",
+            "sw {s}, 36({tp})",
+            "sub {s}, {h}, {x0}",
+            "sw {s}, 12({tp})",
+            "sw {s}, 44({tp})",
+            "add {s}, {h}, {x1}",
+            "sw {s}, 16({tp})",
+            "sw {s}, 24({tp})",
+            "add {s}, {h}, {a}",
+            "sw {s}, 20({tp})",
+            "add {s}, {h}, {b}",
+            "sw {s}, 28({tp})",
+            "sub {s}, {h}, {x1}",
+            "sw {s}, 48({tp})",
+            "sw {s}, 56({tp})",
+            "sub {s}, {h}, {b}",
+            "sw {s}, 52({tp})",
+            "sub {s}, {h}, {a}",
+            "sw {s}, 60({tp})",
+            "addi {hp}, {hp}, 4",
+            "addi {tp}, {tp}, 64",
+            "bne {hp}, {he}, 2b",
+            tp = inout(reg) t.as_mut_ptr() => _,
+            hp = inout(reg) hi.as_ptr() => _,
+            he = in(reg) hi.as_ptr().wrapping_add(16),
+            x0 = in(reg) v[0],
+            x1 = in(reg) v[1],
+            a = in(reg) v[2],
+            b = in(reg) v[3],
+            h = out(reg) _,
+            s = out(reg) _,
+            options(nostack),
+        );
+    }
+}
+
+/// [`build`]'s clean rows on RV32, in asm: the 9 entries of each of the 9
+/// high nibbles without the code 10, as [`build_rv`] (18 instructions a
+/// row).
+#[cfg(all(atome_rv32, not(atome_small)))]
+#[inline(never)]
+fn build_clean_rv(t: &mut [i32; 256], v: &[i32; 4], hi: &[i32; 16]) {
+    // SAFETY: for each high nibble h of CLEAN_NIBBLES (all < 16), reads
+    // hi[h] and writes t[16 h + l] for the low nibbles l of CLEAN_NIBBLES
+    // (16 h + l < 256: inside the table; offsets up to 1020, inside a
+    // 12-bit immediate). All word accesses are aligned (i32 arrays). Only
+    // the named registers change; no stack use.
+    unsafe {
+        core::arch::asm!(
+            ".irp n, 0, 1, 3, 4, 5, 7, 12, 13, 15",
+            "lw {h}, 4*\\n({hp})",
+            "sw {h}, 64*\\n({tp})",
+            "add {s}, {h}, {x0}",
+            "sw {s}, 64*\\n+4({tp})",
+            "sub {s}, {h}, {x0}",
+            "sw {s}, 64*\\n+12({tp})",
+            "add {s}, {h}, {x1}",
+            "sw {s}, 64*\\n+16({tp})",
+            "add {s}, {h}, {a}",
+            "sw {s}, 64*\\n+20({tp})",
+            "add {s}, {h}, {b}",
+            "sw {s}, 64*\\n+28({tp})",
+            "sub {s}, {h}, {x1}",
+            "sw {s}, 64*\\n+48({tp})",
+            "sub {s}, {h}, {b}",
+            "sw {s}, 64*\\n+52({tp})",
+            "sub {s}, {h}, {a}",
+            "sw {s}, 64*\\n+60({tp})",
+            ".endr",
+            tp = in(reg) t.as_mut_ptr(),
+            hp = in(reg) hi.as_ptr(),
+            x0 = in(reg) v[0],
+            x1 = in(reg) v[1],
+            a = in(reg) v[2],
+            b = in(reg) v[3],
+            h = out(reg) _,
+            s = out(reg) _,
+            options(nostack),
+        );
+    }
+}
+
 /// Adds (or, for the first chunk, stores) each row's N table entries
 /// (N = 2 or 4): bytes `at .. at + N` of row j (rows `step` bytes apart)
 /// into out[j]. With four tables, t[2] and t[3] start 1024 and 2048 bytes
@@ -338,6 +445,20 @@ fn rows<const N: usize>(t: [&[i32; 256]; N], data: &[u8], at: usize, step: usize
                 } else {
                     rows_t2::<0, N>(t, dl, step, last);
                 }
+            }
+        }
+        return;
+    }
+    #[cfg(all(atome_rv32, not(atome_small)))]
+    if (N == 2 || N == 4) && !out.is_empty() && step >= N && (out.len() - 1).checked_mul(step).and_then(|v| v.checked_add(N)).is_some_and(|e| e <= d.len()) {
+        // SAFETY: as rows_rv asks: N is 2 or 4, out is not empty, and row
+        // j < out.len() reads d[j step .. j step + N], inside d (checked
+        // above).
+        unsafe {
+            if first {
+                rows_rv::<1, N>(t, d, step, out);
+            } else {
+                rows_rv::<0, N>(t, d, step, out);
             }
         }
         return;
@@ -574,6 +695,76 @@ unsafe fn rows_t2<const FIRST: usize, const N: usize>(t: [&[i32; 256]; N], d: &[
             "add {dp}, {dp}, {st}",
             "cmp {op}, {oe}",
             "bne 2b",
+            first = const FIRST,
+            four = const N / 4,
+            op = inout(reg) o => _,
+            dp = inout(reg) d.as_ptr() => _,
+            oe = in(reg) o.wrapping_add(n),
+            st = in(reg) step,
+            t0 = in(reg) tb(0),
+            t1 = in(reg) tb(1),
+            t2 = in(reg) tb(2),
+            t3 = in(reg) tb(3),
+            s = out(reg) _,
+            b = out(reg) _,
+            options(nostack),
+        );
+    }
+}
+
+/// [`rows`] on RV32, in asm: 25 instructions per row of 16 weights with
+/// four tables, 15 per row of 8 with two (two less for the first chunk,
+/// whose sums are stored).
+///
+/// # Safety
+/// N is 2 or 4, `out` is not empty, and `(out.len() - 1) * step + N <=
+/// d.len()`.
+#[cfg(all(atome_rv32, not(atome_small)))]
+#[inline(always)]
+unsafe fn rows_rv<const FIRST: usize, const N: usize>(t: [&[i32; 256]; N], d: &[u8], step: usize, out: &mut [i32]) {
+    let o = out.as_mut_ptr();
+    let n = out.len();
+    let tb = |k: usize| t.get(k).or(t.first()).map_or(core::ptr::null(), |t| t.as_ptr());
+    // SAFETY: row j (the loop stops when the output pointer reaches out's
+    // end; out is not empty) reads d[j step .. j step + N] (inside d: the
+    // caller's contract), the words t[k][b] for bytes b (< 256: inside
+    // each table; tables 2 and 3 only when N is 4), and (unless FIRST)
+    // out[j], then writes out[j]. Word accesses are aligned (i32 arrays).
+    // Only the named registers change; no stack use.
+    unsafe {
+        core::arch::asm!(
+            "2:",
+            "lbu {b}, 0({dp})",
+            "slli {b}, {b}, 2",
+            "add {b}, {b}, {t0}",
+            ".if {first}",
+            "lw {s}, 0({b})",
+            ".else",
+            "lw {b}, 0({b})",
+            "lw {s}, 0({op})",
+            "add {s}, {s}, {b}",
+            ".endif",
+            "lbu {b}, 1({dp})",
+            "slli {b}, {b}, 2",
+            "add {b}, {b}, {t1}",
+            "lw {b}, 0({b})",
+            "add {s}, {s}, {b}",
+            ".if {four}",
+            "lbu {b}, 2({dp})",
+            "slli {b}, {b}, 2",
+            "add {b}, {b}, {t2}",
+            "lw {b}, 0({b})",
+            "add {s}, {s}, {b}",
+            "lbu {b}, 3({dp})",
+            "slli {b}, {b}, 2",
+            "add {b}, {b}, {t3}",
+            "lw {b}, 0({b})",
+            "add {s}, {s}, {b}",
+            ".endif",
+            "sw {s}, 0({op})",
+            "addi {op}, {op}, 4",
+            "add {dp}, {dp}, {st}",
+            "bne {op}, {oe}, 2b",
             first = const FIRST,
             four = const N / 4,
             op = inout(reg) o => _,
