@@ -13,7 +13,9 @@
 # first pass and Armv7E-M affine pass, q.k, the SSM sums (split products on
 # M0, SMULL and SMMULR on Thumb-2), the Armv7E-M mix and sparse weighted
 # sum, the 64 / 32-bit division, exp2q, the table and SMLAD matvecs over
-# several jobs and positions) against plain integer loops on the same core.
+# several jobs and positions, the one-position byte-table matvec with its
+# two- and four-table passes and clean builds) against plain integer loops
+# on the same core.
 #
 #   scripts/soft_device_check.sh [PAIRS]      (default 200000 per check)
 #

@@ -350,6 +350,10 @@ fn q15_case(r: &mut Rng, f: &mut Found) {
     // definition in int64: C0..C5 are the contract's integers.
     const C: [i64; 6] = [1073741824, -744258021, 257897342, -59392531, 9905124, -1022888];
     matvec_case(r, f, case);
+    // (One draw in eight: a case builds up to four 256-entry tables.)
+    if r.next().is_multiple_of(8) {
+        bytes_case(r, f, case);
+    }
     for _ in 0..8 {
         let v = i64::from(r.next()) << (r.next() % 8) >> (r.next() % 8);
         let (ip, fr) = (v >> 24, v & ((1 << 24) - 1));
@@ -411,6 +415,68 @@ fn matvec_case(r: &mut Rng, f: &mut Found, case: u32) {
         matvec_q_naive(&w[k], xs, cols, n, &mut want[k][..n * rows[k]], rows[k]);
         for j in 0..n * rows[k] {
             f.see_int(16 + ((j as u32) << 8) + ((k as u32) << 16), case, i64::from(got[k][j]), i64::from(want[k][j]));
+        }
+    }
+}
+
+/// The one-position byte-table matvec (matvec_q_bytes: its asm table
+/// builds and row loops on M0, Thumb-2 and RV32) against the naive loop on
+/// the same core: one to three matrices of 8 to 128 columns (multiples of
+/// 8: two tables a pass, or four where the width is a multiple of 16 and
+/// 768 words are lent), 1 to 40 rows (odd and even), random payloads
+/// (code 10 included) or, for the clean build, payloads without code 10
+/// over tables holding junk.
+fn bytes_case(r: &mut Rng, f: &mut Found, case: u32) {
+    use atome::format::{Packing, Tensor};
+    use atome::kernels::q15::matvec::{matvec_q_bytes, matvec_q_naive, MvJobQ};
+    let cols = 8 * (1 + (r.next() % 16) as usize);
+    let jobs = 1 + (r.next() % 3) as usize;
+    let clean = r.next().is_multiple_of(2);
+    let mut data = [[0u8; 40 * 32]; 3];
+    for b in data.iter_mut().flatten() {
+        let mut v = r.next() as u8;
+        if clean {
+            // Every code 10 to 00.
+            for k in 0..4 {
+                if (v >> (2 * k)) & 3 == 2 {
+                    v &= !(3 << (2 * k));
+                }
+            }
+        }
+        *b = v;
+    }
+    let mut rows = [0usize; 3];
+    for v in rows.iter_mut() {
+        *v = 1 + (r.next() % 40) as usize;
+    }
+    let w: [Tensor; 3] = core::array::from_fn(|k| Tensor { data: &data[k][..rows[k] * cols / 4], scale: 1.0, rows: rows[k], cols, packing: Packing::Trit2 });
+    let mut x = [0i16; 128];
+    for v in x.iter_mut() {
+        *v = act(r);
+    }
+    // Tables over junk (the clean build leaves the other entries as they
+    // are); 256, 512 or 768 words lent beside the first.
+    let mut t0 = [0i32; 256];
+    let mut more = [0i32; 768];
+    for v in t0.iter_mut().chain(more.iter_mut()) {
+        *v = r.next() as i32;
+    }
+    let lent = 256 * (1 + (r.next() % 3) as usize);
+    let (mut got, mut want) = ([[0i32; 40]; 3], [[0i32; 40]; 3]);
+    let ok = {
+        let [g0, g1, g2] = &mut got;
+        let mut all = [
+            MvJobQ { w: &w[0], out: &mut g0[..rows[0]], ostride: rows[0] },
+            MvJobQ { w: &w[1], out: &mut g1[..rows[1]], ostride: rows[1] },
+            MvJobQ { w: &w[2], out: &mut g2[..rows[2]], ostride: rows[2] },
+        ];
+        matvec_q_bytes(&mut all[..jobs], &x[..cols], &mut t0, &mut more[..lent], clean)
+    };
+    f.see_int(28, case, i64::from(ok), 1);
+    for k in 0..jobs {
+        matvec_q_naive(&w[k], &x[..cols], cols, 1, &mut want[k][..rows[k]], rows[k]);
+        for j in 0..rows[k] {
+            f.see_int(29 + ((j as u32) << 8) + ((k as u32) << 16), case, i64::from(got[k][j]), i64::from(want[k][j]));
         }
     }
 }
