@@ -16,6 +16,10 @@
 //!   512 on ARMv6-M) are built once per position
 //!   and chunk and read by every row, of every matrix of a
 //!   [`matvec_q_multi`] call.
+//! - **Byte tables** (one position with many rows, in memory the caller
+//!   lends: [`matvec_q_bytes`], `bytes.rs`; the q15 cached plan on
+//!   Cortex-M0, Thumb-2 and RV32, in asm): a 256-entry table per four
+//!   columns, one load and add per four weights.
 //! - **SMLAD** (Trit2, Armv7E-M: Cortex-M4/M7, cfg `atome_dsp`): a byte of
 //!   codes becomes four packed int16 weights by one table load, two `SMLAD`s
 //!   add their products with the activations (asm, `dsp.rs`).
