@@ -59,7 +59,8 @@ pub trait Engine {
     }
 
     /// [`Engine::predict_tokens`] as a generation step ([`Engine::lm_pick`]:
-    /// `fin` false, the logits need not be written). One body for predict
+    /// `fin` false, the logits need not be written, nor the router
+    /// entropies: the call's last step writes both). One body for predict
     /// and generate.
     fn predict_pick(&mut self, model: &Model, tokens: &Tokens, fin: bool) -> Option<usize> {
         let last = self.body(model, tokens)?;

@@ -91,6 +91,10 @@ fn cached_generation_equals_lean() {
             let n2 = ca.runner().unwrap().generate_greedy(&m, &p, &mut o2);
             assert_eq!((n1, &o1), (n2, &o2), "{name} greedy prompt {pl}");
             assert!(same_bits(le.runner().unwrap().logits(), ca.runner().unwrap().logits()), "{name} last logits");
+            let (mut e1, mut e2) = (vec![0f32; dims.n_layers], vec![1f32; dims.n_layers]);
+            le.runner().unwrap().last_entropy(&mut e1);
+            ca.runner().unwrap().last_entropy(&mut e2);
+            assert!(same_bits(&e1, &e2), "{name} greedy prompt {pl}: router entropies");
             let sp = Sampling { temperature: 0.8, top_k: 20, top_p: 0.9 };
             let (mut o1, mut o2) = (vec![-1; mt], vec![-1; mt]);
             let n1 = le.runner().unwrap().generate_sampled(&m, &p, &mut o1, &sp, 42 + pl as u64);
@@ -297,10 +301,19 @@ fn wide_model_gives_lean_bits() {
             assert_same(&a, &b, &format!("case {p} D {d} n {n}"));
         }
         let mut ca = cached(dims, s);
-        let (mut g1, mut g2) = (vec![0; s], vec![0; s]);
-        let n1 = le.runner().unwrap().generate_greedy(&m, &list[..2], &mut g1);
-        let n2 = ca.runner().unwrap().generate_greedy(&m, &list[..2], &mut g2);
-        assert_eq!(g1[..n1], g2[..n2], "case {p} D {d}: generation");
+        // Generation to a full window and to a token count: the tokens, and
+        // the router entropies of the last step (the cached steps before it
+        // keep none).
+        for len in [s, 5] {
+            let (mut g1, mut g2) = (vec![0; len], vec![0; len]);
+            let n1 = le.runner().unwrap().generate_greedy(&m, &list[..2], &mut g1);
+            let n2 = ca.runner().unwrap().generate_greedy(&m, &list[..2], &mut g2);
+            assert_eq!(g1[..n1], g2[..n2], "case {p} D {d}: generation");
+            let (mut e1, mut e2) = (vec![0f32; dims.n_layers], vec![1f32; dims.n_layers]);
+            le.runner().unwrap().last_entropy(&mut e1);
+            ca.runner().unwrap().last_entropy(&mut e2);
+            assert!(same_bits(&e1, &e2), "case {p} D {d} len {len}: router entropies after generation");
+        }
     }
 }
 

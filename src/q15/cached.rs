@@ -84,6 +84,19 @@ const KEPT_TAG: u32 = 0x5052_0000;
 /// their byte tables need only the other bytes' entries.
 const CLEAN: u32 = 0x8000;
 
+/// Where a position stands in its call ([`Q15CachedRunner::position`]; one
+/// byte, as a bool: no more stack on the deepest call path).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum At {
+    /// Before the call's last position.
+    Inner,
+    /// The call's last position; its router entropies are kept.
+    Last,
+    /// The last position of a generation step before the last: the next
+    /// step's entropies replace its own, so none are computed.
+    LastNoEntropy,
+}
+
 /// The first value-cache row of the kept parameter vectors: S - PROWS, or
 /// None for a window too short to spare them.
 fn kept_from(s: usize) -> Option<usize> {
@@ -236,7 +249,9 @@ impl<'w> Q15CachedRunner<'w> {
     /// layer, then the final LayerNorm of the last one into the ring's first
     /// row; that row's exponent. `all` (when not empty: n x L) receives every
     /// position's router entropies, which needs a run from position 0.
-    fn run_body(&mut self, model: &Model, tokens: &Tokens, all: &mut [f32]) -> Option<i32> {
+    /// `ent`: the last position's entropies are kept (false for a
+    /// generation step before the last, which the next one overwrites).
+    fn run_body(&mut self, model: &Model, tokens: &Tokens, all: &mut [f32], ent: bool) -> Option<i32> {
         let toks = tokens.window(self.s);
         let n = toks.len();
         let dims = self.dims;
@@ -259,7 +274,12 @@ impl<'w> Q15CachedRunner<'w> {
         }
         self.keep_params(model, p0)?;
         for t in p0..n {
-            self.position(model, toks.id(t, dims.vocab), t, t + 1 == n, all)?;
+            let at = match (t + 1 == n, ent) {
+                (false, _) => At::Inner,
+                (true, true) => At::Last,
+                (true, false) => At::LastNoEntropy,
+            };
+            self.position(model, toks.id(t, dims.vocab), t, at, all)?;
         }
         self.hd.commit(key, &toks, n, dims.vocab);
         self.final_row(model)
@@ -350,7 +370,8 @@ impl<'w> Q15CachedRunner<'w> {
     /// lean plan's [`blocks`] at that position. The last layer mixes only
     /// the call's last position (`fin`), unless `all` asks for every
     /// position's entropies (then it computes the router there too).
-    fn position(&mut self, model: &Model, tok: usize, t: usize, fin: bool, all: &mut [f32]) -> Option<()> {
+    fn position(&mut self, model: &Model, tok: usize, t: usize, at: At, all: &mut [f32]) -> Option<()> {
+        let fin = at != At::Inner;
         let dims = self.dims;
         let (d, dh, kk, l_n, s) = (dims.d_model, dims.d_head, dims.kernel_size, dims.n_layers, self.s);
         let accel = Accel::detect();
@@ -414,7 +435,7 @@ impl<'w> Q15CachedRunner<'w> {
                 if !mixes {
                     continue;
                 }
-                if fin {
+                if at == At::Last {
                     *b.ent.get_mut(l)? = mix::entropy(r);
                 }
                 let esp = attend(accel, lw, &mut b, eh, t, (d, dh, dims.top_k))?;
@@ -635,7 +656,7 @@ impl Engine for Q15CachedRunner<'_> {
     /// The new positions of the window through every layer, then the final
     /// LayerNorm.
     fn body(&mut self, model: &Model, tokens: &Tokens) -> Option<i32> {
-        self.run_body(model, tokens, &mut [])
+        self.run_body(model, tokens, &mut [], true)
     }
 
     fn lm_head(&mut self, model: &Model, eh: i32) -> Option<usize> {
@@ -643,7 +664,14 @@ impl Engine for Q15CachedRunner<'_> {
         Some(head_logits(&model.unembed, h, eh, self.mv, Some(self.logits)))
     }
 
-    predict_pick_inline!();
+    /// (Inlined, as the other q15 runners' one; a generation step before the
+    /// last keeps no router entropies: the next step's replace them, and
+    /// they cost soft-float logarithms on most cores.)
+    #[inline(always)]
+    fn predict_pick(&mut self, model: &Model, tokens: &Tokens, fin: bool) -> Option<usize> {
+        let last = self.run_body(model, tokens, &mut [], fin)?;
+        self.lm_pick(model, last, fin)
+    }
 
     fn lm_pick(&mut self, model: &Model, eh: i32, fin: bool) -> Option<usize> {
         if fin {
@@ -667,7 +695,7 @@ impl Engine for Q15CachedRunner<'_> {
         if out.is_empty() {
             return None;
         }
-        let eh = self.run_body(model, &Tokens::new(tokens), out)?;
+        let eh = self.run_body(model, &Tokens::new(tokens), out, true)?;
         self.lm_head(model, eh)?;
         Some(n)
     }
