@@ -211,3 +211,93 @@ fn attention_sum_impl(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32> {
     }
     Some(qexp(mx, f - 15, QA))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::Floats;
+    use crate::kernels::isa::Accel;
+    use crate::q15::params::{PVec, Scale};
+    use std::vec;
+    use std::vec::Vec;
+
+    /// attention_top against its definition (docs/Q15.md#sparse-attention):
+    /// the keff = min(TOP_K, t + 1) keys of largest sign(cq) * sigma_j,
+    /// the earlier key first on equal scores, with sigma_j = q . k_j on the
+    /// grid of the largest key exponent (rounded half up; 0 for a zero key).
+    /// Key rows are drawn from a small pool, so that equal scores are
+    /// common; TOP_K up to 12 and every sign of the score factor.
+    #[test]
+    fn top_k_is_the_definition() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || crate::test_rng::xorshift64(&mut x);
+        let rshr_def = |v: i64, s: u32| if s == 0 { v } else { (v + (1i64 << (s - 1))) >> s };
+        for case in 0..4000 {
+            let dh = 1 + (next() % 12) as usize;
+            let t = (next() % 40) as usize;
+            let top_k = 1 + (next() % 12) as usize;
+            let pool = 1 + (next() % 4) as usize;
+            let rows: Vec<Vec<i16>> = (0..pool).map(|_| (0..dh).map(|_| (next() >> 48) as i16 >> (next() % 8)).collect()).collect();
+            let mut k = vec![0i16; (t + 1) * dh];
+            let mut ek = vec![0i16; t + 1];
+            for j in 0..=t {
+                k[j * dh..(j + 1) * dh].copy_from_slice(&rows[(next() % pool as u64) as usize]);
+                ek[j] = match next() % 6 {
+                    0 => E_ZERO as i16,
+                    1 => -3,
+                    2 => 2,
+                    _ => 0,
+                };
+            }
+            let mut q: Vec<i16> = (0..dh).map(|_| (next() >> 48) as i16).collect();
+            let m = match next() % 5 {
+                0 => 0,
+                1 | 2 => -1 - (next() % 32767) as i64,
+                _ => 1 + (next() % 32767) as i64,
+            };
+            let none = || PVec::new(Floats::new(&[]), 0, QA);
+            let sc = Scale { m: 1, e: 0 };
+            let p = LayerQ { g: none(), b: none(), sb: none(), conv: sc, wv: sc, router: sc, cq: Scale { m, e: -40 } };
+            let (mut x16, mut ex, mut v, mut ev, mut ring, mut ering, mut sparse) = (vec![0i16; 4], vec![0i16; 1], vec![0i16; 4], vec![0i16; t + 1], vec![0i16; 4], vec![0i16; 1], vec![0i16; 4]);
+            let (mut hs, mut mv, mut slots, mut pa, mut ent) = (vec![0i32; 4], vec![0i32; 4], vec![-1i32; 4 * top_k], vec![0i32; 1], vec![0i32; 1]);
+            let mut b = Bufs {
+                x: &mut x16,
+                ex: &mut ex,
+                k: &mut k,
+                ek: &mut ek,
+                v: &mut v,
+                ev: &mut ev,
+                ring: &mut ring,
+                ering: &mut ering,
+                q: &mut q,
+                sparse: &mut sparse,
+                hs: &mut hs,
+                mv: &mut mv,
+                slots: &mut slots,
+                pa: &mut pa,
+                ent: &mut ent,
+            };
+            let keff = attention_top(Accel::detect(), dh, &p, t, 0, top_k, &mut b).unwrap();
+            // The definition.
+            let kt = b.ek.iter().map(|&e| i32::from(e)).max().unwrap();
+            let sigma: Vec<i64> = (0..=t)
+                .map(|j| {
+                    let e = i32::from(b.ek[j]);
+                    if e == E_ZERO {
+                        return 0;
+                    }
+                    let dot: i64 = b.q.iter().zip(&b.k[j * dh..(j + 1) * dh]).map(|(&a, &c)| i64::from(a) * i64::from(c)).sum();
+                    rshr_def(dot, (kt - e).min(63) as u32)
+                })
+                .collect();
+            let mut order: Vec<usize> = (0..=t).collect();
+            order.sort_by_key(|&j| core::cmp::Reverse(m.signum() * sigma[j]));
+            assert_eq!(keff, top_k.min(t + 1), "case {case}");
+            for (i, &j) in order.iter().take(keff).enumerate() {
+                assert_eq!(b.slots[i], j as i32, "case {case}: slot {i}");
+                let got = (i64::from(b.slots[2 * top_k + i]) << 32) | i64::from(b.slots[top_k + i] as u32);
+                assert_eq!(got, sigma[j], "case {case}: score of slot {i}");
+            }
+        }
+    }
+}
