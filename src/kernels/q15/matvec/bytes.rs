@@ -429,21 +429,21 @@ fn rows<const N: usize>(t: [&[i32; 256]; N], data: &[u8], at: usize, step: usize
     if (N == 2 || N == 4) && !out.is_empty() && step >= N && (out.len() - 1).checked_mul(step).and_then(|v| v.checked_add(N)).is_some_and(|e| e <= d.len()) {
         // Rows two at a time, then an odd last one.
         let (pairs, last) = out.split_at_mut(out.len() & !1);
-        // SAFETY: as rows2_t2 and rows_t2 ask: N is 2 or 4, each part is
-        // not empty where called (pairs: of even length), and row j <
-        // out.len() reads d[j step .. j step + N], inside d (checked
-        // above; the last row's bytes start at pairs.len() step).
+        // SAFETY: as rows_t2 asks: N is 2 or 4, each part is not empty
+        // where called (pairs: of even length, run two rows a pass), and
+        // row j < out.len() reads d[j step .. j step + N], inside d
+        // (checked above; the last row's bytes start at pairs.len() step).
         unsafe {
             match (first, pairs.is_empty()) {
-                (true, false) => rows2_t2::<1, N>(t, d, step, pairs),
-                (false, false) => rows2_t2::<0, N>(t, d, step, pairs),
+                (true, false) => rows_t2::<1, N, 2>(t, d, step, pairs),
+                (false, false) => rows_t2::<0, N, 2>(t, d, step, pairs),
                 _ => {}
             }
             if let (false, Some(dl)) = (last.is_empty(), d.get(pairs.len() * step..)) {
                 if first {
-                    rows_t2::<1, N>(t, dl, step, last);
+                    rows_t2::<1, N, 1>(t, dl, step, last);
                 } else {
-                    rows_t2::<0, N>(t, dl, step, last);
+                    rows_t2::<0, N, 1>(t, dl, step, last);
                 }
             }
         }
@@ -570,7 +570,7 @@ unsafe fn rows_t1<const FIRST: bool, const N: usize>(t: [&[i32; 256]; N], d: &[u
 
 /// One row's N bytes at `{dp}` against the tables `{t0}` .. `{t3}`, added
 /// to the sum register `$acc` (`{first}` 1: the first byte's entry is
-/// stored in it); `{b}` scratch. ([`rows2_t2`]'s two rows.)
+/// stored in it); `{b}` scratch. ([`rows_t2`]'s rows.)
 #[cfg(all(atome_thumb2, not(atome_small)))]
 macro_rules! t2_row {
     ($acc:literal) => {
@@ -598,41 +598,51 @@ macro_rules! t2_row {
     };
 }
 
-/// [`rows`] on Thumb-2 for an even number of rows, two a pass, in asm:
-/// 15 instructions per row of 16 weights with four tables, 9 per row of 8
-/// with two (one less for the first chunk, whose sums are stored).
+/// [`rows`] on Thumb-2, in asm, R (1 or 2) rows a pass: 15 instructions
+/// per row of 16 weights with four tables and two rows a pass (17 with
+/// one), 9 per row of 8 with two tables (11); one less a row for the
+/// first chunk, whose sums are stored (two with one row a pass).
 ///
 /// # Safety
-/// N is 2 or 4, `out` is not empty and of even length, and
-/// `(out.len() - 1) * step + N <= d.len()`.
+/// N is 2 or 4, R is 1 or 2, `out` is not empty and its length a multiple
+/// of R, and `(out.len() - 1) * step + N <= d.len()`.
 #[cfg(all(atome_thumb2, not(atome_small)))]
 #[inline(always)]
-unsafe fn rows2_t2<const FIRST: usize, const N: usize>(t: [&[i32; 256]; N], d: &[u8], step: usize, out: &mut [i32]) {
+unsafe fn rows_t2<const FIRST: usize, const N: usize, const R: usize>(t: [&[i32; 256]; N], d: &[u8], step: usize, out: &mut [i32]) {
     let o = out.as_mut_ptr();
     let n = out.len();
     let tb = |k: usize| t.get(k).or(t.first()).map_or(core::ptr::null(), |t| t.as_ptr());
-    // SAFETY: rows j and j + 1 (j even; the loop stops when the output
-    // pointer reaches out's end; out is not empty and its length even)
-    // read d[j step .. j step + N] and d[(j + 1) step ..] likewise (inside
-    // d: the caller's contract), the words t[k][b] for bytes b (< 256:
-    // inside each table; tables 2 and 3 only when N is 4), and (unless
-    // FIRST) out[j], out[j + 1] (LDRD: word aligned), then write them.
-    // Only the named registers and the flags change; no stack use.
+    // SAFETY: row j (R rows a pass; the loop stops when the output pointer
+    // reaches out's end; out is not empty and its length a multiple of R)
+    // reads d[j step .. j step + N] (inside d: the caller's contract), the
+    // words t[k][b] for bytes b (< 256: inside each table; tables 2 and 3
+    // only when N is 4), and (unless FIRST) out[j] (LDRD: word aligned),
+    // then writes out[j]. Only the named registers and the flags change;
+    // no stack use.
     unsafe {
         core::arch::asm!(
             "2:",
             ".if {first} == 0",
+            ".if {two}",
             "ldrd {s0}, {s1}, [{op}]",
+            ".else",
+            "ldr {s0}, [{op}]",
+            ".endif",
             ".endif",
             t2_row!("{s0}"),
             "add {dp}, {dp}, {st}",
+            ".if {two}",
             t2_row!("{s1}"),
             "add {dp}, {dp}, {st}",
             "strd {s0}, {s1}, [{op}], #8",
+            ".else",
+            "str {s0}, [{op}], #4",
+            ".endif",
             "cmp {op}, {oe}",
             "bne 2b",
             first = const FIRST,
             four = const N / 4,
+            two = const R / 2,
             op = inout(reg) o => _,
             dp = inout(reg) d.as_ptr() => _,
             oe = in(reg) o.wrapping_add(n),
@@ -643,69 +653,6 @@ unsafe fn rows2_t2<const FIRST: usize, const N: usize>(t: [&[i32; 256]; N], d: &
             t3 = in(reg) tb(3),
             s0 = out(reg) _,
             s1 = out(reg) _,
-            b = out(reg) _,
-            options(nostack),
-        );
-    }
-}
-
-/// [`rows`] on Thumb-2, in asm: 17 instructions per row of 16 weights
-/// with four tables, 11 per row of 8 with two (two less for the first
-/// chunk, whose sums are stored).
-///
-/// # Safety
-/// N is 2 or 4, `out` is not empty, and `(out.len() - 1) * step + N <=
-/// d.len()`.
-#[cfg(all(atome_thumb2, not(atome_small)))]
-#[inline(always)]
-unsafe fn rows_t2<const FIRST: usize, const N: usize>(t: [&[i32; 256]; N], d: &[u8], step: usize, out: &mut [i32]) {
-    let o = out.as_mut_ptr();
-    let n = out.len();
-    let tb = |k: usize| t.get(k).or(t.first()).map_or(core::ptr::null(), |t| t.as_ptr());
-    // SAFETY: row j (the loop stops when the output pointer reaches out's
-    // end; out is not empty) reads d[j step .. j step + N] (inside d: the
-    // caller's contract), the words t[k][b] for bytes b (< 256: inside
-    // each table; tables 2 and 3 only when N is 4), and (unless FIRST)
-    // out[j], then writes out[j]. Word accesses are aligned (i32 arrays).
-    // Only the named registers and the flags change; no stack use.
-    unsafe {
-        core::arch::asm!(
-            "2:",
-            ".if {first}",
-            "ldrb {b}, [{dp}]",
-            "ldr {s}, [{t0}, {b}, lsl #2]",
-            ".else",
-            "ldr {s}, [{op}]",
-            "ldrb {b}, [{dp}]",
-            "ldr {b}, [{t0}, {b}, lsl #2]",
-            "add {s}, {b}",
-            ".endif",
-            "ldrb {b}, [{dp}, #1]",
-            "ldr {b}, [{t1}, {b}, lsl #2]",
-            "add {s}, {b}",
-            ".if {four}",
-            "ldrb {b}, [{dp}, #2]",
-            "ldr {b}, [{t2}, {b}, lsl #2]",
-            "add {s}, {b}",
-            "ldrb {b}, [{dp}, #3]",
-            "ldr {b}, [{t3}, {b}, lsl #2]",
-            "add {s}, {b}",
-            ".endif",
-            "str {s}, [{op}], #4",
-            "add {dp}, {dp}, {st}",
-            "cmp {op}, {oe}",
-            "bne 2b",
-            first = const FIRST,
-            four = const N / 4,
-            op = inout(reg) o => _,
-            dp = inout(reg) d.as_ptr() => _,
-            oe = in(reg) o.wrapping_add(n),
-            st = in(reg) step,
-            t0 = in(reg) tb(0),
-            t1 = in(reg) tb(1),
-            t2 = in(reg) tb(2),
-            t3 = in(reg) tb(3),
-            s = out(reg) _,
             b = out(reg) _,
             options(nostack),
         );
