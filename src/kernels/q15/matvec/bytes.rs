@@ -411,11 +411,14 @@ fn build_clean_rv(t: &mut [i32; 256], v: &[i32; 4], hi: &[i32; 16]) {
 fn rows<const N: usize>(t: [&[i32; 256]; N], data: &[u8], at: usize, step: usize, out: &mut [i32], first: bool) {
     // (A zero step: no rows to read; `chunks` would panic.)
     let (Some(d), true) = (data.get(at..), step > 0) else { return };
+    // The asm row loops' contract: N is 2 or 4, out is not empty, and row
+    // j < out.len() reads d[j step .. j step + N], inside d.
+    #[cfg(any(all(atome_armv6m, not(atome_small)), all(atome_thumb2, not(atome_small)), all(atome_rv32, not(atome_small))))]
+    let whole = (N == 2 || N == 4) && !out.is_empty() && step >= N && (out.len() - 1).checked_mul(step).and_then(|v| v.checked_add(N)).is_some_and(|e| e <= d.len());
     #[cfg(all(atome_armv6m, not(atome_small)))]
-    if (N == 2 || N == 4) && !out.is_empty() && step >= N && (out.len() - 1).checked_mul(step).and_then(|v| v.checked_add(N)).is_some_and(|e| e <= d.len()) {
-        // SAFETY: as rows_t1 asks: out is not empty, and row j < out.len()
-        // reads d[j step .. j step + N], inside d (checked above); N is 2
-        // or 4, and four tables lie as this function's contract says.
+    if whole {
+        // SAFETY: as rows_t1 asks: `whole` (checked above), and four
+        // tables lie as this function's contract says.
         unsafe {
             if first {
                 rows_t1::<true, N>(t, d, step, out);
@@ -426,13 +429,12 @@ fn rows<const N: usize>(t: [&[i32; 256]; N], data: &[u8], at: usize, step: usize
         return;
     }
     #[cfg(all(atome_thumb2, not(atome_small)))]
-    if (N == 2 || N == 4) && !out.is_empty() && step >= N && (out.len() - 1).checked_mul(step).and_then(|v| v.checked_add(N)).is_some_and(|e| e <= d.len()) {
+    if whole {
         // Rows two at a time, then an odd last one.
         let (pairs, last) = out.split_at_mut(out.len() & !1);
-        // SAFETY: as rows_t2 asks: N is 2 or 4, each part is not empty
-        // where called (pairs: of even length, run two rows a pass), and
-        // row j < out.len() reads d[j step .. j step + N], inside d
-        // (checked above; the last row's bytes start at pairs.len() step).
+        // SAFETY: as rows_t2 asks: `whole` (checked above); each part is
+        // not empty where called (pairs: of even length, run two rows a
+        // pass; the last row's bytes start at pairs.len() step).
         unsafe {
             match (first, pairs.is_empty()) {
                 (true, false) => rows_t2::<1, N, 2>(t, d, step, pairs),
@@ -450,10 +452,8 @@ fn rows<const N: usize>(t: [&[i32; 256]; N], data: &[u8], at: usize, step: usize
         return;
     }
     #[cfg(all(atome_rv32, not(atome_small)))]
-    if (N == 2 || N == 4) && !out.is_empty() && step >= N && (out.len() - 1).checked_mul(step).and_then(|v| v.checked_add(N)).is_some_and(|e| e <= d.len()) {
-        // SAFETY: as rows_rv asks: N is 2 or 4, out is not empty, and row
-        // j < out.len() reads d[j step .. j step + N], inside d (checked
-        // above).
+    if whole {
+        // SAFETY: as rows_rv asks: `whole` (checked above).
         unsafe {
             if first {
                 rows_rv::<1, N>(t, d, step, out);
