@@ -2,11 +2,14 @@
 """Largest stack frames in a linked Arm ELF, from its disassembly.
 
     frames.py OBJDUMP ELF [N]
+    frames.py OBJDUMP ELF --path FUNCTION
 
 For every function, the prologue's push/vpush/stmdb plus `sub sp` immediates
 (register-sized `sub sp, rX` is reported as dynamic). Prints the N biggest,
-demangled. A static figure: the painted-stack measurement is the real peak;
-this says which function is deep.
+demangled. With --path, the deepest chain of direct calls (bl, and b to
+another function's start: a tail call) from FUNCTION, frame by frame;
+indirect calls are not followed. A static figure: the painted-stack
+measurement is the real peak; this says which function is deep.
 """
 import re
 import subprocess
@@ -15,7 +18,8 @@ import sys
 
 def main():
     objdump, elf = sys.argv[1], sys.argv[2]
-    n = int(sys.argv[3]) if len(sys.argv) > 3 else 8
+    root = sys.argv[4] if len(sys.argv) > 4 and sys.argv[3] == "--path" else None
+    n = int(sys.argv[3]) if len(sys.argv) > 3 and root is None else 8
     out = subprocess.run([objdump, "-d", "-C", "--no-show-raw-insn", elf],
                          capture_output=True, text=True).stdout
     # literal pool words (Thumb-1 frames above 508 bytes load their size from one)
@@ -27,6 +31,7 @@ def main():
     frames = []
     name, count, size, dyn = None, 0, 0, False
     regs_val = {}
+    calls = {}
     for ln in out.splitlines():
         m = re.match(r"^[0-9a-f]+ <(.+)>:$", ln)
         if m:
@@ -34,8 +39,14 @@ def main():
                 frames.append((size, name, dyn))
             name, count, size, dyn = m.group(1), 0, 0, False
             regs_val = {}
+            calls[name] = set()
             continue
-        if name is None or count > 12:
+        if name is None:
+            continue
+        m = re.match(r"^\s+[0-9a-f]+:\s+(bl|blx|b|b\.w|b\.n|jal|j|tail|call)\s+[0-9a-f]+ <([^>+]+)>", ln)
+        if m and m.group(2) != name:
+            calls[name].add(m.group(2))
+        if count > 12:
             continue
         m = re.match(r"^\s+[0-9a-f]+:\s+(\S+)\s*(.*)$", ln)
         if not m:
@@ -80,6 +91,27 @@ def main():
                 dyn = True
     if name:
         frames.append((size, name, dyn))
+    if root is not None:
+        size_of = {nm: sz for sz, nm, _ in frames}
+        best = {}
+
+        def deepest(f, seen):
+            if f in best:
+                return best[f]
+            r = (size_of.get(f, 0), [f])
+            for c in calls.get(f, ()):
+                if c in seen:
+                    continue
+                d = deepest(c, seen | {f})
+                if size_of.get(f, 0) + d[0] > r[0]:
+                    r = (size_of.get(f, 0) + d[0], [f] + d[1])
+            best[f] = r
+            return r
+        total, chain = deepest(root, frozenset())
+        for f in chain:
+            print("%6d  %s" % (size_of.get(f, 0), f[:110]))
+        print("%6d  total (direct calls)" % total)
+        return
     frames.sort(reverse=True)
     for size, name, dyn in frames[:n]:
         print("%6d  %s%s" % (size, name[:110], "  (+ dynamic)" if dyn else ""))

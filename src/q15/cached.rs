@@ -595,7 +595,7 @@ fn clean_payloads(model: &Model) -> bool {
 fn attend(accel: Accel, w: &[i32; LAYER_WORDS], b: &mut Bufs, eh: i32, t: usize, (d, dh, top_k): (usize, usize, usize)) -> Option<i32> {
     let p = LayerQ::scales(w);
     let eq = quant::quant_into(accel, b.mv.get(dh + d + 3..2 * dh + d + 3)?, eh, b.q.get_mut(..dh)?);
-    let keff = attention::attention_top(accel, dh, &p, t, eq, top_k, b)?;
+    let keff = attention::attention_top(accel, dh, &p.cq, t, eq, top_k, b)?;
     attention::attention_sum(accel, top_k, keff, b)
 }
 
@@ -630,7 +630,7 @@ fn mix_step(accel: Accel, w: &[i32; LAYER_WORDS], b: &mut Bufs, ehs: i32, conv: 
     let p = LayerQ::scales(w);
     let ex = i32::from(*b.ex.first()?);
     let st = mix::State { hs: b.hs.get(..d)?, ehs };
-    let e = mix::mix(accel, &p, st, b.mv.get_mut(..d)?, conv, (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(..d)?, ex);
+    let e = mix::mix(accel, &p.conv, &p.wv, st, b.mv.get_mut(..d)?, conv, (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(..d)?, ex);
     *b.ex.first_mut()? = e as i16;
     Some(())
 }

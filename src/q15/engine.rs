@@ -94,16 +94,18 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
     }
     for l in 0..l_n {
         let bl = model.block(l);
-        let p = LayerQ::new(&bl, d, dh);
+        // (LayerQ::new's parts, each built where it is kept: no whole
+        // LayerQ on the stack beside its vectors' sources.)
+        let [s_conv, s_wv, s_router, cq] = LayerQ::scales_of(&bl, dh);
         let last = l + 1 == l_n;
         // tanh(a), gamma, beta and the SSM gain of this layer as int32: in
         // the logits area as far as it goes (bit patterns: the logits are
         // written only after the last block), then in the int32 area.
         let mut areas = logits.chunks_exact_mut(d).map(Area::Bits).chain(pa.chunks_exact_mut(d).map(Area::Ints));
         let tanh = areas.next()?.fill(|c| tanh_q30(bl.ssm.a.get(c)));
-        let pg = PSrc::new(p.g, areas.next());
-        let pb = PSrc::new(p.b, areas.next());
-        let psb = PSrc::new(p.sb, areas.next());
+        let pg = PSrc::new(PVec::new(bl.norm.gamma, d, QA), areas.next());
+        let pb = PSrc::new(PVec::new(bl.norm.beta, d, QA), areas.next());
+        let psb = PSrc::new(PVec::prod(bl.ssm.b, bl.ssm.c_out, d), areas.next());
         let clean = conv::conv_clean(&bl.conv, d);
         // Checked once per layer instead of at each position's matvec (only
         // the AVX2 shift decode needs it).
@@ -179,7 +181,7 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
             if !mixes && !ents {
                 continue;
             }
-            let r = mix::router(p.router, b.mv.get(dh + d..dh + d + 3)?, eh);
+            let r = mix::router(s_router, b.mv.get(dh + d..dh + d + 3)?, eh);
             if let Some(o) = all.get_mut(t * l_n + l) {
                 *o = f32::from_bits(mix::entropy(r) as u32);
             }
@@ -190,7 +192,7 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
                 *b.ent.get_mut(l)? = mix::entropy(r);
             }
             let eq = quant::quant_into(accel, b.mv.get(dh + d + 3..2 * dh + d + 3)?, eh, b.q.get_mut(..dh)?);
-            let keff = attention::attention_top(accel, dh, &p, t, eq, dims.top_k, b)?;
+            let keff = attention::attention_top(accel, dh, &cq, t, eq, dims.top_k, b)?;
             if last {
                 // The chosen keys' values from their normalized rows, in
                 // place (the same v_j = quant15(Wv h_j) as the other layers').
@@ -210,7 +212,7 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
             let (mxl, et) = conv::conv_sums(accel, accel.avx2(), clean, &bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
             let ex = i32::from(*b.ex.get(t)?);
             let st = mix::State { hs: b.hs.get(..d)?, ehs };
-            let e = mix::mix(accel, &p, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(t * d..(t + 1) * d)?, ex);
+            let e = mix::mix(accel, &s_conv, &s_wv, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(t * d..(t + 1) * d)?, ex);
             *b.ex.get_mut(t)? = e as i16;
         }
     }

@@ -275,18 +275,24 @@ pub struct LayerQ<'a> {
 impl<'a> LayerQ<'a> {
     /// The integer parameters of block `bl` (model width d, head width dh).
     pub fn new(bl: &Block<'a>, d: usize, dh: usize) -> LayerQ<'a> {
-        let (q, k) = (Scale::of(&bl.wq), Scale::of(&bl.wk));
-        let (ism, ise) = fquant_scalar(1.0 / crate::math::sqrtf(dh as f32));
-        let (cm, ce) = quant_scalar(q.m * k.m * ism, q.e + k.e + ise, QA);
+        let [conv, wv, router, cq] = Self::scales_of(bl, dh);
         LayerQ {
             g: PVec::new(bl.norm.gamma, d, QA),
             b: PVec::new(bl.norm.beta, d, QA),
             sb: PVec::prod(bl.ssm.b, bl.ssm.c_out, d),
-            conv: Scale::of(&bl.conv),
-            wv: Scale::of(&bl.wv),
-            router: Scale::of(&bl.router),
-            cq: Scale { m: cm, e: ce },
+            conv,
+            wv,
+            router,
+            cq,
         }
+    }
+
+    /// The scales of [`LayerQ::new`] alone: conv, wv, router, cq.
+    pub fn scales_of(bl: &Block, dh: usize) -> [Scale; 4] {
+        let (q, k) = (Scale::of(&bl.wq), Scale::of(&bl.wk));
+        let (ism, ise) = fquant_scalar(1.0 / crate::math::sqrtf(dh as f32));
+        let (cm, ce) = quant_scalar(q.m * k.m * ism, q.e + k.e + ise, QA);
+        [Scale::of(&bl.conv), Scale::of(&bl.wv), Scale::of(&bl.router), Scale { m: cm, e: ce }]
     }
 
     /// Its scalars as words (the exponents of g, b and sb, then the four

@@ -395,14 +395,14 @@ fn mix_at(accel: Accel, ly: &Layer, tb: &mut Tb, t: usize, all: &mut [f32]) -> O
         *tb.b.ent.get_mut(ly.l)? = mix::entropy(r);
     }
     let eq = quant::quant_into(accel, tb.b.mv.get(3..3 + dh)?, eh, tb.b.q.get_mut(..dh)?);
-    let keff = attention::attention_top(accel, dh, ly.p, t, eq, top_k, &mut tb.b)?;
+    let keff = attention::attention_top(accel, dh, &ly.p.cq, t, eq, top_k, &mut tb.b)?;
     values(accel, ly, tb, keff)?;
     let esp = attention::attention_sum(accel, top_k, keff, &mut tb.b)?;
     let (mxl, et) = conv::conv_sums(accel, accel.avx2(), ly.clean, &ly.bl.conv, tb.b.ring, tb.b.ering, t, d, tb.b.mv.get_mut(..d)?);
     let i = t.checked_rem(ly.c)?;
     let ex = i32::from(*tb.b.ex.get(t)?);
     let st = mix::State { hs: tb.b.hs.get(i * d..(i + 1) * d)?, ehs: *tb.est.get(i)? };
-    let e = mix::mix(accel, ly.p, st, tb.b.mv.get_mut(..d)?, (mxl, et), (tb.b.sparse.get_mut(..d)?, esp), r, tb.b.x.get_mut(t * d..(t + 1) * d)?, ex);
+    let e = mix::mix(accel, &ly.p.conv, &ly.p.wv, st, tb.b.mv.get_mut(..d)?, (mxl, et), (tb.b.sparse.get_mut(..d)?, esp), r, tb.b.x.get_mut(t * d..(t + 1) * d)?, ex);
     *tb.b.ex.get_mut(t)? = e as i16;
     Some(())
 }

@@ -6,11 +6,11 @@ use super::dot_q;
 use super::quant::quant_into_mx;
 use crate::q15::arith::*;
 use crate::q15::engine::Bufs;
-use crate::q15::params::LayerQ;
+use crate::q15::params::Scale;
 
 kernel!(
     /// The top-k selection at position t ([`attention_top_impl`]) through the build's dispatch.
-    attention_top = attention_top_impl(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<usize>);
+    attention_top = attention_top_impl(dh: usize, cq: &Scale, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<usize>);
 kernel!(
     /// The weighted sum of the chosen values ([`attention_sum_impl`]) through the build's dispatch.
     attention_sum = attention_sum_impl(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32>);
@@ -20,7 +20,7 @@ kernel!(
 /// the number of slots. Calls no matvec: its frame is not under the
 /// kernels' on the stack.
 #[inline(always)]
-fn attention_top_impl(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<usize> {
+fn attention_top_impl(dh: usize, cq: &Scale, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<usize> {
     // The largest key exponent: E_ZERO is i16::MIN, below every other,
     // so the plain maximum skips the zero keys (and is E_ZERO when all are).
     const _: () = assert!(E_ZERO == i16::MIN as i32);
@@ -40,7 +40,7 @@ fn attention_top_impl(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b:
         }
     };
     // Top-k: descending g * sigma, earlier keys first on ties.
-    let g = p.cq.m.signum();
+    let g = cq.m.signum();
     let keff = top_k.min(t + 1);
     if keff == 0 {
         // (A loaded model has top_k >= 1.)
@@ -94,7 +94,7 @@ fn attention_top_impl(dh: usize, p: &LayerQ, t: usize, eq: i32, top_k: usize, b:
         }
     }
     let pr = pr.get_mut(..keff)?;
-    softmax_q(lo, hi, p.cq.m, p.cq.e + eq + kt, pr);
+    softmax_q(lo, hi, cq.m, cq.e + eq + kt, pr);
     Some(keff)
 }
 
@@ -215,9 +215,8 @@ fn attention_sum_impl(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::format::Floats;
     use crate::kernels::isa::Accel;
-    use crate::q15::params::{PVec, Scale};
+    use crate::q15::params::Scale;
     use std::vec;
     use std::vec::Vec;
 
@@ -255,9 +254,7 @@ mod tests {
                 1 | 2 => -1 - (next() % 32767) as i64,
                 _ => 1 + (next() % 32767) as i64,
             };
-            let none = || PVec::new(Floats::new(&[]), 0, QA);
-            let sc = Scale { m: 1, e: 0 };
-            let p = LayerQ { g: none(), b: none(), sb: none(), conv: sc, wv: sc, router: sc, cq: Scale { m, e: -40 } };
+            let cq = Scale { m, e: -40 };
             let (mut x16, mut ex, mut v, mut ev, mut ring, mut ering, mut sparse) = (vec![0i16; 4], vec![0i16; 1], vec![0i16; 4], vec![0i16; t + 1], vec![0i16; 4], vec![0i16; 1], vec![0i16; 4]);
             let (mut hs, mut mv, mut slots, mut pa, mut ent) = (vec![0i32; 4], vec![0i32; 4], vec![-1i32; 4 * top_k], vec![0i32; 1], vec![0i32; 1]);
             let mut b = Bufs {
@@ -277,7 +274,7 @@ mod tests {
                 pa: &mut pa,
                 ent: &mut ent,
             };
-            let keff = attention_top(Accel::detect(), dh, &p, t, 0, top_k, &mut b).unwrap();
+            let keff = attention_top(Accel::detect(), dh, &cq, t, 0, top_k, &mut b).unwrap();
             // The definition.
             let kt = b.ek.iter().map(|&e| i32::from(e)).max().unwrap();
             let sigma: Vec<i64> = (0..=t)

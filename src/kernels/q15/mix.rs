@@ -5,11 +5,11 @@
 use super::quant::{or_abs, quant_at};
 use crate::math::lnf;
 use crate::q15::arith::*;
-use crate::q15::params::{LayerQ, Scale};
+use crate::q15::params::Scale;
 
 kernel!(
     /// The mix of position t ([`mix_impl`]) through the build's dispatch.
-    mix = mix_impl::<false>(p: &LayerQ, st: State, lm: &mut [i32], l: (u32, i32), sp: (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32);
+    mix = mix_impl::<false>(conv: &Scale, wv: &Scale, st: State, lm: &mut [i32], l: (u32, i32), sp: (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32);
 
 /// Q30 router probabilities (3) from the exact router sums `acc3` of a
 /// normalized row at exponent eh.
@@ -47,16 +47,16 @@ pub(crate) struct State<'b> {
 /// becomes scratch. (`GENERAL`: the rshr32 loop for every grid.)
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-pub(super) fn mix_impl<const GENERAL: bool>(p: &LayerQ, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32 {
+pub(super) fn mix_impl<const GENERAL: bool>(conv: &Scale, wv: &Scale, st: State, lm: &mut [i32], (mxl, et): (u32, i32), (sp, esp): (&mut [i16], i32), r: [i32; 3], xr: &mut [i16], ex: i32) -> i32 {
     // The local and state pathways on their 15-bit grids (shifts sl, ss),
     // formed in the sum's loop (docs/Q15.md#mix).
     let (sl, el) = (qshift(u64::from(mxl), QA), qexp(u64::from(mxl), et, QA));
     let hs = st.hs;
     let mxs = or_abs(hs);
     let (ss, es) = (qshift(u64::from(mxs), QA), qexp(u64::from(mxs), st.ehs, QA));
-    let (c0m, c0e) = quant_scalar(i64::from(r[0]) * p.conv.m, p.conv.e - 30, QA);
+    let (c0m, c0e) = quant_scalar(i64::from(r[0]) * conv.m, conv.e - 30, QA);
     let (c1m, c1e) = quant_scalar(i64::from(r[1]), -30, QA);
-    let (c2m, c2e) = quant_scalar(i64::from(r[2]) * p.wv.m, p.wv.e - 30, QA);
+    let (c2m, c2e) = quant_scalar(i64::from(r[2]) * wv.m, wv.e - 30, QA);
     let (e0, e1, e2) = (ecomb(c0e, el), ecomb(c1e, es), ecomb(c2e, esp));
     // Every coefficient rounded once onto the sum's grid A (its shift is at
     // least 1: |k| <= 2^14), the residual too: each term is at most 2^29

@@ -8,7 +8,7 @@ use super::ssm::ssm_step_impl;
 use crate::format::{Floats, Packing, Tensor};
 use crate::kernels::isa::Accel;
 use crate::q15::arith::*;
-use crate::q15::params::{LayerQ, PSrc, PVec, Scale, Vals};
+use crate::q15::params::{PSrc, PVec, Scale, Vals};
 
 
 struct Rng(u64);
@@ -89,19 +89,10 @@ fn ssm_step_fast_equals_general() {
 #[test]
 fn mix_fast_equals_general() {
     let mut r = Rng(0xD1B5_4A32_D192_ED03);
-    let none = Floats::new(&[]);
     let sc = |m: i32, e: i32| Scale { m: i64::from(m), e: if m == 0 { E_ZERO } else { e } };
     for case in 0..20000 {
         let d = [1, 7, 16, 64][case % 4];
-        let p = LayerQ {
-            g: PVec::new(none, 0, QA),
-            b: PVec::new(none, 0, QA),
-            sb: PVec::new(none, 0, QP),
-            conv: sc(r.int(15), r.int(8)),
-            wv: sc(r.int(15), r.int(8)),
-            router: sc(1, 0),
-            cq: sc(1, 0),
-        };
+        let (conv, wv) = (sc(r.int(15), r.int(8)), sc(r.int(15), r.int(8)));
         let (lb, hb, vb) = ((r.next() % 19) as u32, (r.next() % 31) as u32, (r.next() % 16) as u32);
         let (mut lm, mut hs, mut sp, mut xr) = ([0i32; 64], [0i32; 64], [0i16; 64], [0i16; 64]);
         for c in 0..d {
@@ -117,9 +108,9 @@ fn mix_fast_equals_general() {
         let rr = [r0, r1, (1 << 30) - r0 - r1];
         let (mut l1, mut l2, mut s1, mut s2, mut x1, mut x2) = (lm, lm, sp, sp, xr, xr);
         let st = State { hs: &hs[..d], ehs };
-        let e1 = mix_impl::<false>(&p, st, &mut l1[..d], (mxl, et), (&mut s1[..d], esp), rr, &mut x1[..d], ex);
+        let e1 = mix_impl::<false>(&conv, &wv, st, &mut l1[..d], (mxl, et), (&mut s1[..d], esp), rr, &mut x1[..d], ex);
         let st = State { hs: &hs[..d], ehs };
-        let e2 = mix_impl::<true>(&p, st, &mut l2[..d], (mxl, et), (&mut s2[..d], esp), rr, &mut x2[..d], ex);
+        let e2 = mix_impl::<true>(&conv, &wv, st, &mut l2[..d], (mxl, et), (&mut s2[..d], esp), rr, &mut x2[..d], ex);
         assert_eq!((e1, &x1[..d], &l1[..d]), (e2, &x2[..d], &l2[..d]), "case {case}");
     }
 }

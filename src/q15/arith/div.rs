@@ -18,7 +18,32 @@ pub fn div_q32(n: u64, d: u64) -> u64 {
     if let Some(q) = div_bits_t1(n, d) {
         return u64::from(q);
     }
+    // (Size-first: one short loop, no library division and its stack.)
+    if cfg!(atome_small) {
+        return div_bits(n, d);
+    }
     div_q32_long(n, d)
+}
+
+/// floor(n / d) (d = 0 as 1) by restoring division, one quotient bit a
+/// step: 32 steps when the quotient is below 2^32 (the remainder starts as
+/// n's high word), 64 otherwise. The size-first build's division: a few
+/// instructions of code and no library routine under it.
+pub(super) fn div_bits(n: u64, d: u64) -> u64 {
+    let d = d.max(1);
+    let (mut r, mut q, steps) = if n >> 32 < d { (n >> 32, n << 32, 32) } else { (0, n, 64) };
+    for _ in 0..steps {
+        // r < d: the true 2r + bit (with the carry out of r) is below 2d,
+        // so one wrapping subtraction leaves the remainder.
+        let carry = r >> 63;
+        r = (r << 1) | (q >> 63);
+        q <<= 1;
+        if carry != 0 || r >= d {
+            r = r.wrapping_sub(d);
+            q |= 1;
+        }
+    }
+    q
 }
 
 /// floor(n / d) on ARMv6-M (no divide instruction: each 32-bit division is

@@ -1,4 +1,4 @@
-use super::div::div_q32_long as div_q32;
+use super::div::{div_bits, div_q32_long};
 use super::{bitlen, f32_parts, fquant_exp, rshr, rshr_mul16_split, rshr_mul_split, to_f32_f64, to_f32_int as to_f32, E_ZERO, QA};
 
 use crate::test_rng::xorshift64 as xorshift;
@@ -41,14 +41,18 @@ fn to_f32_is_the_binary64_rounding() {
     }
 }
 
-/// div_q32 against the plain 64-bit division: the softmax's and
+/// div_q32's two forms (the default builds' long form, the size-first
+/// build's bit loop) against the plain 64-bit division: the softmax's and
 /// tanh_q30's operand ranges, every divisor width, and edges (quotients
 /// near 2^32, divisors with one bit or all bits set, n = 0).
 #[test]
 fn div_q32_is_the_division() {
     let mut s = 0x9E37_79B9_7F4A_7C15u64;
     let mut next = || xorshift(&mut s);
-    let check = |n: u64, d: u64| assert_eq!(div_q32(n, d), n / d.max(1), "{n} / {d}");
+    let check = |n: u64, d: u64| {
+        assert_eq!(div_q32_long(n, d), n / d.max(1), "{n} / {d}");
+        assert_eq!(div_bits(n, d), n / d.max(1), "{n} / {d} (bits)");
+    };
     for _ in 0..400_000 {
         let r = next();
         let d = match r % 4 {
@@ -65,7 +69,7 @@ fn div_q32_is_the_division() {
         };
         check(n, d);
     }
-    for d in [1u64, 2, 3, 0xFFFF, 0x1_0000, (1 << 31) - 1, 1 << 31, (1 << 32) - 1, 1 << 32, (1 << 33) + 1, (1 << 40) - 1, 1 << 40, 0] {
+    for d in [1u64, 2, 3, 0xFFFF, 0x1_0000, (1 << 31) - 1, 1 << 31, (1 << 32) - 1, 1 << 32, (1 << 33) + 1, (1 << 40) - 1, 1 << 40, 1 << 63, u64::MAX - 1, u64::MAX, 0] {
         for n in [0u64, 1, d, d.wrapping_mul(0xFFFF_FFFF), d.wrapping_mul(0xFFFF_FFFF).wrapping_add(d.saturating_sub(1)), u64::MAX >> 1, u64::MAX, 1 << 61] {
             check(n, d);
         }
