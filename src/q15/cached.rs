@@ -403,13 +403,7 @@ impl<'w> Q15CachedRunner<'w> {
                     hs.fill(0);
                     *ehs = E_ZERO;
                 }
-                // The stored rows t-1 .. t-K+1 into the work ring (row j at
-                // j mod K there, at j mod (K-1) in the cache).
-                for j in t.saturating_sub(hr)..t {
-                    let (src, dst) = (j.checked_rem(hr)?, j.checked_rem(kk)?);
-                    self.ring.get_mut(dst * d..(dst + 1) * d)?.copy_from_slice(hist.get(src * d..(src + 1) * d)?);
-                    *self.ering.get_mut(dst)? = *ehist.get(src)?;
-                }
+                ring_from_hist(self.ring, self.ering, hist, ehist, t, kk, d)?;
                 let mut b = bufs!(self, kc, ek, vc, ev, hs);
                 let kept_at = kept_rows(lp, l_n, s, t);
                 let lw: &[i32; LAYER_WORDS] = lp.get(l * LAYER_WORDS..(l + 1) * LAYER_WORDS)?.try_into().ok()?;
@@ -597,6 +591,25 @@ fn attend(accel: Accel, w: &[i32; LAYER_WORDS], b: &mut Bufs, eh: i32, t: usize,
     let eq = quant::quant_into(accel, b.mv.get(dh + d + 3..2 * dh + d + 3)?, eh, b.q.get_mut(..dh)?);
     let keff = attention::attention_top(accel, dh, &p.cq, t, eq, top_k, b)?;
     attention::attention_sum(accel, top_k, keff, b)
+}
+
+/// The stored rows t-K+1 .. t-1 (row j at j mod (K-1) in `hist`, its
+/// exponent in `ehist`) into the work ring (at j mod K). The places are
+/// stepped from the first row's, two remainders in all (on Armv6-M each
+/// is a library division). Out of line: its counters stay out of the
+/// position loop's frame.
+#[inline(never)]
+fn ring_from_hist(ring: &mut [i16], ering: &mut [i16], hist: &[i16], ehist: &[i16], t: usize, kk: usize, d: usize) -> Option<()> {
+    let hr = kk.checked_sub(1)?;
+    let j0 = t.saturating_sub(hr);
+    let (mut src, mut dst) = (j0.checked_rem(hr).unwrap_or(0), j0.checked_rem(kk)?);
+    for _ in j0..t {
+        ring.get_mut(dst * d..(dst + 1) * d)?.copy_from_slice(hist.get(src * d..(src + 1) * d)?);
+        *ering.get_mut(dst)? = *ehist.get(src)?;
+        src = if src + 1 == hr { 0 } else { src + 1 };
+        dst = if dst + 1 == kk { 0 } else { dst + 1 };
+    }
+    Some(())
 }
 
 /// Layer l's key, value, router and query tensors (no Block in the
