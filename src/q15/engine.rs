@@ -3,7 +3,7 @@
 //! time within a layer. Every row has its own exponent, so this order gives
 //! the same bits as any other (the numpy reference's cached and lean senses).
 //! The arithmetic is in [`crate::kernels::q15`], one file per operation.
-use super::arith::{ecomb_plain, gt_num, tanh_q30, to_f32_prod, E_ZERO, QA};
+use super::arith::{ecomb_plain, gt_num, tanh_q30, to_f32_prod, E_ZERO, QA, QP};
 use super::params::{Area, LayerQ, PSrc, PVec, Scale};
 use crate::format::{Model, Packing, Tensor};
 use crate::forward::Tokens;
@@ -103,9 +103,9 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
         // written only after the last block), then in the int32 area.
         let mut areas = logits.chunks_exact_mut(d).map(Area::Bits).chain(pa.chunks_exact_mut(d).map(Area::Ints));
         let tanh = areas.next()?.fill(|c| tanh_q30(bl.ssm.a.get(c)));
-        let pg = PSrc::new(PVec::new(bl.norm.gamma, d, QA), areas.next());
-        let pb = PSrc::new(PVec::new(bl.norm.beta, d, QA), areas.next());
-        let psb = PSrc::new(PVec::prod(bl.ssm.b, bl.ssm.c_out, d), areas.next());
+        let pg = PSrc::of(bl.norm.gamma, None, d, QA, areas.next());
+        let pb = PSrc::of(bl.norm.beta, None, d, QA, areas.next());
+        let psb = PSrc::of(bl.ssm.b, Some(bl.ssm.c_out), d, QP, areas.next());
         let clean = conv::conv_clean(&bl.conv, d);
         // Checked once per layer instead of at each position's matvec (only
         // the AVX2 shift decode needs it).

@@ -226,6 +226,16 @@ impl<'a> PSrc<'a> {
         };
         PSrc { e: p.e, at }
     }
+    /// [`PSrc::new`] of `PVec::new(f, n, bits)` (`g`: of `PVec::prod(f,
+    /// g, n)`), built in place: no PVec temporary in the caller's frame.
+    #[inline(never)]
+    pub fn of(f: Floats<'a>, g: Option<Floats<'a>>, n: usize, bits: u32, area: Option<Area<'a>>) -> PSrc<'a> {
+        let p = match g {
+            Some(g) => PVec::prod(f, g, n),
+            None => PVec::new(f, n, bits),
+        };
+        PSrc::new(p, area)
+    }
     /// The vector from a copy [`PVec::fill`] made earlier (kept in caller
     /// memory between calls).
     pub fn stored(p: PVec<'a>, w: &'a [i32]) -> PSrc<'a> {
