@@ -224,7 +224,7 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
 fn embed(w: &Tensor, tok: usize, t: usize, b: &mut Bufs) -> Option<()> {
     let d = w.cols;
     let em = Scale::of(w);
-    let emm = em.m as i32;
+    let emm = em.m;
     let tmp = b.mv.get_mut(..d)?;
     let mut codes = [0i8; 32];
     let mut c0 = 0;
@@ -298,7 +298,7 @@ pub fn head_logits(w: &Tensor, h: &[i16], eh: i32, mv: &mut [i32], mut out: Opti
                 Some(_) => i64::from(mv.get(i).copied().unwrap_or(0)),
                 None => head::row_dot(w, j, h),
             };
-            let v = to_f32_prod(acc, sc.m as i32, e);
+            let v = to_f32_prod(acc, sc.m, e);
             if j == 0 || gt_num(v, best_v) {
                 best = j;
                 best_v = v;
@@ -329,7 +329,7 @@ pub fn head_argmax<const BYTES: bool>(w: &Tensor, h: &[i16], eh: i32, acc: &mut 
         return head_logits(w, h, eh, mv, None);
     }
     let sc = Scale::of(w);
-    let m = sc.m as i32;
+    let m = sc.m;
     let e = ecomb_plain(sc.e, eh);
     let (Some(t), Some(acc)) = (head::rows_of(w, 0, w.rows), acc.get_mut(..w.rows)) else {
         return head_logits(w, h, eh, mv, None);

@@ -8,8 +8,9 @@ use crate::format::{Block, Floats, Tensor};
 /// A 15-bit scale: mantissa and exponent.
 #[derive(Clone, Copy, Debug)]
 pub struct Scale {
-    /// Mantissa, |m| <= 32767.
-    pub m: i64,
+    /// Mantissa, |m| <= 32767. (An i32: four scales live in the window
+    /// run's frame.)
+    pub m: i32,
     /// Exponent (E_ZERO for a zero scale).
     pub e: i32,
 }
@@ -18,13 +19,13 @@ impl Scale {
     /// fquant15 of a tensor's scale.
     pub fn of(t: &Tensor) -> Scale {
         let (m, e) = fquant_scalar(t.scale);
-        Scale { m, e }
+        Scale { m: m as i32, e }
     }
 
     /// The scale stored at words i (mantissa) and i + 1 (exponent) of a
     /// layer's [`LayerQ::words`].
     pub fn at(w: &[i32; LAYER_WORDS], i: usize) -> Scale {
-        Scale { m: i64::from(w.get(i).copied().unwrap_or(0)), e: w.get(i + 1).copied().unwrap_or(0) }
+        Scale { m: w.get(i).copied().unwrap_or(0), e: w.get(i + 1).copied().unwrap_or(0) }
     }
 }
 
@@ -301,15 +302,15 @@ impl<'a> LayerQ<'a> {
     pub fn scales_of(bl: &Block, dh: usize) -> [Scale; 4] {
         let (q, k) = (Scale::of(&bl.wq), Scale::of(&bl.wk));
         let (ism, ise) = fquant_scalar(1.0 / crate::math::sqrtf(dh as f32));
-        let (cm, ce) = quant_scalar(q.m * k.m * ism, q.e + k.e + ise, QA);
-        [Scale::of(&bl.conv), Scale::of(&bl.wv), Scale::of(&bl.router), Scale { m: cm, e: ce }]
+        let (cm, ce) = quant_scalar(i64::from(q.m) * i64::from(k.m) * ism, q.e + k.e + ise, QA);
+        [Scale::of(&bl.conv), Scale::of(&bl.wv), Scale::of(&bl.router), Scale { m: cm as i32, e: ce }]
     }
 
     /// Its scalars as words (the exponents of g, b and sb, then the four
     /// scales' mantissas and exponents): what a cached state stores per
     /// layer so that a new position need not rescan the blob.
     pub fn words(&self) -> [i32; LAYER_WORDS] {
-        let s = |c: Scale| [c.m as i32, c.e];
+        let s = |c: Scale| [c.m, c.e];
         let [cm, ce] = s(self.conv);
         let [wm, we] = s(self.wv);
         let [rm, re] = s(self.router);

@@ -40,7 +40,7 @@ fn attention_top_impl(dh: usize, cq: &Scale, t: usize, eq: i32, top_k: usize, b:
         }
     };
     // Top-k: descending g * sigma, earlier keys first on ties.
-    let g = cq.m.signum();
+    let g = i64::from(cq.m.signum());
     let keff = top_k.min(t + 1);
     if keff == 0 {
         // (A loaded model has top_k >= 1.)
@@ -94,7 +94,7 @@ fn attention_top_impl(dh: usize, cq: &Scale, t: usize, eq: i32, top_k: usize, b:
         }
     }
     let pr = pr.get_mut(..keff)?;
-    softmax_q(lo, hi, cq.m, cq.e + eq + kt, pr);
+    softmax_q(lo, hi, i64::from(cq.m), cq.e + eq + kt, pr);
     Some(keff)
 }
 
@@ -254,7 +254,7 @@ mod tests {
                 1 | 2 => -1 - (next() % 32767) as i64,
                 _ => 1 + (next() % 32767) as i64,
             };
-            let cq = Scale { m, e: -40 };
+            let cq = Scale { m: m as i32, e: -40 };
             let (mut x16, mut ex, mut v, mut ev, mut ring, mut ering, mut sparse) = (vec![0i16; 4], vec![0i16; 1], vec![0i16; 4], vec![0i16; t + 1], vec![0i16; 4], vec![0i16; 1], vec![0i16; 4]);
             let (mut hs, mut mv, mut slots, mut pa, mut ent) = (vec![0i32; 4], vec![0i32; 4], vec![-1i32; 4 * top_k], vec![0i32; 1], vec![0i32; 1]);
             let mut b = Bufs {

@@ -17,7 +17,7 @@ kernel!(
 pub(crate) fn router(sc: Scale, acc3: &[i32], eh: i32) -> [i32; 3] {
     // (The sums are int32: no high words.)
     let mut r = [0i32; 3];
-    softmax_q(acc3, &[], sc.m, ecomb_plain(sc.e, eh), &mut r);
+    softmax_q(acc3, &[], i64::from(sc.m), ecomb_plain(sc.e, eh), &mut r);
     r
 }
 
@@ -54,9 +54,9 @@ pub(super) fn mix_impl<const GENERAL: bool>(conv: &Scale, wv: &Scale, st: State,
     let hs = st.hs;
     let mxs = or_abs(hs);
     let (ss, es) = (qshift(u64::from(mxs), QA), qexp(u64::from(mxs), st.ehs, QA));
-    let (c0m, c0e) = quant_scalar(i64::from(r[0]) * conv.m, conv.e - 30, QA);
+    let (c0m, c0e) = quant_scalar(i64::from(r[0]) * i64::from(conv.m), conv.e - 30, QA);
     let (c1m, c1e) = quant_scalar(i64::from(r[1]), -30, QA);
-    let (c2m, c2e) = quant_scalar(i64::from(r[2]) * wv.m, wv.e - 30, QA);
+    let (c2m, c2e) = quant_scalar(i64::from(r[2]) * i64::from(wv.m), wv.e - 30, QA);
     let (e0, e1, e2) = (ecomb(c0e, el), ecomb(c1e, es), ecomb(c2e, esp));
     // Every coefficient rounded once onto the sum's grid A (its shift is at
     // least 1: |k| <= 2^14), the residual too: each term is at most 2^29

@@ -89,7 +89,7 @@ fn ssm_step_fast_equals_general() {
 #[test]
 fn mix_fast_equals_general() {
     let mut r = Rng(0xD1B5_4A32_D192_ED03);
-    let sc = |m: i32, e: i32| Scale { m: i64::from(m), e: if m == 0 { E_ZERO } else { e } };
+    let sc = |m: i32, e: i32| Scale { m, e: if m == 0 { E_ZERO } else { e } };
     for case in 0..20000 {
         let d = [1, 7, 16, 64][case % 4];
         let (conv, wv) = (sc(r.int(15), r.int(8)), sc(r.int(15), r.int(8)));
