@@ -233,12 +233,13 @@ fn kept_parameter_vectors_give_fresh_bits() {
     }
 }
 
-/// The kept vectors live until the window reaches their rows (gamma's
-/// first, then beta's, the SSM gain's and tanh(a)'s, two rows each): calls
-/// that stop at every length across those rows, then lists that leave the
-/// cached one after a shorter prefix (the cache starts over and keeps the
-/// vectors again: rows earlier calls wrote are never read as kept
-/// vectors), each against a fresh lean call.
+/// The kept vectors live until the window reaches their rows (the final
+/// norm's gamma and beta in layer 0's five rows below the others, then
+/// the layers' gamma, beta, SSM gain and tanh(a), two rows each): calls
+/// that stop at every length, then lists that leave the cached one after a
+/// shorter prefix (the cache starts over and keeps the vectors again: rows
+/// earlier calls wrote are never read as kept vectors), each against a
+/// fresh lean call.
 #[test]
 fn kept_vectors_die_row_by_row_with_fresh_bits() {
     for (p, &pk) in Packing::ALL.iter().enumerate() {
@@ -247,19 +248,19 @@ fn kept_vectors_die_row_by_row_with_fresh_bits() {
             let dims = cfg.dims();
             let blob = random_model(cfg, pk, None, 70 + p as u64).blob(pk);
             let m = parse_model(&blob, &dims).unwrap();
-            let ts = s - 9;
+            let (ts, fs) = (s - 9, s - 14);
             let a = oob_tokens(s + 1, cfg.v, 11 + s as u64);
             let mut le = lean(dims, s);
             let mut ca = cached(dims, s);
-            for n in ts - 2..=s {
+            for n in 1..=s {
                 let x = lean_predict(&mut le, &m, &a[..n]);
                 assert_same(&x, &cached_predict(&mut ca, &m, &a[..n]), &format!("packing {p} S {s} n {n}"));
                 assert_eq!(ca.runner().unwrap().params_kept(), n <= ts, "packing {p} S {s} n {n}");
             }
             // Other tokens after a shared prefix, at every length, from a
             // cache that went to each length first.
-            for first in ts..=s {
-                for keep in [ts - 1, ts, ts + 1, ts + 3] {
+            for first in fs..=s {
+                for keep in [fs - 1, fs, fs + 1, ts - 1, ts, ts + 1, ts + 3] {
                     let mut b = a.clone();
                     for (i, t) in b.iter_mut().enumerate().skip(keep) {
                         *t = (*t + 3 + i as i32) % cfg.v as i32;

@@ -73,6 +73,22 @@ pub const fn stored_words(dims: &Dims) -> usize {
 /// the rows.
 const PROWS: usize = 9;
 
+/// Layer 0's value-cache rows below the kept parameter vectors' (from S -
+/// PROWS - FROWS on) that hold the final LayerNorm's gamma and beta while
+/// the window has not reached them: D int32 each, and one row more for
+/// the alignment.
+const FROWS: usize = 5;
+
+/// The marker word's bit 14: layer 0's value rows from [`fin_from`] on
+/// hold the final LayerNorm's vectors (kept with the layers' vectors).
+const FIN_KEPT: u32 = 0x4000;
+
+/// The first value-cache row of the kept final-norm vectors: S - PROWS -
+/// FROWS, or None for a window too short to spare them.
+fn fin_from(s: usize) -> Option<usize> {
+    s.checked_sub(PROWS + FROWS).filter(|&t| t > 0)
+}
+
 /// The marker word's upper half while the value-cache rows from S - PROWS
 /// on hold the kept vectors (any other value: they do not). They are kept
 /// only when the cache starts over, and a cache only grows from there, so
@@ -142,6 +158,22 @@ fn kept_words(tail: &[i16], d: usize) -> Option<&[i32]> {
     // aligned words inside `tail`, borrowed from it.
     let (_, w, _) = unsafe { tail.align_to::<i32>() };
     w.get(..4 * d)
+}
+
+/// Layer 0's value-cache rows fs .. fs + FROWS in the int16 caches (after
+/// its keys and their exponents), where the final norm's vectors are kept.
+fn fin_rows(dims: &Dims, s: usize, fs: usize) -> core::ops::Range<usize> {
+    let (d, v0) = (dims.d_model, s * dims.d_head + s);
+    v0 + fs * d..v0 + (fs + FROWS) * d
+}
+
+/// The kept final-norm gamma and beta in `rows` ([`fin_rows`]): D aligned
+/// words each. None when the rows give fewer (never for FROWS rows of an
+/// int16 buffer).
+fn fin_words(rows: &[i16], d: usize) -> Option<(&[i32], &[i32])> {
+    // SAFETY: as in kept_words.
+    let (_, w, _) = unsafe { rows.align_to::<i32>() };
+    w.get(..2 * d)?.split_at_checked(d)
 }
 
 /// [`kept_words`], writable.
@@ -282,17 +314,28 @@ impl<'w> Q15CachedRunner<'w> {
             self.position(model, toks.id(t, dims.vocab), t, at, all)?;
         }
         self.hd.commit(key, &toks, n, dims.vocab);
-        self.final_row(model)
+        self.final_row(model, n - 1)
     }
 
     /// The final LayerNorm of the residual row into the ring's first row;
     /// its exponent. (Out of line, as [`Self::embed_row`].)
+    /// At position t, the final norm's vectors come from layer 0's value
+    /// rows while those hold them and t has not reached them (row t was
+    /// written at this position).
     #[inline(never)]
-    fn final_row(&mut self, model: &Model) -> Option<i32> {
+    fn final_row(&mut self, model: &Model, t: usize) -> Option<i32> {
+        let (d, s) = (self.dims.d_model, self.s);
         let fe = self.lp.get(self.dims.n_layers * LAYER_WORDS..)?;
-        let fe = [*fe.first()?, *fe.get(1)?];
+        let (fe, m) = ([*fe.first()?, *fe.get(1)?], *fe.get(2)?);
+        let kept = match fin_from(s) {
+            Some(fs) if t < fs && kept_mark(m) && m as u32 & FIN_KEPT != 0 => {
+                let v0 = fin_rows(&self.dims, s, fs);
+                fin_words(self.c16.get(v0)?, d)
+            }
+            _ => None,
+        };
         let mut b = bufs!(self, &mut [], &mut [], &mut [], &mut [], &mut []);
-        final_row_at(model, 1, &mut b, fe)
+        final_row_at(model, 1, &mut b, fe, kept)
     }
 
     /// Token `tok`'s embedding into the residual row. (Out of line: its
@@ -361,8 +404,22 @@ impl<'w> Q15CachedRunner<'w> {
             p.g.fill(wg);
             p.b.fill(wb);
         }
+        // The final norm's gamma and beta below them, where the cached
+        // positions have not reached those rows either.
+        let mut fin = 0;
+        if let Some(fs) = fin_from(s).filter(|&fs| p0 <= fs) {
+            let fe = self.lp.get(l_n * LAYER_WORDS..l_n * LAYER_WORDS + 2)?;
+            let (g, b) = (PVec::with_exp(model.final_norm.gamma, QA, *fe.first()?), PVec::with_exp(model.final_norm.beta, QA, *fe.get(1)?));
+            // SAFETY: as in kept_words.
+            let (_, w, _) = unsafe { self.c16.get_mut(fin_rows(&self.dims, s, fs))?.align_to_mut::<i32>() };
+            if let Some((wg, wb)) = w.get_mut(..2 * d).and_then(|w| w.split_at_mut_checked(d)) {
+                g.fill(wg);
+                b.fill(wb);
+                fin = FIN_KEPT;
+            }
+        }
         let m = self.lp.get_mut(mark)?;
-        *m = (KEPT_TAG | (*m as u32 & CLEAN)) as i32;
+        *m = (KEPT_TAG | (*m as u32 & CLEAN) | fin) as i32;
         Some(())
     }
 

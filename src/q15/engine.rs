@@ -252,10 +252,14 @@ pub fn final_row(model: &Model, n: usize, b: &mut Bufs) -> Option<i32> {
 }
 
 /// [`final_row`] with gamma's and beta's block exponents known
-/// ([`final_exps`]).
-pub fn final_row_at(model: &Model, n: usize, b: &mut Bufs, [eg, eb]: [i32; 2]) -> Option<i32> {
-    let g = PSrc::new(PVec::with_exp(model.final_norm.gamma, QA, eg), None);
-    let be = PSrc::new(PVec::with_exp(model.final_norm.beta, QA, eb), None);
+/// ([`final_exps`]), and their mantissas too where `kept` holds them (as
+/// [`PVec::fill`] wrote them: the same integers).
+pub fn final_row_at(model: &Model, n: usize, b: &mut Bufs, [eg, eb]: [i32; 2], kept: Option<(&[i32], &[i32])>) -> Option<i32> {
+    let (g, be) = (PVec::with_exp(model.final_norm.gamma, QA, eg), PVec::with_exp(model.final_norm.beta, QA, eb));
+    let (g, be) = match kept {
+        Some((wg, wb)) => (PSrc::stored(g, wg), PSrc::stored(be, wb)),
+        None => (PSrc::new(g, None), PSrc::new(be, None)),
+    };
     final_norm(model, n, b, &g, &be)
 }
 
