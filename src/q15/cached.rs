@@ -148,39 +148,30 @@ fn kept_rows(lp: &[i32], l_n: usize, s: usize, t: usize) -> usize {
     8 * ts + v0
 }
 
-/// The kept parameter vectors in a layer's value-cache rows from
-/// [`kept_from`] on (`tail`): gamma, beta, the SSM gain and tanh(a), D
-/// words each.
-/// None when the rows give fewer than 4 D aligned int32 words (never for
-/// PROWS rows of an int16 buffer).
-fn kept_words(tail: &[i16], d: usize) -> Option<&[i32]> {
+/// The first `n` aligned int32 words of value-cache rows: the kept
+/// vectors (a layer's gamma, beta, SSM gain and tanh(a) in its rows from
+/// [`kept_from`] on, 4 D words; the final norm's gamma and beta in layer
+/// 0's rows from [`fin_from`] on, 2 D words). None when the rows give
+/// fewer (never for PROWS, or FROWS, rows of an int16 buffer).
+fn kept_words(rows: &[i16], n: usize) -> Option<&[i32]> {
     // SAFETY: every bit pattern is a valid i32, and align_to yields only
-    // aligned words inside `tail`, borrowed from it.
-    let (_, w, _) = unsafe { tail.align_to::<i32>() };
-    w.get(..4 * d)
-}
-
-/// Layer 0's value-cache rows fs .. fs + FROWS in the int16 caches (after
-/// its keys and their exponents), where the final norm's vectors are kept.
-fn fin_rows(dims: &Dims, s: usize, fs: usize) -> core::ops::Range<usize> {
-    let (d, v0) = (dims.d_model, s * dims.d_head + s);
-    v0 + fs * d..v0 + (fs + FROWS) * d
-}
-
-/// The kept final-norm gamma and beta in `rows` ([`fin_rows`]): D aligned
-/// words each. None when the rows give fewer (never for FROWS rows of an
-/// int16 buffer).
-fn fin_words(rows: &[i16], d: usize) -> Option<(&[i32], &[i32])> {
-    // SAFETY: as in kept_words.
+    // aligned words inside `rows`, borrowed from it.
     let (_, w, _) = unsafe { rows.align_to::<i32>() };
-    w.get(..2 * d)?.split_at_checked(d)
+    w.get(..n)
 }
 
 /// [`kept_words`], writable.
-fn kept_words_mut(tail: &mut [i16], d: usize) -> Option<&mut [i32]> {
+fn kept_words_mut(rows: &mut [i16], n: usize) -> Option<&mut [i32]> {
     // SAFETY: as in kept_words.
-    let (_, w, _) = unsafe { tail.align_to_mut::<i32>() };
-    w.get_mut(..4 * d)
+    let (_, w, _) = unsafe { rows.align_to_mut::<i32>() };
+    w.get_mut(..n)
+}
+
+/// Layer l's value-cache rows `rows` as a range of the int16 caches
+/// (after the layer's keys and their exponents).
+fn value_rows(dims: &Dims, s: usize, l: usize, rows: core::ops::Range<usize>) -> core::ops::Range<usize> {
+    let (d, v0) = (dims.d_model, l * Q15CachedLayout::layer16(dims, s) + s * dims.d_head + s);
+    v0 + rows.start * d..v0 + rows.end * d
 }
 
 /// The work buffers as the engine's [`Bufs`] over one layer's keys, values
@@ -329,8 +320,8 @@ impl<'w> Q15CachedRunner<'w> {
         let (fe, m) = ([*fe.first()?, *fe.get(1)?], *fe.get(2)?);
         let kept = match fin_from(s) {
             Some(fs) if t < fs && kept_mark(m) && m as u32 & FIN_KEPT != 0 => {
-                let v0 = fin_rows(&self.dims, s, fs);
-                fin_words(self.c16.get(v0)?, d)
+                let rows = self.c16.get(value_rows(&self.dims, s, 0, fs..fs + FROWS))?;
+                kept_words(rows, 2 * d)?.split_at_checked(d)
             }
             _ => None,
         };
@@ -373,7 +364,7 @@ impl<'w> Q15CachedRunner<'w> {
     /// The same integers, so the same bits.
     #[inline(never)]
     fn keep_params(&mut self, model: &Model, p0: usize) -> Option<()> {
-        let (d, dh, l_n, s) = (self.dims.d_model, self.dims.d_head, self.dims.n_layers, self.s);
+        let (d, l_n, s) = (self.dims.d_model, self.dims.n_layers, self.s);
         let mark = l_n * LAYER_WORDS + 2;
         let Some(ts) = kept_from(s) else { return Some(()) };
         // (Kept: nothing to do; the cached positions reach the rows: no
@@ -381,19 +372,18 @@ impl<'w> Q15CachedRunner<'w> {
         if kept_mark(*self.lp.get(mark)?) || p0 > ts {
             return Some(());
         }
-        let per16 = Q15CachedLayout::layer16(&self.dims, s);
-        let tail = |l: usize| l * per16 + s * dh + s + ts * d..l * per16 + s * dh + s + s * d;
+        let tail = |l: usize| value_rows(&self.dims, s, l, ts..s);
         // Every layer's rows must give 4 D aligned words (checked before
         // any conversion).
         for l in 0..l_n {
-            if kept_words(self.c16.get(tail(l))?, d).is_none() {
+            if kept_words(self.c16.get(tail(l))?, 4 * d).is_none() {
                 return Some(());
             }
         }
         for l in 0..l_n {
             let lw: &[i32; LAYER_WORDS] = self.lp.get(l * LAYER_WORDS..(l + 1) * LAYER_WORDS)?.try_into().ok()?;
             let (p, a) = layer_q(model, l, lw);
-            let w = kept_words_mut(self.c16.get_mut(tail(l))?, d)?;
+            let w = kept_words_mut(self.c16.get_mut(tail(l))?, 4 * d)?;
             let (wg, w) = w.split_at_mut_checked(d)?;
             let (wb, w) = w.split_at_mut_checked(d)?;
             let (ws, wt) = w.split_at_mut_checked(d)?;
@@ -410,9 +400,8 @@ impl<'w> Q15CachedRunner<'w> {
         if let Some(fs) = fin_from(s).filter(|&fs| p0 <= fs) {
             let fe = self.lp.get(l_n * LAYER_WORDS..l_n * LAYER_WORDS + 2)?;
             let (g, b) = (PVec::with_exp(model.final_norm.gamma, QA, *fe.first()?), PVec::with_exp(model.final_norm.beta, QA, *fe.get(1)?));
-            // SAFETY: as in kept_words.
-            let (_, w, _) = unsafe { self.c16.get_mut(fin_rows(&self.dims, s, fs))?.align_to_mut::<i32>() };
-            if let Some((wg, wb)) = w.get_mut(..2 * d).and_then(|w| w.split_at_mut_checked(d)) {
+            let rows = self.c16.get_mut(value_rows(&self.dims, s, 0, fs..fs + FROWS))?;
+            if let Some((wg, wb)) = kept_words_mut(rows, 2 * d).and_then(|w| w.split_at_mut_checked(d)) {
                 g.fill(wg);
                 b.fill(wb);
                 fin = FIN_KEPT;
@@ -542,7 +531,7 @@ fn norm_ssm(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], kept_
     // ([`Q15CachedRunner::keep_params`], [`kept_rows`]: `kept_at` = 8 ts +
     // v0, 0: none), in value rows this position's attention does not read.
     let (ts, v0) = (kept_at / 8, kept_at % 8);
-    let kept = if kept_at > 0 { b.v.get(ts * d..).and_then(|t| kept_words(t, d)) } else { None };
+    let kept = if kept_at > 0 { b.v.get(ts * d..).and_then(|t| kept_words(t, 4 * d)) } else { None };
     let kv = |v: usize| kept.filter(|_| v >= v0).and_then(|k| k.get(v * d..(v + 1) * d));
     let mut areas = logits.chunks_exact_mut(d).map(Area::Bits).chain(pa.chunks_exact_mut(d).map(Area::Ints));
     let tanh = match kv(3) {

@@ -1,7 +1,8 @@
 //! The exact dot product of two int16 vectors (the attention's q . k):
 //! `SMLALD` on Armv7E-M (two products and a 64-bit accumulate in one
 //! instruction, activations two to a word), `SMLAL` on the other Thumb-2
-//! cores, a plain loop elsewhere.
+//! cores, a `MULS` and 64-bit add loop in asm on Armv6-M, a plain loop
+//! elsewhere.
 
 /// sum a_i b_i over the shorter length, exactly (|sum| <= 2^30 * len).
 #[inline(always)]
@@ -84,7 +85,7 @@ fn dot_t1(a: *const i16, b: *const i16, n: usize) -> i64 {
             options(pure, readonly, nostack),
         );
     }
-    (u64::from(hi) << 32 | u64::from(lo)) as i64
+    crate::q15::arith::join64(lo, hi)
 }
 
 /// One step of [`dot_pairs`]: a word (two int16) from each side, SMLALD.
