@@ -293,8 +293,12 @@ extern "C" {
 /// Integer, correctly rounded square root: the same result as the hardware's.
 #[cfg_attr(atome_fpu, allow(dead_code))]
 pub fn sqrtf_soft(x: f32) -> f32 {
-    if x.is_nan() || x == 0.0 || x == f32::INFINITY {
+    // (NaN quieted, zeros with their sign; +infinity is its own root.)
+    if x.is_nan() || x == 0.0 {
         return x + x * 0.0;
+    }
+    if x == f32::INFINITY {
+        return x;
     }
     if x < 0.0 {
         return f32::NAN;
@@ -316,15 +320,16 @@ pub fn sqrtf_soft(x: f32) -> f32 {
         mm <<= 1;
         ex -= 1;
     }
+    // (big < 2^51, isqrt56's range: r has 25 or 26 bits, so 1 or 2 are
+    // rounded off.)
     let big = mm << 26;
     ex -= 26;
-    let r = isqrt(big);
-    let rem = big - r * r;
-    let nb = 64 - lz64(r);
+    let (r, rem) = isqrt56(big);
+    let nb = 32 - lz32(r);
     let drop = nb - 24;
     let mut q = r >> drop;
-    let lost = r & ((1u64 << drop) - 1);
-    let half = 1u64 << (drop - 1);
+    let lost = r & ((1u32 << drop) - 1);
+    let half = 1u32 << (drop - 1);
     if lost > half || (lost == half && (rem != 0 || q & 1 == 1)) {
         q += 1;
     }
@@ -336,19 +341,12 @@ pub fn sqrtf_soft(x: f32) -> f32 {
     f32::from_bits((((exp2 + 150) as u32) << 23) | (q as u32 & 0x7f_ffff))
 }
 
-/// floor(sqrt(n)), bit by bit.
-fn isqrt(n: u64) -> u64 {
-    if n >> 56 == 0 {
-        return u64::from(isqrt56(n));
-    }
-    isqrt64(n)
-}
-
-/// floor(sqrt(n)) for n < 2^56 with 32-bit work only (sqrtf's operand has
-/// at most 51 bits): two input bits a step, root r < 2^28, remainder below
-/// 2r + 1, so (rem << 2) + 3 < 2^31. No 64-bit shift, compare or subtract
-/// per step (each a pair of instructions or a library call on Cortex-M0).
-fn isqrt56(n: u64) -> u32 {
+/// floor(sqrt(n)) and n - floor(sqrt(n))^2 for n < 2^56 with 32-bit work
+/// only (sqrtf's operand has at most 51 bits): two input bits a step, root
+/// r < 2^28, remainder below 2r + 1, so (rem << 2) + 3 < 2^31. No 64-bit
+/// shift, compare or subtract per step (each a pair of instructions or a
+/// library call on Cortex-M0).
+fn isqrt56(n: u64) -> (u32, u32) {
     let (hi, lo) = ((n >> 32) as u32, n as u32);
     let (mut r, mut rem) = (0u32, 0u32);
     let mut step = |pair: u32| {
@@ -377,27 +375,7 @@ fn isqrt56(n: u64) -> u32 {
             step((lo >> (2 * k)) & 3);
         }
     }
-    r
-}
-
-/// [`isqrt`] for any n, in 64-bit steps.
-fn isqrt64(n: u64) -> u64 {
-    let mut rem = n;
-    let mut res = 0u64;
-    let mut bit = 1u64 << 62;
-    while bit > n {
-        bit >>= 2;
-    }
-    while bit != 0 {
-        if rem >= res + bit {
-            rem -= res + bit;
-            res = (res >> 1) + bit;
-        } else {
-            res >>= 1;
-        }
-        bit >>= 2;
-    }
-    res
+    (r, rem)
 }
 
 /// Natural logarithm for binary32 normal x > 0 (router entropy), in
@@ -421,10 +399,16 @@ pub fn lnf(x: f32) -> f32 {
 mod tests {
     #[test]
     fn isqrt_by_words() {
-        // The 32-bit steps against the 64-bit ones: squares, their
-        // neighbours, every bit length up to 56, random values.
+        // The 32-bit steps against the root's definition (r^2 <= n <
+        // (r + 1)^2, remainder n - r^2): squares, their neighbours, every
+        // bit length up to 56, random values.
         let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let check = |n: u64| assert_eq!(u64::from(super::isqrt56(n)), super::isqrt64(n), "{n}");
+        let check = |n: u64| {
+            let (r, rem) = super::isqrt56(n);
+            let r = u64::from(r);
+            assert!(r * r <= n && n < (r + 1) * (r + 1), "{n}: {r}");
+            assert_eq!(u64::from(rem), n - r * r, "{n}");
+        };
         for r in [0u64, 1, 2, 3, 4095, 4096, (1 << 28) - 1] {
             for n in [r * r, (r * r).saturating_sub(1), r * r + 1, r * r + 2 * r] {
                 if n >> 56 == 0 {
@@ -473,6 +457,8 @@ mod tests {
             assert!(a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan()), "{x:e}: {a:e} vs {b:e}");
         }
         assert!(sqrtf_soft(-1.0).is_nan());
+        assert_eq!(sqrtf_soft(f32::INFINITY), f32::INFINITY);
+        assert!(sqrtf_soft(f32::NEG_INFINITY).is_nan());
         assert_eq!(sqrtf_soft(-0.0).to_bits(), (-0.0f32).to_bits());
     }
 

@@ -23,6 +23,8 @@ S3_MAX = {"M4F": 6.0e6, "M7": 6.0e6, "M33": 6.0e6}
 TEXT_MAX = {"default": 24 * 1024, "size-first": 8 * 1024}
 # S3-M0-q15, S3-M3-q15, S3-M4F-q15 (20x / 20x / 8x fewer than the reference).
 Q15_S3_MAX = {"M0": 6.76e6, "M3": 4.12e6, "M4F": 2.99e6}
+# S3-<core>-q15-text: engine .text of the default q15 build, 32 KiB on every core.
+Q15_TEXT_MAX = {"M0": 32 * 1024, "M3": 32 * 1024, "M4F": 32 * 1024, "RV32IMC": 32 * 1024}
 # S3-M0-q15-size-first, S3-M3-q15-size-first (8x fewer than the reference).
 Q15SF_S3_MAX = {"M0": 16.9e6, "M3": 10.3e6}
 # S3-<core>-q15-size-first-text: engine .text of the q15 size-first build
@@ -84,6 +86,8 @@ def main(out):
             if build == "q15" and label in Q15_S3_MAX and n_ins > Q15_S3_MAX[label]:
                 # Met, so limits (they fail even --report-only).
                 bad.append("LIMIT: S3-%s-q15 (%s): {:,} instructions (> %.2fM)".format(n_ins) % (label, board, Q15_S3_MAX[label] / 1e6))
+            if build == "q15" and label in Q15_TEXT_MAX and board != "microbit" and e["text"] > Q15_TEXT_MAX[label]:
+                bad.append("LIMIT: S3-%s-q15-text: engine .text %d bytes on %s (> %d)" % (label, e["text"], target, Q15_TEXT_MAX[label]))
             if build == "q15-size-first":
                 if label in Q15SF_S3_MAX and n_ins > Q15SF_S3_MAX[label]:
                     bad.append("LIMIT: S3-%s-q15-size-first (%s): {:,} instructions (> %.1fM)".format(n_ins) % (label, board, Q15SF_S3_MAX[label] / 1e6))

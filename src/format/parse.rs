@@ -122,14 +122,14 @@ impl<'a> Model<'a> {
     /// Block l (l < n_layers; empty views past the blocks region, which was
     /// sized at load).
     ///
-    /// The q15 builds, whose cached plan reads a block at every position,
-    /// take it by offset arithmetic ([`Model::block_at`]); the others, and
-    /// the size-first builds, through the loader's cursor (code shared with
-    /// the load).
+    /// The q15 cached build, which reads a block at every position, takes
+    /// it by offset arithmetic ([`Model::block_at`]); the others (a lean
+    /// plan reads each block once a call), and the size-first builds,
+    /// through the loader's cursor (code shared with the load).
     pub fn block(&self, l: usize) -> Block<'a> {
-        #[cfg(all(atome_q15, not(atome_small)))]
+        #[cfg(all(atome_q15, atome_cached, not(atome_small)))]
         return self.block_at(l);
-        #[cfg(not(all(atome_q15, not(atome_small))))]
+        #[cfg(not(all(atome_q15, atome_cached, not(atome_small))))]
         return self.block_cursor(l);
     }
 

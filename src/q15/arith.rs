@@ -207,15 +207,18 @@ pub fn qshift(mx: u64, bits: u32) -> i32 {
     bitlen(mx) - bits as i32
 }
 
-/// One mantissa of quant_b: rshr then saturation to +-(2^b - 1).
-#[cfg_attr(not(atome_small), inline(always))]
+/// One mantissa of quant_b: rshr then saturation to +-(2^b - 1). (Out of
+/// line: a per-row step, whose 64-bit shifts are long on 32-bit cores.)
+#[cfg_attr(not(atome_small), inline(never))]
 pub fn qm(v: i64, s: i32, bits: u32) -> i64 {
     let lim = (1i64 << bits) - 1;
     rshr(v, s).clamp(-lim, lim)
 }
 
-/// quant_b of one value at exponent e: (mantissa, exponent).
-#[inline]
+/// quant_b of one value at exponent e: (mantissa, exponent). (Out of
+/// line: per row, not per element.)
+#[cfg_attr(not(atome_small), inline(never))]
+#[cfg_attr(atome_small, inline)]
 pub fn quant_scalar(v: i64, e: i32, bits: u32) -> (i64, i32) {
     if v == 0 {
         return (0, E_ZERO);
@@ -274,7 +277,7 @@ pub fn ashift(a: i32, e: i32) -> i32 {
 
 /// Exact parts of a binary32 (NaN read as 0, +-infinity as +-FLT_MAX):
 /// f = m * 2^e with |m| in [2^23, 2^24) (or 0, exponent -24).
-#[inline]
+#[inline(never)]
 pub fn f32_parts(f: f32) -> (i64, i32) {
     let b = f.to_bits();
     let neg = b >> 31 != 0;
@@ -323,7 +326,7 @@ pub fn fquant_exp(n: usize, f: impl Fn(usize) -> f32, bits: u32) -> i32 {
 
 /// The exact product of two binary32 values read as [`f32_parts`]:
 /// (m, e) with |m| < 2^48 ((0, 0) when either is zero).
-#[cfg_attr(not(atome_small), inline(always))]
+#[inline(never)]
 pub fn f32_prod_parts(a: f32, b: f32) -> (i64, i32) {
     let ((ma, ea), (mb, eb)) = (f32_parts(a), f32_parts(b));
     if ma == 0 || mb == 0 {
@@ -351,7 +354,7 @@ pub fn pquant_exp(n: usize, f: impl Fn(usize) -> (i64, i32), bits: u32) -> i32 {
 
 /// One mantissa of a block at exponent e (from [`pquant_exp`]): the exact
 /// m 2^ex rounded onto its grid, saturated to b bits.
-#[cfg_attr(not(atome_small), inline(always))]
+#[inline(never)]
 pub fn pq(m: i64, ex: i32, e: i32, bits: u32) -> i64 {
     if m == 0 {
         0
@@ -361,8 +364,14 @@ pub fn pq(m: i64, ex: i32, e: i32, bits: u32) -> i64 {
 }
 
 /// One mantissa of fquant_b: the float `f` on the block exponent e.
-#[cfg_attr(not(atome_small), inline(always))]
+#[inline(never)]
 pub fn fq(f: f32, e: i32, bits: u32) -> i64 {
+    fq_inline(f, e, bits)
+}
+
+/// [`fq`] inlined (the cached build's per-position vector copies).
+#[inline(always)]
+pub fn fq_inline(f: f32, e: i32, bits: u32) -> i64 {
     let b = f.to_bits();
     let bx = ((b >> 23) & 0xFF) as i32;
     let s = e - (bx - 150);
@@ -391,11 +400,8 @@ pub fn fq(f: f32, e: i32, bits: u32) -> i64 {
 
 /// fquant15 of one float (a weight record's scale): (mantissa, exponent).
 pub fn fquant_scalar(f: f32) -> (i64, i32) {
-    // (Size-first: through `dyn`, one copy with the parameter vectors'.)
-    #[cfg(atome_small)]
+    // (Through `dyn`: one copy with the parameter vectors'.)
     let e = fquant_exp(1, &(|_| f) as &dyn Fn(usize) -> f32, QA);
-    #[cfg(not(atome_small))]
-    let e = fquant_exp(1, |_| f, QA);
     (fq(f, e, QA), e)
 }
 
@@ -528,44 +534,15 @@ pub fn to_f32_prod(acc: i64, m: i32, e: i32) -> f32 {
     to_f32(p, e)
 }
 
-/// [`to_f32`] by integer steps (the tests run it on every host).
+/// [`to_f32`] on the 32-bit cores (the tests run it on every host): a
+/// normal result by 32-bit integer steps (no software binary64 on the
+/// cores without a double FPU), the rare rest (zero, a subnormal or
+/// infinite result, |v| >= 2^53) by binary64.
 fn to_f32_int(v: i64, e: i32) -> f32 {
-    if let Some(f) = to_f32_words(v, e) {
-        return f;
+    match to_f32_words(v, e) {
+        Some(f) => f,
+        None => to_f32_f64(v, e),
     }
-    let m = v.unsigned_abs();
-    if m >> 53 != 0 {
-        return to_f32_f64(v, e);
-    }
-    if m == 0 {
-        return 0.0;
-    }
-    // The same value by integer steps (the binary64 steps are exact here,
-    // so both are the one round-to-nearest-even of v 2^e): no software
-    // binary64 on the cores without a double FPU.
-    let sign = u32::from(v < 0) << 31;
-    let bl = bitlen(m);
-    // Exponent of the leading bit.
-    let x = i64::from(bl - 1) + i64::from(e);
-    if x >= 128 {
-        return f32::from_bits(sign | 0x7F80_0000);
-    }
-    if x < -150 {
-        return f32::from_bits(sign);
-    }
-    // Bits below the binary32 unit in the last place: 24 significant bits
-    // for a normal result, the 2^-149 grid for a subnormal one.
-    let s = if x >= -126 { bl - 24 } else { (-149 - x + i64::from(bl) - 1) as i32 };
-    let q = if s <= 0 {
-        m << -s
-    } else {
-        let (q, rem, half) = (m >> s, m & ((1u64 << s) - 1), 1u64 << (s - 1));
-        q + u64::from(rem > half || (rem == half && q & 1 == 1))
-    } as u32;
-    // A rounding up to 2^24 carries into the exponent (at most to the
-    // infinity's pattern).
-    let bits = if x >= -126 { (((x + 126) as u32) << 23) + q } else { q };
-    f32::from_bits(sign | bits)
 }
 
 /// [`to_f32_int`] for 0 < |v| < 2^53 (beyond, the contract rounds to

@@ -45,10 +45,7 @@ pub struct PVec<'a> {
 impl<'a> PVec<'a> {
     /// fquant_b of the first n floats.
     pub fn new(f: Floats<'a>, n: usize, bits: u32) -> PVec<'a> {
-        #[cfg(atome_small)]
         let e = fquant_exp(n, &(|i| f.get(i)) as &dyn Fn(usize) -> f32, bits);
-        #[cfg(not(atome_small))]
-        let e = fquant_exp(n, |i| f.get(i), bits);
         PVec { f, g: None, bits, e }
     }
     /// The first floats of `f` on a block exponent found before (the same
@@ -61,27 +58,34 @@ impl<'a> PVec<'a> {
         PVec { f, g: Some(g), bits: QP, e: pquant_exp(n, |i| f32_prod_parts(f.get(i), g.get(i)), QP) }
     }
     /// Mantissas 0..out.len() into `out`, as [`PVec::m`] gives them: the
-    /// floats read in order from their 4-byte chunks (no index arithmetic
-    /// or bounds test per element); elements past the floats by `m`.
-    #[cfg_attr(atome_small, inline(never))]
+    /// floats read in order from their 4-byte chunks, without `m`'s
+    /// dispatch (the cached build, which converts a layer's vectors at
+    /// every new position, with the conversions inlined, products too);
+    /// the size-first build, the lean builds' products and elements past
+    /// the floats by `m`.
     pub fn fill(&self, out: &mut [i32]) {
         #[cfg(not(atome_small))]
-        {
+        let n = {
             let f4 = |c: &[u8]| match *c {
                 [a, b, c, d] => f32::from_le_bytes([a, b, c, d]),
                 _ => 0.0,
             };
-            let n = match self.g {
+            let conv = |f: f32| {
+                if cfg!(atome_cached) {
+                    super::arith::fq_inline(f, self.e, self.bits)
+                } else {
+                    fq(f, self.e, self.bits)
+                }
+            };
+            let mut n = 0;
+            match self.g {
                 None => {
-                    let mut n = 0;
                     for (o, c) in out.iter_mut().zip(self.f.bytes().chunks_exact(4)) {
-                        *o = fq(f4(c), self.e, self.bits) as i32;
+                        *o = conv(f4(c)) as i32;
                         n += 1;
                     }
-                    n
                 }
-                Some(g) => {
-                    let mut n = 0;
+                Some(g) if cfg!(atome_cached) => {
                     for ((o, c), cg) in out.iter_mut().zip(self.f.bytes().chunks_exact(4)).zip(g.bytes().chunks_exact(4)) {
                         let (a, b) = (f4(c), f4(cg));
                         *o = match prod_fast(a, b, self.e, self.bits) {
@@ -93,21 +97,19 @@ impl<'a> PVec<'a> {
                         };
                         n += 1;
                     }
-                    n
                 }
-            };
-            for (i, o) in out.iter_mut().enumerate().skip(n) {
-                *o = self.m(i) as i32;
+                Some(_) => {}
             }
-        }
+            n
+        };
         #[cfg(atome_small)]
-        for (i, o) in out.iter_mut().enumerate() {
+        let n = 0;
+        for (i, o) in out.iter_mut().enumerate().skip(n) {
             *o = self.m(i) as i32;
         }
     }
-    /// Mantissa i. (Size-first: out of line, one copy for every use.)
-    #[cfg_attr(atome_small, inline(never))]
-    #[cfg_attr(not(atome_small), inline(always))]
+    /// Mantissa i. (Out of line, one copy for every use.)
+    #[inline(never)]
     pub fn m(&self, i: usize) -> i64 {
         match self.g {
             None => fq(self.f.get(i), self.e, self.bits),

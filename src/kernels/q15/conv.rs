@@ -1,7 +1,8 @@
 //! The q15 depthwise conv's exact sums of one position
 //! (docs/Q15.md#mix): K = 5 Trit2 (the models' shape) one pass over the
 //! channels, with AVX2 (conv_avx2.rs), Thumb-2 (conv_t2.rs) and Armv6-M
-//! (conv_t1.rs) fast paths; every other shape by tap or by decoded codes.
+//! (conv_t1.rs) fast paths; every other Trit2 shape by tap, other packings
+//! weight by weight.
 #[cfg(atome_x86)]
 use super::conv_avx2::{conv5_avx2, Taps};
 #[cfg(all(atome_thumb2, not(atome_small)))]
@@ -65,9 +66,103 @@ pub(super) fn conv_sums_impl(avx2: bool, clean: bool, conv: &Tensor, ring: &[i16
         }
     }
     let mut mx = 0u32;
-    if cfg!(atome_small) && conv.packing == Packing::Trit2 {
-        // Size-first: by tap, each tap's row and shift found as it comes
-        // (no per-position tables on the stack).
+    if conv.packing == Packing::Trit2 && kk == 5 && !cfg!(atome_small) {
+        // Each tap's row and shift once per position (-1: a zero row).
+        let (mut rows, mut shs) = ([0usize; 5], [-1i32; 5]);
+        for (k, (rk, sk)) in rows.iter_mut().zip(shs.iter_mut()).enumerate().take(nt) {
+            let row = ring_row(k);
+            let ek = i32::from(ering.get(row).copied().unwrap_or(E_ZERO as i16));
+            *rk = row * d;
+            if ek != E_ZERO {
+                *sk = et - ek;
+            }
+        }
+        // K = 5 (the models' width; a zero or missing row's weights
+        // masked to 0): one pass over the channels, each channel's ten
+        // code bits read at once, its five taps summed in a register
+        // (with AVX2: conv_avx2.rs, eight channels a step).
+        let mut mask = 0u32;
+        // A tap's rounding shift as (x + a) >> s (rshr; s = 0 keeps x;
+        // s >= 16 rounds every int16 to 0, so 16 stands for more).
+        let (mut a, mut sv) = ([0i32; 5], [0u32; 5]);
+        // (Taps past nt have shift -1.)
+        for (k, ((&sh, svk), ak)) in shs.iter().zip(sv.iter_mut()).zip(a.iter_mut()).enumerate() {
+            if sh >= 0 {
+                mask |= 3 << (2 * k);
+                let s = sh.min(16) as u32;
+                *svk = s;
+                *ak = (1 << s) >> 1;
+            }
+        }
+        #[cfg(atome_x86)]
+        if avx2 {
+            let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
+            let taps = Taps { rows: [row(0), row(1), row(2), row(3), row(4)], a, s: sv, mask };
+            // SAFETY: `avx2` comes from `Accel::avx2` (cpuid and xgetbv
+            // showed AVX2).
+            if let Some(mx) = unsafe { conv5_avx2(conv.data, &taps, out) } {
+                return (mx, et);
+            }
+        }
+        let _ = avx2;
+        #[cfg(any(all(atome_thumb2, not(atome_small)), all(atome_armv6m, not(atome_small))))]
+        if sv.iter().all(|&s| s <= 1) {
+            // (A missing tap's row: Thumb-2 reads row 0 and masks it
+            // out, Armv6-M does not read it.)
+            let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
+            let shifted = sv.iter().enumerate().fold(0, |m, (k, &s)| m | s << k);
+            let valid = (0..5).fold(0, |v, k| v | ((mask >> (2 * k)) & 1) << k);
+            let taps = Taps5 { rows: [row(0), row(1), row(2), row(3), row(4)], shifted, valid };
+            #[cfg(all(atome_thumb2, not(atome_small)))]
+            let done = conv5_t2(conv.data, &taps, out);
+            #[cfg(all(atome_armv6m, not(atome_small)))]
+            let done = conv5_t1(conv.data, &taps, clean, out);
+            if done.is_some() {
+                return (or_abs(out), et);
+            }
+        }
+        let _ = clean;
+        let shifted = sv.iter().any(|&s| s > 0);
+        let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
+        let xs = out.iter_mut().zip(row(0)).zip(row(1)).zip(row(2)).zip(row(3)).zip(row(4));
+        let (data, mut bit) = (conv.data, 0usize);
+        // (A missing row is empty: the zip then stops early, and the
+        // general path below does the channels.)
+        if xs.len() == d {
+            const W: [i32; 4] = [0, 1, 0, -1];
+            let w = |b: u32, k: u32| W[((b >> (2 * k)) & 3) as usize];
+            for (((((o, &x0), &x1), &x2), &x3), &x4) in xs {
+                let at = bit >> 3;
+                let bits = match data.get(at..at + 4) {
+                    Some(&[b0, b1, b2, b3]) => u32::from_le_bytes([b0, b1, b2, b3]),
+                    _ => {
+                        let mut v = 0u32;
+                        for i in 0..4 {
+                            v |= u32::from(data.get(at + i).copied().unwrap_or(0)) << (8 * i);
+                        }
+                        v
+                    }
+                };
+                let b = (bits >> (bit & 7)) & mask;
+                let (x0, x1, x2, x3, x4) = if shifted {
+                    let r = |x: i16, k: usize| (i32::from(x) + a[k]) >> sv[k];
+                    (r(x0, 0), r(x1, 1), r(x2, 2), r(x3, 3), r(x4, 4))
+                } else {
+                    (i32::from(x0), i32::from(x1), i32::from(x2), i32::from(x3), i32::from(x4))
+                };
+                let acc = w(b, 0) * x0 + w(b, 1) * x1 + w(b, 2) * x2 + w(b, 3) * x3 + w(b, 4) * x4;
+                *o = acc;
+                mx |= acc.unsigned_abs();
+                bit += 10;
+            }
+            return (mx, et);
+        }
+    }
+    if conv.packing == Packing::Trit2 {
+        // By tap (every Trit2 row the fast paths leave; the size-first
+        // build's only path), the 2-bit codes read in place (c * K + k; 1:
+        // +1, 3: -1, 0 and 2: 0; past the end of the data: 0, as decode);
+        // a tap's shift is the same for every channel.
         out.fill(0);
         for k in 0..nt {
             let row = ring_row(k);
@@ -87,156 +182,20 @@ pub(super) fn conv_sums_impl(avx2: bool, clean: bool, conv: &Tensor, ring: &[i16
         }
         return (mx, et);
     }
-    const TAPS: usize = 16;
-    if kk <= TAPS && !cfg!(atome_small) {
-        // Each tap's row and shift once per position (-1: a zero row).
-        let (mut rows, mut shs) = ([0usize; TAPS], [-1i32; TAPS]);
+    // Any other packing: weight by weight.
+    for (c, o) in out.iter_mut().enumerate() {
+        let mut acc = 0i32;
         for k in 0..nt {
             let row = ring_row(k);
             let ek = i32::from(ering.get(row).copied().unwrap_or(E_ZERO as i16));
-            rows[k] = row * d;
-            if ek != E_ZERO {
-                shs[k] = et - ek;
+            if ek == E_ZERO {
+                continue;
             }
+            let x = i32::from(ring.get(row * d + c).copied().unwrap_or(0));
+            acc += i32::from(conv.weight(c * kk + k)) * rshr32(x, et - ek);
         }
-        if conv.packing == Packing::Trit2 && kk == 5 && !cfg!(atome_small) {
-            // K = 5 (the models' width; a zero or missing row's weights
-            // masked to 0): one pass over the channels, each channel's ten
-            // code bits read at once, its five taps summed in a register
-            // (with AVX2: conv_avx2.rs, eight channels a step).
-            let mut mask = 0u32;
-            // A tap's rounding shift as (x + a) >> s (rshr; s = 0 keeps x;
-            // s >= 16 rounds every int16 to 0, so 16 stands for more).
-            let (mut a, mut sv) = ([0i32; 5], [0u32; 5]);
-            for (k, &sh) in shs.iter().enumerate().take(nt) {
-                if sh >= 0 {
-                    mask |= 3 << (2 * k);
-                    let s = sh.min(16) as u32;
-                    sv[k] = s;
-                    a[k] = (1 << s) >> 1;
-                }
-            }
-            #[cfg(atome_x86)]
-            if avx2 {
-                let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
-                let taps = Taps { rows: [row(0), row(1), row(2), row(3), row(4)], a, s: sv, mask };
-                // SAFETY: `avx2` comes from `Accel::avx2` (cpuid and xgetbv
-                // showed AVX2).
-                if let Some(mx) = unsafe { conv5_avx2(conv.data, &taps, out) } {
-                    return (mx, et);
-                }
-            }
-            let _ = avx2;
-            #[cfg(any(all(atome_thumb2, not(atome_small)), all(atome_armv6m, not(atome_small))))]
-            if sv.iter().all(|&s| s <= 1) {
-                // (A missing tap's row: Thumb-2 reads row 0 and masks it
-                // out, Armv6-M does not read it.)
-                let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
-                let shifted = sv.iter().enumerate().fold(0, |m, (k, &s)| m | s << k);
-                let valid = (0..5).fold(0, |v, k| v | ((mask >> (2 * k)) & 1) << k);
-                let taps = Taps5 { rows: [row(0), row(1), row(2), row(3), row(4)], shifted, valid };
-                #[cfg(all(atome_thumb2, not(atome_small)))]
-                let done = conv5_t2(conv.data, &taps, out);
-                #[cfg(all(atome_armv6m, not(atome_small)))]
-                let done = conv5_t1(conv.data, &taps, clean, out);
-                if done.is_some() {
-                    return (or_abs(out), et);
-                }
-            }
-            let _ = clean;
-            let shifted = sv.iter().any(|&s| s > 0);
-            let row = |k: usize| ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
-            let xs = out.iter_mut().zip(row(0)).zip(row(1)).zip(row(2)).zip(row(3)).zip(row(4));
-            let (data, mut bit) = (conv.data, 0usize);
-            // (A missing row is empty: the zip then stops early, and the
-            // general path below does the channels.)
-            if xs.len() == d {
-                const W: [i32; 4] = [0, 1, 0, -1];
-                let w = |b: u32, k: u32| W[((b >> (2 * k)) & 3) as usize];
-                for (((((o, &x0), &x1), &x2), &x3), &x4) in xs {
-                    let at = bit >> 3;
-                    let bits = match data.get(at..at + 4) {
-                        Some(&[b0, b1, b2, b3]) => u32::from_le_bytes([b0, b1, b2, b3]),
-                        _ => {
-                            let mut v = 0u32;
-                            for i in 0..4 {
-                                v |= u32::from(data.get(at + i).copied().unwrap_or(0)) << (8 * i);
-                            }
-                            v
-                        }
-                    };
-                    let b = (bits >> (bit & 7)) & mask;
-                    let (x0, x1, x2, x3, x4) = if shifted {
-                        let r = |x: i16, k: usize| (i32::from(x) + a[k]) >> sv[k];
-                        (r(x0, 0), r(x1, 1), r(x2, 2), r(x3, 3), r(x4, 4))
-                    } else {
-                        (i32::from(x0), i32::from(x1), i32::from(x2), i32::from(x3), i32::from(x4))
-                    };
-                    let acc = w(b, 0) * x0 + w(b, 1) * x1 + w(b, 2) * x2 + w(b, 3) * x3 + w(b, 4) * x4;
-                    *o = acc;
-                    mx |= acc.unsigned_abs();
-                    bit += 10;
-                }
-                return (mx, et);
-            }
-        }
-        if conv.packing == Packing::Trit2 {
-            // The sums by tap, the 2-bit codes read in place (c * K + k;
-            // 1: +1, 3: -1, 0 and 2: 0; past the end of the data: 0, as
-            // decode); a tap's shift is the same for every channel.
-            out.fill(0);
-            for k in 0..nt {
-                let xk = ring.get(rows[k]..rows[k] + d).unwrap_or(&[]);
-                match shs[k] {
-                    0 => conv_tap_trit2(conv.data, k, kk, xk, out, |x| x),
-                    sh if sh > 0 => conv_tap_trit2(conv.data, k, kk, xk, out, |x| rshr32(x, sh)),
-                    _ => {}
-                }
-            }
-            for &o in out.iter() {
-                mx |= o.unsigned_abs();
-            }
-            return (mx, et);
-        }
-        // The taps of several channels decoded at once.
-        let mut taps = [0i8; 4 * TAPS];
-        let per = taps.len() / kk;
-        let mut c0 = 0;
-        while c0 < d {
-            let nc = per.min(d - c0);
-            // (nc K <= 4 TAPS.)
-            let Some(tc) = taps.get_mut(..nc * kk) else { break };
-            conv.decode(c0 * kk, tc);
-            for (i, (o, ct)) in out.iter_mut().skip(c0).zip(tc.chunks_exact(kk)).enumerate() {
-                let c = c0 + i;
-                let mut acc = 0i32;
-                for k in 0..nt {
-                    if shs[k] >= 0 {
-                        let x = i32::from(ring.get(rows[k] + c).copied().unwrap_or(0));
-                        let w = i32::from(ct.get(k).copied().unwrap_or(0));
-                        acc += w * rshr32(x, shs[k]);
-                    }
-                }
-                *o = acc;
-                mx |= acc.unsigned_abs();
-            }
-            c0 += nc;
-        }
-    } else {
-        for (c, o) in out.iter_mut().enumerate() {
-            let mut acc = 0i32;
-            for k in 0..nt {
-                let row = ring_row(k);
-                let ek = i32::from(ering.get(row).copied().unwrap_or(E_ZERO as i16));
-                if ek == E_ZERO {
-                    continue;
-                }
-                let x = i32::from(ring.get(row * d + c).copied().unwrap_or(0));
-                acc += i32::from(conv.weight(c * kk + k)) * rshr32(x, et - ek);
-            }
-            *o = acc;
-            mx |= acc.unsigned_abs();
-        }
+        *o = acc;
+        mx |= acc.unsigned_abs();
     }
     (mx, et)
 }

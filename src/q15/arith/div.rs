@@ -18,8 +18,9 @@ pub fn div_q32(n: u64, d: u64) -> u64 {
     if let Some(q) = div_bits_t1(n, d) {
         return u64::from(q);
     }
-    // (Size-first: one short loop, no library division and its stack.)
-    if cfg!(atome_small) {
+    // (Size-first, and Armv6-M's operands past div_bits_t1, which are
+    // rare: one short loop, no library division and its stack.)
+    if cfg!(any(atome_small, atome_armv6m)) {
         return div_bits(n, d);
     }
     div_q32_long(n, d)
@@ -28,7 +29,10 @@ pub fn div_q32(n: u64, d: u64) -> u64 {
 /// floor(n / d) (d = 0 as 1) by restoring division, one quotient bit a
 /// step: 32 steps when the quotient is below 2^32 (the remainder starts as
 /// n's high word), 64 otherwise. The size-first build's division: a few
-/// instructions of code and no library routine under it.
+/// instructions of code and no library routine under it. (Out of line
+/// where it is the fallback of another division: one copy for the softmax
+/// and tanh.)
+#[cfg_attr(not(atome_small), inline(never))]
 pub(super) fn div_bits(n: u64, d: u64) -> u64 {
     let d = d.max(1);
     let (mut r, mut q, steps) = if n >> 32 < d { (n >> 32, n << 32, 32) } else { (0, n, 64) };
