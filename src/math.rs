@@ -338,7 +338,7 @@ pub fn sqrtf_soft(x: f32) -> f32 {
         q >>= 1;
         exp2 += 1;
     }
-    f32::from_bits((((exp2 + 150) as u32) << 23) | (q as u32 & 0x7f_ffff))
+    f32::from_bits((((exp2 + 150) as u32) << 23) | (q & 0x7f_ffff))
 }
 
 /// floor(sqrt(n)) and n - floor(sqrt(n))^2 for n < 2^56 with 32-bit work
