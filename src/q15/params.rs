@@ -87,14 +87,7 @@ impl<'a> PVec<'a> {
                 }
                 Some(g) if cfg!(atome_cached) => {
                     for ((o, c), cg) in out.iter_mut().zip(self.f.bytes().chunks_exact(4)).zip(g.bytes().chunks_exact(4)) {
-                        let (a, b) = (f4(c), f4(cg));
-                        *o = match prod_fast(a, b, self.e, self.bits) {
-                            Some(m) => m as i32,
-                            None => {
-                                let (m, e) = f32_prod_parts(a, b);
-                                pq(m, e, self.e, self.bits) as i32
-                            }
-                        };
+                        *o = prod_q(f4(c), f4(cg), self.e, self.bits) as i32;
                         n += 1;
                     }
                 }
@@ -113,14 +106,20 @@ impl<'a> PVec<'a> {
     pub fn m(&self, i: usize) -> i64 {
         match self.g {
             None => fq(self.f.get(i), self.e, self.bits),
-            Some(g) => {
-                let (a, b) = (self.f.get(i), g.get(i));
-                if let Some(m) = prod_fast(a, b, self.e, self.bits) {
-                    return m;
-                }
-                let (m, e) = f32_prod_parts(a, b);
-                pq(m, e, self.e, self.bits)
-            }
+            Some(g) => prod_q(self.f.get(i), g.get(i), self.e, self.bits),
+        }
+    }
+}
+
+/// One mantissa of the exact product a b on block exponent e: by
+/// [`prod_fast`] where it applies, else pq of the product's parts.
+#[cfg_attr(not(atome_small), inline(always))]
+fn prod_q(a: f32, b: f32, e: i32, bits: u32) -> i64 {
+    match prod_fast(a, b, e, bits) {
+        Some(m) => m,
+        None => {
+            let (m, ex) = f32_prod_parts(a, b);
+            pq(m, ex, e, bits)
         }
     }
 }

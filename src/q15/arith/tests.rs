@@ -1,14 +1,18 @@
 use super::div::{div_bits, div_q32_long};
-use super::{bitlen, f32_parts, fquant_exp, rshr, rshr_mul16_split, rshr_mul_split, to_f32_f64, to_f32_int as to_f32, E_ZERO, QA};
+use super::{bitlen, f32_parts, fquant_exp, rshr, rshr_mul16_split, rshr_mul_split, to_f32_f64, to_f32_int as to_f32, to_f32_words, E_ZERO, QA};
 
 use crate::test_rng::xorshift64 as xorshift;
 
-/// to_f32's integer steps against its binary64 form: every magnitude
+/// to_f32's 32-bit word steps against its binary64 form: every magnitude
 /// up to 2^53 and beyond, exponents from underflow to overflow, ties.
+/// (The word steps take the normal results; the rest is the binary64
+/// form itself, so the count below checks that most cases are real
+/// comparisons.)
 #[test]
 fn to_f32_is_the_binary64_rounding() {
     let mut s = 0x2545_F491_4F6C_DD1Du64;
     let mut next = || xorshift(&mut s);
+    let mut words = 0;
     for i in 0..400_000 {
         let r = next();
         let v = (next() >> (r % 64)) as i64;
@@ -17,7 +21,10 @@ fn to_f32_is_the_binary64_rounding() {
         let e = if i % 10 == 0 { (r >> 8) as i32 % 2100 } else { ((r >> 8) % 360) as i32 - 240 };
         let (a, b) = (to_f32(v, e), to_f32_f64(v, e));
         assert_eq!(a.to_bits(), b.to_bits(), "{v} * 2^{e}");
+        words += usize::from(to_f32_words(v, e).is_some());
     }
+    // (211,880 with this seed.)
+    assert!(words > 150_000, "{words} of 400000 by the word steps");
     // Ties at every binary32 grid: odd multiples of half a unit.
     for e in -180..140 {
         for v in [1i64, 3, (1 << 24) + 1, (1 << 25) - 1, (1 << 25) + 3, -((1 << 24) + 1), (1 << 53) - 1, i64::MIN, i64::MAX, 0] {
