@@ -208,17 +208,19 @@ pub fn qshift(mx: u64, bits: u32) -> i32 {
 }
 
 /// One mantissa of quant_b: rshr then saturation to +-(2^b - 1). (Out of
-/// line: a per-row step, whose 64-bit shifts are long on 32-bit cores.)
-#[cfg_attr(not(atome_small), inline(never))]
+/// line on the microcontrollers: a per-row step, whose 64-bit shifts are
+/// long on 32-bit cores; inlined on x86-64.)
+#[cfg_attr(all(atome_portable, not(atome_small)), inline(never))]
+#[cfg_attr(not(atome_portable), inline(always))]
 pub fn qm(v: i64, s: i32, bits: u32) -> i64 {
     let lim = (1i64 << bits) - 1;
     rshr(v, s).clamp(-lim, lim)
 }
 
 /// quant_b of one value at exponent e: (mantissa, exponent). (Out of
-/// line: per row, not per element.)
-#[cfg_attr(not(atome_small), inline(never))]
-#[cfg_attr(atome_small, inline)]
+/// line on the microcontrollers: per row, not per element.)
+#[cfg_attr(all(atome_portable, not(atome_small)), inline(never))]
+#[cfg_attr(any(atome_small, not(atome_portable)), inline)]
 pub fn quant_scalar(v: i64, e: i32, bits: u32) -> (i64, i32) {
     if v == 0 {
         return (0, E_ZERO);
@@ -277,7 +279,9 @@ pub fn ashift(a: i32, e: i32) -> i32 {
 
 /// Exact parts of a binary32 (NaN read as 0, +-infinity as +-FLT_MAX):
 /// f = m * 2^e with |m| in [2^23, 2^24) (or 0, exponent -24).
-#[inline(never)]
+/// (Out of line on the microcontrollers: one copy of the code.)
+#[cfg_attr(atome_portable, inline(never))]
+#[cfg_attr(not(atome_portable), inline)]
 pub fn f32_parts(f: f32) -> (i64, i32) {
     let b = f.to_bits();
     let neg = b >> 31 != 0;
@@ -326,7 +330,9 @@ pub fn fquant_exp(n: usize, f: impl Fn(usize) -> f32, bits: u32) -> i32 {
 
 /// The exact product of two binary32 values read as [`f32_parts`]:
 /// (m, e) with |m| < 2^48 ((0, 0) when either is zero).
-#[inline(never)]
+/// (Out of line on the microcontrollers: one copy of the code.)
+#[cfg_attr(atome_portable, inline(never))]
+#[cfg_attr(not(atome_portable), inline(always))]
 pub fn f32_prod_parts(a: f32, b: f32) -> (i64, i32) {
     let ((ma, ea), (mb, eb)) = (f32_parts(a), f32_parts(b));
     if ma == 0 || mb == 0 {
@@ -354,7 +360,9 @@ pub fn pquant_exp(n: usize, f: impl Fn(usize) -> (i64, i32), bits: u32) -> i32 {
 
 /// One mantissa of a block at exponent e (from [`pquant_exp`]): the exact
 /// m 2^ex rounded onto its grid, saturated to b bits.
-#[inline(never)]
+/// (Out of line on the microcontrollers: one copy of the code.)
+#[cfg_attr(atome_portable, inline(never))]
+#[cfg_attr(not(atome_portable), inline(always))]
 pub fn pq(m: i64, ex: i32, e: i32, bits: u32) -> i64 {
     if m == 0 {
         0
@@ -364,7 +372,9 @@ pub fn pq(m: i64, ex: i32, e: i32, bits: u32) -> i64 {
 }
 
 /// One mantissa of fquant_b: the float `f` on the block exponent e.
-#[inline(never)]
+/// (Out of line on the microcontrollers: one copy of the code.)
+#[cfg_attr(atome_portable, inline(never))]
+#[cfg_attr(not(atome_portable), inline(always))]
 pub fn fq(f: f32, e: i32, bits: u32) -> i64 {
     fq_inline(f, e, bits)
 }

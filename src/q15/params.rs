@@ -101,8 +101,9 @@ impl<'a> PVec<'a> {
             *o = self.m(i) as i32;
         }
     }
-    /// Mantissa i. (Out of line, one copy for every use.)
-    #[inline(never)]
+    /// Mantissa i. (Out of line on the microcontrollers, one copy for
+    /// every use.)
+    #[cfg_attr(atome_portable, inline(never))]
     pub fn m(&self, i: usize) -> i64 {
         match self.g {
             None => fq(self.f.get(i), self.e, self.bits),

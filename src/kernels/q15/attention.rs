@@ -10,17 +10,32 @@ use crate::q15::params::Scale;
 
 kernel!(
     /// The top-k selection at position t ([`attention_top_impl`]) through the build's dispatch.
-    attention_top = attention_top_impl(dh: usize, cq: &Scale, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<usize>);
+    attention_sel = attention_top_impl(dh: usize, cq: &Scale, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<(usize, i32)>);
+
+/// The sparse pathway's selection at position t (the query (b.q, eq)
+/// already there): the top-k keys ([`attention_top_impl`]), then their
+/// probabilities into `b.slots`; the number of slots. (The softmax is
+/// called from here, inlined into the caller, so that its frames are not
+/// stacked under the selection's.)
+#[inline(always)]
+pub(crate) fn attention_top(accel: crate::kernels::isa::Accel, dh: usize, cq: &Scale, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<usize> {
+    let (keff, ce) = attention_sel(accel, dh, cq, t, eq, top_k, b)?;
+    let (_, rest) = b.slots.split_at_mut_checked(top_k)?;
+    let (lo, rest) = rest.split_at_mut_checked(top_k)?;
+    let (hi, pr) = rest.split_at_mut_checked(top_k)?;
+    softmax_q(lo.get(..keff)?, hi.get(..keff)?, i64::from(cq.m), ce, pr.get_mut(..keff)?);
+    Some(keff)
+}
 kernel!(
     /// The weighted sum of the chosen values ([`attention_sum_impl`]) through the build's dispatch.
     attention_sum = attention_sum_impl(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32>);
 
-/// The sparse pathway's selection at position t (the query (b.q, eq)
-/// already there): the top-k keys and their probabilities into `b.slots`;
-/// the number of slots. Calls no matvec: its frame is not under the
-/// kernels' on the stack.
+/// The top-k keys at position t (the query (b.q, eq) already there) into
+/// `b.slots` (index, score low and high words); the number of slots and
+/// the exponent of the scores' real values, sig * cq.m * 2^that. Calls
+/// nothing out of line: no frame under its own.
 #[inline(always)]
-fn attention_top_impl(dh: usize, cq: &Scale, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<usize> {
+fn attention_top_impl(dh: usize, cq: &Scale, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<(usize, i32)> {
     // The largest key exponent: E_ZERO is i16::MIN, below every other,
     // so the plain maximum skips the zero keys (and is E_ZERO when all are).
     const _: () = assert!(E_ZERO == i16::MIN as i32);
@@ -48,7 +63,7 @@ fn attention_top_impl(dh: usize, cq: &Scale, t: usize, eq: i32, top_k: usize, b:
     }
     let (idx, rest) = b.slots.split_at_mut_checked(top_k)?;
     let (lo, rest) = rest.split_at_mut_checked(top_k)?;
-    let (hi, pr) = rest.split_at_mut_checked(top_k)?;
+    let hi = rest.get_mut(..top_k)?;
     let (idx, lo, hi) = (idx.get_mut(..keff)?, lo.get_mut(..keff)?, hi.get_mut(..keff)?);
     let score = |lo: &[i32], hi: &[i32], i: usize| match (lo.get(i), hi.get(i)) {
         (Some(&l), Some(&h)) => (i64::from(h) << 32) | i64::from(l as u32),
@@ -93,9 +108,7 @@ fn attention_top_impl(dh: usize, cq: &Scale, t: usize, eq: i32, top_k: usize, b:
             bar = sgn_mul(g, score(lo, hi, keff - 1));
         }
     }
-    let pr = pr.get_mut(..keff)?;
-    softmax_q(lo, hi, i64::from(cq.m), cq.e + eq + kt, pr);
-    Some(keff)
+    Some((keff, cq.e + eq + kt))
 }
 
 /// The sparse pathway's weighted sum over the `keff` slots that
