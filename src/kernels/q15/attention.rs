@@ -26,14 +26,15 @@ pub(crate) fn attention_top(accel: crate::kernels::isa::Accel, dh: usize, cq: &S
     softmax_q(lo.get(..keff)?, hi.get(..keff)?, i64::from(cq.m), ce, pr.get_mut(..keff)?);
     Some(keff)
 }
+
 kernel!(
     /// The weighted sum of the chosen values ([`attention_sum_impl`]) through the build's dispatch.
     attention_sum = attention_sum_impl(top_k: usize, keff: usize, b: &mut Bufs) -> Option<i32>);
 
 /// The top-k keys at position t (the query (b.q, eq) already there) into
 /// `b.slots` (index, score low and high words); the number of slots and
-/// the exponent of the scores' real values, sig * cq.m * 2^that. Calls
-/// nothing out of line: no frame under its own.
+/// the exponent of the scores' real values, sig * cq.m * 2^that. (Only
+/// the dot product runs under its frame.)
 #[inline(always)]
 fn attention_top_impl(dh: usize, cq: &Scale, t: usize, eq: i32, top_k: usize, b: &mut Bufs) -> Option<(usize, i32)> {
     // The largest key exponent: E_ZERO is i16::MIN, below every other,
