@@ -80,7 +80,7 @@ pub const fn param_ints(dims: &Dims) -> usize {
 pub struct Q15Runner<'w> {
     b: Bufs<'w>,
     logits: &'w mut [f32],
-    /// (Borrowed, not copied: six words less on the stack of every call.)
+    /// (Borrowed, not copied: one word on the stack of every call, not six.)
     dims: &'w Dims,
     s: usize,
 }
