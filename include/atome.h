@@ -103,6 +103,8 @@
  * header of 3 words and S ids). */
 #define ATOME_RT_Q15_PARAM_(V, D) (ATOME_RT_U_(V) >= 4 * ATOME_RT_U_(D) ? 0 \
     : (4 - ATOME_RT_U_(V) / (ATOME_RT_U_(D) + !ATOME_RT_U_(D))) * ATOME_RT_U_(D))
+/* the cached plan's parameter area: two byte tables (512) at least for D >= 64 */
+#define ATOME_RT_Q15_CPARAM_(V, D) (ATOME_RT_U_(D) >= 64 && ATOME_RT_Q15_PARAM_(V, D) < 512 ? 512 : ATOME_RT_Q15_PARAM_(V, D))
 #define ATOME_RT_Q15_LEAN_(V, D, L, DH, K, TOPK, S) \
     (2 * (2 * ATOME_RT_U_(S) * ATOME_RT_U_(D) + 3 * ATOME_RT_U_(S) + ATOME_RT_U_(S) * ATOME_RT_U_(DH) \
           + ATOME_RT_U_(K) * ATOME_RT_U_(D) + ATOME_RT_U_(K) + ATOME_RT_U_(DH) + ATOME_RT_U_(D)) \
@@ -113,7 +115,7 @@
                             + (ATOME_RT_U_(K) - 1) * ATOME_RT_U_(D) + ATOME_RT_U_(K) - 1) \
           + 2 * ATOME_RT_U_(D) + 1 + ATOME_RT_U_(K) * ATOME_RT_U_(D) + ATOME_RT_U_(K) + ATOME_RT_U_(DH)) \
      + 4 * (ATOME_RT_U_(L) * (ATOME_RT_U_(D) + 1) + ATOME_RT_U_(D) + 2 * ATOME_RT_U_(DH) + 3 + 4 * ATOME_RT_U_(TOPK) \
-            + ATOME_RT_U_(L) + ATOME_RT_Q15_PARAM_(V, D) + 11 * ATOME_RT_U_(L) + 3) \
+            + ATOME_RT_U_(L) + ATOME_RT_Q15_CPARAM_(V, D) + 11 * ATOME_RT_U_(L) + 3) \
      + 4 * ATOME_RT_U_(V) + 12 + 4 * ATOME_RT_U_(S))
 #define ATOME_RT_BYTES_(V, D, L, DH, K, TOPK, S, FLAGS) (((FLAGS) & ATOME_RT_Q15) \
     ? (((FLAGS) & ATOME_RT_CACHED ? ATOME_RT_Q15_CACHED_(V, D, L, DH, K, TOPK, S) \
@@ -137,11 +139,13 @@
 #define ATOME_Q15_PARAM_INTS_ (ATOME_VOCAB_SIZE >= 4 * ATOME_D_MODEL ? 0 \
     : (4 - ATOME_VOCAB_SIZE / ATOME_D_MODEL) * ATOME_D_MODEL)
 #if defined(ATOME_STATE_CACHED)
+/* (The parameter area: two byte tables at least for D >= 64.) */
+#define ATOME_Q15_CPARAM_INTS_ (ATOME_D_MODEL >= 64 && ATOME_Q15_PARAM_INTS_ < 512 ? 512 : ATOME_Q15_PARAM_INTS_)
 #define ATOME_Q15_I16 (ATOME_N_LAYERS * (ATOME_MAX_SEQ * ATOME_D_HEAD + ATOME_MAX_SEQ * ATOME_D_MODEL \
     + 2 * ATOME_MAX_SEQ + (ATOME_KERNEL_SIZE - 1) * ATOME_D_MODEL + ATOME_KERNEL_SIZE - 1) \
     + ATOME_D_MODEL + 1 + ATOME_KERNEL_SIZE * ATOME_D_MODEL + ATOME_KERNEL_SIZE + ATOME_D_HEAD + ATOME_D_MODEL)
 #define ATOME_Q15_I32 (ATOME_N_LAYERS * (ATOME_D_MODEL + 1) + (ATOME_D_MODEL + 2 * ATOME_D_HEAD + 3) \
-    + 4 * ATOME_TOP_K + ATOME_N_LAYERS + ATOME_Q15_PARAM_INTS_ + 11 * ATOME_N_LAYERS + 3)
+    + 4 * ATOME_TOP_K + ATOME_N_LAYERS + ATOME_Q15_CPARAM_INTS_ + 11 * ATOME_N_LAYERS + 3)
 #elif defined(ATOME_STATE_TINY)
 /* tiny: the residual and one layer's keys over the window, K normalized
  * rows, TOP_K value rows; one SSM block's C states and the checkpoints

@@ -9,7 +9,7 @@
 //! This is a child of `engine` so that it calls the lean plan's kernels
 //! (LayerNorm, SSM step, conv, attention, mix, head) themselves.
 use super::super::params::{Area, LayerQ, PSrc, Scale, Vals, LAYER_WORDS};
-use super::super::{param_ints, take};
+use super::super::{cached_param_ints, take};
 use super::*;
 use crate::format::{Classifier, Dims, Floats, Model, Tensor};
 use crate::forward::cached::{key, CacheHeader, CACHE_MAGIC};
@@ -29,7 +29,7 @@ pub struct Q15CachedLayout {
     pub i16s: usize,
     /// int32 elements: per layer the SSM state (D) and its exponent; then the
     /// matvec outputs (D + 2 DH + 3), attention slots, the last position's
-    /// entropies, [`param_ints`], and the model's stored scalars
+    /// entropies, [`cached_param_ints`], and the model's stored scalars
     /// ([`stored_words`]).
     pub i32s: usize,
 }
@@ -40,7 +40,7 @@ impl Q15CachedLayout {
         let (d, dh, k, l) = (dims.d_model, dims.d_head, dims.kernel_size, dims.n_layers);
         Q15CachedLayout {
             i16s: l * Self::layer16(dims, s) + d + 1 + k * d + k + dh + d,
-            i32s: l * (d + 1) + (d + 2 * dh + 3) + 4 * dims.top_k + l + param_ints(dims) + stored_words(dims),
+            i32s: l * (d + 1) + (d + 2 * dh + 3) + 4 * dims.top_k + l + cached_param_ints(dims) + stored_words(dims),
         }
     }
 
@@ -248,7 +248,7 @@ impl<'w> Q15CachedRunner<'w> {
         let (mv, r) = take(r, d + 2 * dh + 3)?;
         let (slots, r) = take(r, 4 * dims.top_k)?;
         let (ent, r) = take(r, l)?;
-        let (pa, r) = take(r, param_ints(dims))?;
+        let (pa, r) = take(r, cached_param_ints(dims))?;
         let (lp, _) = take(r, stored_words(dims))?;
         Some(Q15CachedRunner { c16, c32, x, ex, ring, ering, q, sparse, mv, slots, ent, pa, lp, logits, hd, dims: *dims, s, salt: 0 })
     }
@@ -592,7 +592,7 @@ fn project(accel: Accel, model: &Model, l: usize, w: &[i32; LAYER_WORDS], h: &[i
     // logits and parameter areas can lend their memory.
     let rows: usize = jobs.iter().map(|j| j.w.rows).sum();
     let bytes = match tabs {
-        Some((t0, more, clean)) if bytes_pay(accel, rows) => matvec_q_bytes(jobs, h, t0, more, clean),
+        Some((t0, more, clean)) if bytes_pay(accel, rows, more.len(), clean) => matvec_q_bytes(jobs, h, t0, more, clean),
         _ => false,
     };
     if !bytes {
@@ -739,7 +739,10 @@ impl Engine for Q15CachedRunner<'_> {
         let h = self.ring.get(..self.dims.d_model)?;
         // (The byte tables in the matvec outputs and the parameter area.)
         let clean = clean_mark(self.lp, self.dims.n_layers);
-        Some(head_argmax::<true>(&model.unembed, h, eh, logit_words(self.logits), self.mv, self.pa, clean))
+        // (Where the outputs are shorter than a table, the two tables of
+        // the parameter area.)
+        let (mv, more) = if self.mv.len() >= 256 { (&mut *self.mv, &mut *self.pa) } else { self.pa.split_at_mut(self.pa.len().min(256)) };
+        Some(head_argmax::<true>(&model.unembed, h, eh, logit_words(self.logits), mv, more, clean))
     }
 
     fn class_head(&mut self, clf: &Classifier, eh: i32, out: Option<&mut [f32]>) -> Option<usize> {

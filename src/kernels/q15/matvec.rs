@@ -56,7 +56,7 @@ mod thumb2;
 #[cfg(all(atome_armv6m, not(atome_small)))]
 mod t1;
 mod bytes;
-pub use bytes::{bytes_pay, matvec_q_bytes, BYTES_HERE, BYTE_MIN_ROWS};
+pub use bytes::{bytes_pay, matvec_q_bytes, BYTES_HERE};
 #[cfg(all(atome_armv6m, not(atome_small)))]
 use t1::{build_tables_t1, rows_thumb};
 
@@ -319,7 +319,7 @@ fn inside(n: usize, stride: usize, len: usize) -> usize {
 /// `a.checked_mul(b)`, with a plain multiply when both are below 2^16 (a
 /// checked multiply is a 64-bit library product on ARMv6-M).
 #[inline]
-fn mul_small(a: usize, b: usize) -> Option<usize> {
+pub(super) fn mul_small(a: usize, b: usize) -> Option<usize> {
     if (a | b) >> 16 == 0 {
         Some(a * b)
     } else {

@@ -6,22 +6,64 @@
 //! columns) where the memory the caller lends (the logits and parameter
 //! areas, free while the projections run) holds only two. Building costs
 //! 256 entries per four columns, so the tables pay where many rows share
-//! them (the 944K model's 387 rows a layer); [`BYTE_MIN_ROWS`] is the bar.
+//! them (the 944K model's 387 rows a layer); [`tables_pay`] has the bars.
 use super::MvJobQ;
 use crate::format::Packing;
 
-/// Fewest rows (all jobs together) for which byte tables beat the other
-/// kernels: on Cortex-M0 about 160 instructions per column to build
-/// against about 1.4 per weight saved on the pair tables; on Thumb-2 about
-/// 80 (34 clean) against 1.0 (M3's pair tables) or 0.6 (M4F's SMLAD); on
-/// RV32 about 112 (40 clean) against 2.7.
-pub const BYTE_MIN_ROWS: usize = if cfg!(any(atome_thumb2, atome_rv32)) { 64 } else { 192 };
+/// Whether byte tables pay for `rows` rows on this core with `more`
+/// words of table memory beside the first table and the payloads
+/// `clean` ([`tables_pay`]): on Cortex-M0, Thumb-2 (M3, M4, M7, M33) and
+/// RV32, where they can beat the pair tables and SMLAD, and on hosts
+/// without AVX2, so that the tests run them.
+pub fn bytes_pay(acc: crate::kernels::isa::Accel, rows: usize, more: usize, clean: bool) -> bool {
+    BYTES_HERE && more >= 256 && !acc.avx2() && tables_pay(rows, more >= 3 * 256, clean)
+}
 
-/// Whether byte tables pay for `rows` rows on this core: on Cortex-M0,
-/// Thumb-2 (M3, M4, M7, M33) and RV32, where they beat the pair tables and
-/// SMLAD, and on hosts without AVX2, so that the tests run them.
-pub fn bytes_pay(acc: crate::kernels::isa::Accel, rows: usize) -> bool {
-    rows >= BYTE_MIN_ROWS && !acc.avx2() && BYTES_HERE
+/// Whether byte tables beat this core's other kernel for `rows` rows (all
+/// jobs together), four tables a pass (`four`) or two, with the 81-entry
+/// build (`clean`) or the whole one. Per column the build costs about 62
+/// instructions clean and 160 whole on Cortex-M0, 34 and 80 on Thumb-2,
+/// 40 and 112 on RV32; per weight the rows save, against the pair tables,
+/// about 1.3 (four tables) and 1.1 (two) on Cortex-M0, 0.06 and none on
+/// Armv7-M, 1.1 and 0.8 on RV32, and against SMLAD on Armv7E-M 0.44 and
+/// 0.25.
+pub fn tables_pay(rows: usize, four: bool, clean: bool) -> bool {
+    let bar = if cfg!(atome_armv6m) {
+        if clean {
+            64
+        } else {
+            192
+        }
+    } else if cfg!(atome_dsp) {
+        match (four, clean) {
+            (true, _) => 64,
+            (false, true) => 160,
+            (false, false) => 320,
+        }
+    } else if cfg!(atome_thumb2) {
+        if four {
+            64
+        } else {
+            usize::MAX
+        }
+    } else if four || clean {
+        64
+    } else {
+        160
+    };
+    rows >= bar
+}
+
+/// `a.checked_mul(b)`: on ARMv6-M by [`super::mul_small`] (a checked
+/// multiply is a 64-bit library product there), elsewhere as it is (one
+/// `UMULL` or `MULHU` and a test).
+#[inline(always)]
+fn mul(a: usize, b: usize) -> Option<usize> {
+    if cfg!(atome_armv6m) {
+        super::mul_small(a, b)
+    } else {
+        a.checked_mul(b)
+    }
 }
 
 /// Whether this build runs byte tables at all ([`bytes_pay`]).
@@ -414,7 +456,7 @@ fn rows<const N: usize>(t: [&[i32; 256]; N], data: &[u8], at: usize, step: usize
     // The asm row loops' contract: N is 2 or 4, out is not empty, and row
     // j < out.len() reads d[j step .. j step + N], inside d.
     #[cfg(any(all(atome_armv6m, not(atome_small)), all(atome_thumb2, not(atome_small)), all(atome_rv32, not(atome_small))))]
-    let whole = (N == 2 || N == 4) && !out.is_empty() && step >= N && (out.len() - 1).checked_mul(step).and_then(|v| v.checked_add(N)).is_some_and(|e| e <= d.len());
+    let whole = (N == 2 || N == 4) && !out.is_empty() && step >= N && mul(out.len() - 1, step).and_then(|v| v.checked_add(N)).is_some_and(|e| e <= d.len());
     #[cfg(all(atome_armv6m, not(atome_small)))]
     if whole {
         // SAFETY: as rows_t1 asks: `whole` (checked above), and four
@@ -735,10 +777,10 @@ unsafe fn rows_rv<const FIRST: usize, const N: usize>(t: [&[i32; 256]; N], d: &[
 /// 16, else two (8 columns) when it holds one. False (nothing written)
 /// unless every job is Trit2 of the same width, a multiple of 8 columns no
 /// wider than x, with whole rows in its payload and room for every output,
-/// and `more` holds a table. `clean`: the caller knows that no payload holds
-/// the code 10 ([`super::trit2_no_code10`]), so that only the 81 entries of
-/// the other bytes are built; when one does, its sums are wrong (never
-/// undefined).
+/// and `more` holds a table ([`bytes_pay`] says whether they pay).
+/// `clean`: the caller knows that no payload holds the code 10
+/// ([`super::trit2_no_code10`]), so that only the 81 entries of the other
+/// bytes are built; when one does, its sums are wrong (never undefined).
 pub fn matvec_q_bytes(jobs: &mut [MvJobQ], x: &[i16], t0: &mut [i32; 256], more: &mut [i32], clean: bool) -> bool {
     let Some(cols) = jobs.first().map(|j| j.w.cols) else { return false };
     let bpr = cols / 4;
@@ -746,7 +788,7 @@ pub fn matvec_q_bytes(jobs: &mut [MvJobQ], x: &[i16], t0: &mut [i32; 256], more:
         j.w.packing == Packing::Trit2
             && j.w.cols == cols
             && j.out.len() >= j.w.rows
-            && j.w.rows.checked_mul(bpr).is_some_and(|b| b <= j.w.data.len())
+            && mul(j.w.rows, bpr).is_some_and(|b| b <= j.w.data.len())
     };
     if cols == 0 || !cols.is_multiple_of(8) || x.len() < cols || !jobs.iter().all(fits) {
         return false;
