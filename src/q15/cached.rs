@@ -737,10 +737,10 @@ impl Engine for Q15CachedRunner<'_> {
             return self.lm_head(model, eh);
         }
         let h = self.ring.get(..self.dims.d_model)?;
-        // (The byte tables in the matvec outputs and the parameter area.)
         let clean = clean_mark(self.lp, self.dims.n_layers);
-        // (Where the outputs are shorter than a table, the two tables of
-        // the parameter area.)
+        // The byte tables: in the matvec outputs and the parameter area, or
+        // where the outputs are shorter than a table, two in the parameter
+        // area.
         let (mv, more) = if self.mv.len() >= 256 { (&mut *self.mv, &mut *self.pa) } else { self.pa.split_at_mut(self.pa.len().min(256)) };
         Some(head_argmax::<true>(&model.unembed, h, eh, logit_words(self.logits), mv, more, clean))
     }

@@ -341,7 +341,7 @@ pub fn head_argmax<const BYTES: bool>(w: &Tensor, h: &[i16], eh: i32, acc: &mut 
     if m == 0 || acc.is_empty() {
         return head_logits(w, h, eh, mv, None);
     }
-    // Byte tables in `mv` and `more` where they pay (see matvec_q_bytes).
+    // Byte tables in `mv` and `more` where they pay (see bytes_pay).
     let bytes = match mv.first_chunk_mut::<256>() {
         Some(t0) if BYTES && bytes_pay(Accel::detect(), w.rows, more.len(), clean) => matvec_q_bytes(&mut [crate::kernels::q15::MvJobQ { w: &t, out: &mut *acc, ostride: w.rows }], h, t0, more, clean),
         _ => false,
