@@ -182,8 +182,8 @@ fn main() {
     let (q16, q32) = if cached {
         (
             l * (s * dh + s + s * d + s + (kk - 1) * d + (kk - 1)) + d + 1 + kk * d + kk + dh + d,
-            // (The parameter area: two byte tables at least for D >= 64.)
-            l * (d + 1) + (d + 2 * dh + 3) + 4 * topk + l + if d >= 64 { pints.max(512) } else { pints } + 11 * l + 3,
+            // (The parameter area: three byte tables at least for D >= 64.)
+            l * (d + 1) + (d + 2 * dh + 3) + 4 * topk + l + if d >= 64 { pints.max(768) } else { pints } + 11 * l + 3,
         )
     } else if tiny {
         // C: the smallest power of two with C^2 >= S; ceil(S / C) - 1

@@ -103,8 +103,8 @@
  * header of 3 words and S ids). */
 #define ATOME_RT_Q15_PARAM_(V, D) (ATOME_RT_U_(V) >= 4 * ATOME_RT_U_(D) ? 0 \
     : (4 - ATOME_RT_U_(V) / (ATOME_RT_U_(D) + !ATOME_RT_U_(D))) * ATOME_RT_U_(D))
-/* the cached plan's parameter area: two byte tables (512) at least for D >= 64 */
-#define ATOME_RT_Q15_CPARAM_(V, D) (ATOME_RT_U_(D) >= 64 && ATOME_RT_Q15_PARAM_(V, D) < 512 ? 512 : ATOME_RT_Q15_PARAM_(V, D))
+/* the cached plan's parameter area: three byte tables (768) at least for D >= 64 */
+#define ATOME_RT_Q15_CPARAM_(V, D) (ATOME_RT_U_(D) >= 64 && ATOME_RT_Q15_PARAM_(V, D) < 768 ? 768 : ATOME_RT_Q15_PARAM_(V, D))
 #define ATOME_RT_Q15_LEAN_(V, D, L, DH, K, TOPK, S) \
     (2 * (2 * ATOME_RT_U_(S) * ATOME_RT_U_(D) + 3 * ATOME_RT_U_(S) + ATOME_RT_U_(S) * ATOME_RT_U_(DH) \
           + ATOME_RT_U_(K) * ATOME_RT_U_(D) + ATOME_RT_U_(K) + ATOME_RT_U_(DH) + ATOME_RT_U_(D)) \
@@ -139,8 +139,8 @@
 #define ATOME_Q15_PARAM_INTS_ (ATOME_VOCAB_SIZE >= 4 * ATOME_D_MODEL ? 0 \
     : (4 - ATOME_VOCAB_SIZE / ATOME_D_MODEL) * ATOME_D_MODEL)
 #if defined(ATOME_STATE_CACHED)
-/* (The parameter area: two byte tables at least for D >= 64.) */
-#define ATOME_Q15_CPARAM_INTS_ (ATOME_D_MODEL >= 64 && ATOME_Q15_PARAM_INTS_ < 512 ? 512 : ATOME_Q15_PARAM_INTS_)
+/* (The parameter area: three byte tables at least for D >= 64.) */
+#define ATOME_Q15_CPARAM_INTS_ (ATOME_D_MODEL >= 64 && ATOME_Q15_PARAM_INTS_ < 768 ? 768 : ATOME_Q15_PARAM_INTS_)
 #define ATOME_Q15_I16 (ATOME_N_LAYERS * (ATOME_MAX_SEQ * ATOME_D_HEAD + ATOME_MAX_SEQ * ATOME_D_MODEL \
     + 2 * ATOME_MAX_SEQ + (ATOME_KERNEL_SIZE - 1) * ATOME_D_MODEL + ATOME_KERNEL_SIZE - 1) \
     + ATOME_D_MODEL + 1 + ATOME_KERNEL_SIZE * ATOME_D_MODEL + ATOME_KERNEL_SIZE + ATOME_D_HEAD + ATOME_D_MODEL)

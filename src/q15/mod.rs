@@ -78,8 +78,8 @@ pub const fn param_ints(dims: &Dims) -> usize {
 
 /// int32 elements of the cached plan's parameter area: [`param_ints`], and
 /// for D >= 64 at least [`CACHED_TABLE_INTS`], so that the one-position
-/// projections and the head have two byte tables (with the logits area's
-/// one for the projections).
+/// projections have four byte tables (with the logits area's one) and the
+/// head two.
 pub const fn cached_param_ints(dims: &Dims) -> usize {
     let p = param_ints(dims);
     if dims.d_model >= 64 && p < CACHED_TABLE_INTS {
@@ -89,8 +89,8 @@ pub const fn cached_param_ints(dims: &Dims) -> usize {
     }
 }
 
-/// Two byte tables of 256 int32 ([`cached_param_ints`]).
-pub const CACHED_TABLE_INTS: usize = 512;
+/// Three byte tables of 256 int32 ([`cached_param_ints`]).
+pub const CACHED_TABLE_INTS: usize = 768;
 
 /// Runs the q15 engine in a caller's memory (lean plan).
 pub struct Q15Runner<'w> {

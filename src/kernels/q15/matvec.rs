@@ -316,11 +316,12 @@ fn inside(n: usize, stride: usize, len: usize) -> usize {
     }
 }
 
-/// `a.checked_mul(b)`, with a plain multiply when both are below 2^16 (a
-/// checked multiply is a 64-bit library product on ARMv6-M).
+/// `a.checked_mul(b)`. On ARMv6-M a checked multiply is a 64-bit library
+/// product, so a plain one is taken when both are below 2^16; elsewhere it
+/// is one `UMULL` or `MULHU` and a test.
 #[inline]
 pub(super) fn mul_small(a: usize, b: usize) -> Option<usize> {
-    if (a | b) >> 16 == 0 {
+    if cfg!(atome_armv6m) && (a | b) >> 16 == 0 {
         Some(a * b)
     } else {
         a.checked_mul(b)

@@ -36,7 +36,8 @@ pub fn tables_pay(rows: usize, four: bool, clean: bool) -> bool {
         }
     } else if cfg!(atome_dsp) {
         match (four, clean) {
-            (true, _) => 64,
+            (true, true) => 128,
+            (true, false) => 64,
             (false, true) => 160,
             (false, false) => 320,
         }
@@ -52,18 +53,6 @@ pub fn tables_pay(rows: usize, four: bool, clean: bool) -> bool {
         160
     };
     rows >= bar
-}
-
-/// `a.checked_mul(b)`: on ARMv6-M by [`super::mul_small`] (a checked
-/// multiply is a 64-bit library product there), elsewhere as it is (one
-/// `UMULL` or `MULHU` and a test).
-#[inline(always)]
-fn mul(a: usize, b: usize) -> Option<usize> {
-    if cfg!(atome_armv6m) {
-        super::mul_small(a, b)
-    } else {
-        a.checked_mul(b)
-    }
 }
 
 /// Whether this build runs byte tables at all ([`bytes_pay`]).
@@ -456,7 +445,7 @@ fn rows<const N: usize>(t: [&[i32; 256]; N], data: &[u8], at: usize, step: usize
     // The asm row loops' contract: N is 2 or 4, out is not empty, and row
     // j < out.len() reads d[j step .. j step + N], inside d.
     #[cfg(any(all(atome_armv6m, not(atome_small)), all(atome_thumb2, not(atome_small)), all(atome_rv32, not(atome_small))))]
-    let whole = (N == 2 || N == 4) && !out.is_empty() && step >= N && mul(out.len() - 1, step).and_then(|v| v.checked_add(N)).is_some_and(|e| e <= d.len());
+    let whole = (N == 2 || N == 4) && !out.is_empty() && step >= N && super::mul_small(out.len() - 1, step).and_then(|v| v.checked_add(N)).is_some_and(|e| e <= d.len());
     #[cfg(all(atome_armv6m, not(atome_small)))]
     if whole {
         // SAFETY: as rows_t1 asks: `whole` (checked above), and four
@@ -788,7 +777,7 @@ pub fn matvec_q_bytes(jobs: &mut [MvJobQ], x: &[i16], t0: &mut [i32; 256], more:
         j.w.packing == Packing::Trit2
             && j.w.cols == cols
             && j.out.len() >= j.w.rows
-            && mul(j.w.rows, bpr).is_some_and(|b| b <= j.w.data.len())
+            && super::mul_small(j.w.rows, bpr).is_some_and(|b| b <= j.w.data.len())
     };
     if cols == 0 || !cols.is_multiple_of(8) || x.len() < cols || !jobs.iter().all(fits) {
         return false;
