@@ -511,17 +511,19 @@ macro_rules! bytes_rows_asm {
         core::arch::asm!(
             // Step and end to high registers (Thumb-1 passes only low
             // ones), the second table's base to r5; with four tables, the
-            // third's and fourth's to r12 and lr.
+            // third's and fourth's to r6 and r7 (low, so that a load takes
+            // them as its base; LLVM reserves them, so they are kept in
+            // r12 and lr and given back after the loop).
             "mov r8, r5",
             "mov r10, r4",
             "mov r5, r3",
             concat!(".if ", $four),
+            "mov r12, r6",
+            "mov lr, r7",
             "movs r4, #1",
             "lsls r4, r4, #10",
-            "adds r3, r3, r4",
-            "mov r12, r3",
-            "adds r3, r3, r4",
-            "mov lr, r3",
+            "adds r6, r3, r4",
+            "adds r7, r6, r4",
             ".endif",
             "2:",
             "ldrb r4, [r1]",
@@ -540,19 +542,21 @@ macro_rules! bytes_rows_asm {
             concat!(".if ", $four),
             "ldrb r4, [r1, #2]",
             "lsls r4, r4, #2",
-            "add r4, r12",
-            "ldr r4, [r4]",
+            "ldr r4, [r6, r4]",
             "adds r3, r3, r4",
             "ldrb r4, [r1, #3]",
             "lsls r4, r4, #2",
-            "add r4, lr",
-            "ldr r4, [r4]",
+            "ldr r4, [r7, r4]",
             "adds r3, r3, r4",
             ".endif",
             "stmia r0!, {{r3}}",
             "add r1, r8",
             "cmp r0, r10",
             "bne 2b",
+            concat!(".if ", $four),
+            "mov r6, r12",
+            "mov r7, lr",
+            ".endif",
             inout("r0") $o => _,
             inout("r1") $d.as_ptr() => _,
             in("r2") $t0,
@@ -569,7 +573,7 @@ macro_rules! bytes_rows_asm {
 }
 
 /// [`rows`] on ARMv6-M, in asm: 13 instructions per row of 8 weights with
-/// two tables, 23 per row of 16 with four (one less for the first chunk,
+/// two tables, 21 per row of 16 with four (one less for the first chunk,
 /// whose sums are stored).
 ///
 /// # Safety
@@ -588,7 +592,8 @@ unsafe fn rows_t1<const FIRST: bool, const N: usize>(t: [&[i32; 256]; N], d: &[u
     // each table; with four, t[2] and t[3] reached at t[1] + 1024 and +
     // 2048 bytes, as the caller guarantees), and (unless FIRST) out[j],
     // then writes out[j]. Word accesses are aligned (i32 arrays). Only the
-    // named registers and the flags change; no stack use.
+    // named registers and the flags change (r6 and r7, used with four
+    // tables, hold their values again at the end); no stack use.
     unsafe {
         match (FIRST, N == 4) {
             (true, false) => bytes_rows_asm!("1", "0", o, d, t0, t1, n, step),
