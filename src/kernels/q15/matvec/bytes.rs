@@ -183,7 +183,8 @@ fn build_t1(t: &mut [i32; 256], v: &[i32; 8], hi: &[i32; 16]) {
 
 /// [`build`]'s clean rows on ARMv6-M, in asm: for each high nibble without
 /// the code 10, its sum h and the eight distinct low sums plus h at the
-/// low nibbles without it (26 instructions a row, 9 rows).
+/// low nibbles without it (24 or 25 instructions a row, 9 rows: the
+/// row's base advanced by one or two adds).
 // (Out of line: LLVM sizes the `.irp` block as a few instructions, so a
 // branch across it in the caller could not be relaxed.)
 #[cfg(all(atome_armv6m, not(atome_small)))]
@@ -191,15 +192,23 @@ fn build_t1(t: &mut [i32; 256], v: &[i32; 8], hi: &[i32; 16]) {
 fn build_clean_t1(t: &mut [i32; 256], v: &[i32; 8], hi: &[i32; 16]) {
     // SAFETY: for each high nibble h of CLEAN_NIBBLES (all < 16), reads
     // hi[h] and v[0..8] and writes t[16 h + l] for the low nibbles l of
-    // CLEAN_NIBBLES (16 h + l < 256: inside the table; r3 = t + 64 h).
-    // All word accesses are aligned (i32 arrays). Only the named
-    // registers and the flags change; no stack use.
+    // CLEAN_NIBBLES (16 h + l < 256: inside the table; r3 = t + 64 h,
+    // advanced from the previous row's base). All word accesses are
+    // aligned (i32 arrays). Only the named registers and the flags change;
+    // no stack use.
     unsafe {
         core::arch::asm!(
+            "movs r3, r0",
+            ".set prev_h, 0",
             ".irp h, 0, 1, 3, 4, 5, 7, 12, 13, 15",
-            "movs r3, #\\h",
-            "lsls r3, r3, #6",
-            "adds r3, r3, r0",
+            // (An add takes at most 255: a step of five rows is two.)
+            ".if (\\h - prev_h) * 64 > 255",
+            "adds r3, #192",
+            "adds r3, #((\\h - prev_h) * 64 - 192)",
+            ".elseif \\h - prev_h",
+            "adds r3, #((\\h - prev_h) * 64)",
+            ".endif",
+            ".set prev_h, \\h",
             "ldr r4, [r2, #4*\\h]",
             "str r4, [r3, #0]",
             "ldr r5, [r1, #0]",
@@ -501,6 +510,43 @@ fn rows<const N: usize>(t: [&[i32; 256]; N], data: &[u8], at: usize, step: usize
     }
 }
 
+/// One row of [`bytes_rows_asm`]: the row's N bytes at r1 against the
+/// tables (r2, r5; with four, r6 and r7) summed in r3 (`$first` "1": the
+/// first entry stored there, "0": added to out's word at r0), stored at
+/// r0, both pointers advanced (r8: the step).
+#[cfg(all(atome_armv6m, not(atome_small)))]
+macro_rules! t1_row {
+    ($first:literal, $four:literal) => {
+        concat!(
+            "ldrb r4, [r1]\n",
+            "lsls r4, r4, #2\n",
+            ".if ", $first, "\n",
+            "ldr r3, [r2, r4]\n",
+            ".else\n",
+            "ldr r3, [r0]\n",
+            "ldr r4, [r2, r4]\n",
+            "adds r3, r3, r4\n",
+            ".endif\n",
+            "ldrb r4, [r1, #1]\n",
+            "lsls r4, r4, #2\n",
+            "ldr r4, [r5, r4]\n",
+            "adds r3, r3, r4\n",
+            ".if ", $four, "\n",
+            "ldrb r4, [r1, #2]\n",
+            "lsls r4, r4, #2\n",
+            "ldr r4, [r6, r4]\n",
+            "adds r3, r3, r4\n",
+            "ldrb r4, [r1, #3]\n",
+            "lsls r4, r4, #2\n",
+            "ldr r4, [r7, r4]\n",
+            "adds r3, r3, r4\n",
+            ".endif\n",
+            "stmia r0!, {{r3}}\n",
+            "add r1, r8\n",
+        )
+    };
+}
+
 /// The byte tables' row loop of [`rows_t1`]; `$first`
 /// "1": the sums are stored (the first chunk), "0": loaded and added to;
 /// `$four` "1": four tables (bytes 0-3 of each row; the third's and
@@ -525,32 +571,15 @@ macro_rules! bytes_rows_asm {
             "adds r6, r3, r4",
             "adds r7, r6, r4",
             ".endif",
+            // An odd count of rows enters at the second row of the pass.
+            "mov r3, r10",
+            "subs r3, r3, r0",
+            "lsls r3, r3, #29",
+            "bmi 3f",
             "2:",
-            "ldrb r4, [r1]",
-            "lsls r4, r4, #2",
-            concat!(".if ", $first),
-            "ldr r3, [r2, r4]",
-            ".else",
-            "ldr r3, [r0]",
-            "ldr r4, [r2, r4]",
-            "adds r3, r3, r4",
-            ".endif",
-            "ldrb r4, [r1, #1]",
-            "lsls r4, r4, #2",
-            "ldr r4, [r5, r4]",
-            "adds r3, r3, r4",
-            concat!(".if ", $four),
-            "ldrb r4, [r1, #2]",
-            "lsls r4, r4, #2",
-            "ldr r4, [r6, r4]",
-            "adds r3, r3, r4",
-            "ldrb r4, [r1, #3]",
-            "lsls r4, r4, #2",
-            "ldr r4, [r7, r4]",
-            "adds r3, r3, r4",
-            ".endif",
-            "stmia r0!, {{r3}}",
-            "add r1, r8",
+            t1_row!($first, $four),
+            "3:",
+            t1_row!($first, $four),
             "cmp r0, r10",
             "bne 2b",
             concat!(".if ", $four),
@@ -572,9 +601,9 @@ macro_rules! bytes_rows_asm {
     };
 }
 
-/// [`rows`] on ARMv6-M, in asm: 13 instructions per row of 8 weights with
-/// two tables, 21 per row of 16 with four (one less for the first chunk,
-/// whose sums are stored).
+/// [`rows`] on ARMv6-M, in asm, two rows a pass: 12 instructions per row
+/// of 8 weights with two tables, 20 per row of 16 with four (one less for
+/// the first chunk, whose sums are stored).
 ///
 /// # Safety
 /// N is 2 or 4, `out` is not empty, `(out.len() - 1) * step + N <=
@@ -586,8 +615,9 @@ unsafe fn rows_t1<const FIRST: bool, const N: usize>(t: [&[i32; 256]; N], d: &[u
     let o = out.as_mut_ptr();
     let n = out.len();
     let (Some(t0), Some(t1)) = (t.first().map(|t| t.as_ptr()), t.get(1).map(|t| t.as_ptr())) else { return };
-    // SAFETY: row j (the loop stops when the output pointer reaches out's
-    // end; out is not empty) reads d[j step .. j step + N] (inside d: the
+    // SAFETY: row j (two a pass, an odd count entering at the second; the
+    // loop stops when the output pointer reaches out's end; out is not
+    // empty) reads d[j step .. j step + N] (inside d: the
     // caller's contract), the words t[k][b] for bytes b (< 256: inside
     // each table; with four, t[2] and t[3] reached at t[1] + 1024 and +
     // 2048 bytes, as the caller guarantees), and (unless FIRST) out[j],
@@ -708,8 +738,9 @@ unsafe fn rows_rv<const FIRST: usize, const N: usize>(t: [&[i32; 256]; N], d: &[
     let o = out.as_mut_ptr();
     let n = out.len();
     let tb = |k: usize| t.get(k).or(t.first()).map_or(core::ptr::null(), |t| t.as_ptr());
-    // SAFETY: row j (the loop stops when the output pointer reaches out's
-    // end; out is not empty) reads d[j step .. j step + N] (inside d: the
+    // SAFETY: row j (two a pass, an odd count entering at the second; the
+    // loop stops when the output pointer reaches out's end; out is not
+    // empty) reads d[j step .. j step + N] (inside d: the
     // caller's contract), the words t[k][b] for bytes b (< 256: inside
     // each table; tables 2 and 3 only when N is 4), and (unless FIRST)
     // out[j], then writes out[j]. Word accesses are aligned (i32 arrays).
