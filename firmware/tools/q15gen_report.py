@@ -14,7 +14,7 @@ import json, os, re, sys
 
 # Regression ceilings (QEMU -icount shift=0): the measured figure + ~2%, or
 # the aim itself where it is met (S2-like on M0, M3 and RV32IMC).
-CEIL = {("S4", "M0"): 19.2e6, ("S4", "M4F"): 10.1e6, ("S2", "M0"): 3.6e6, ("S2", "M3"): 2.2e6,
+CEIL = {("S4", "M0"): 18.6e6, ("S4", "M4F"): 10.1e6, ("S2", "M0"): 3.6e6, ("S2", "M3"): 2.2e6,
         ("S2", "M4F"): 1.89e6, ("S2", "RV32IMC"): 3.2e6}
 # Aims, not checked until met.
 TARGET = {("S4", "M0"): 16.5e6, ("S4", "M3"): 10e6, ("S4", "M4F"): 7.0e6,

@@ -21,10 +21,10 @@ pub fn bytes_pay(acc: crate::kernels::isa::Accel, rows: usize, more: usize, clea
 
 /// Whether byte tables beat this core's other kernel for `rows` rows (all
 /// jobs together), four tables a pass (`four`) or two, with the 81-entry
-/// build (`clean`) or the whole one. Per column the build costs about 62
+/// build (`clean`) or the whole one. Per column the build costs about 58
 /// instructions clean and 160 whole on Cortex-M0, 34 and 80 on Thumb-2,
 /// 40 and 112 on RV32; per weight the rows save, against the pair tables,
-/// about 1.3 (four tables) and 1.1 (two) on Cortex-M0, 0.06 and none on
+/// about 1.5 (four tables) and 1.2 (two) on Cortex-M0, 0.06 and none on
 /// Armv7-M, 1.1 and 0.8 on RV32, and against SMLAD on Armv7E-M 0.44 and
 /// 0.25.
 pub fn tables_pay(rows: usize, four: bool, clean: bool) -> bool {
