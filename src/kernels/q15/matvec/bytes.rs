@@ -183,8 +183,8 @@ fn build_t1(t: &mut [i32; 256], v: &[i32; 8], hi: &[i32; 16]) {
 
 /// [`build`]'s clean rows on ARMv6-M, in asm: for each high nibble without
 /// the code 10, its sum h and the eight distinct low sums plus h at the
-/// low nibbles without it (24 or 25 instructions a row, 9 rows: the
-/// row's base advanced by one or two adds).
+/// low nibbles without it (26 instructions a row, 9 rows; between rows
+/// the base advances by one or two adds).
 // (Out of line: LLVM sizes the `.irp` block as a few instructions, so a
 // branch across it in the caller could not be relaxed.)
 #[cfg(all(atome_armv6m, not(atome_small)))]
@@ -738,9 +738,8 @@ unsafe fn rows_rv<const FIRST: usize, const N: usize>(t: [&[i32; 256]; N], d: &[
     let o = out.as_mut_ptr();
     let n = out.len();
     let tb = |k: usize| t.get(k).or(t.first()).map_or(core::ptr::null(), |t| t.as_ptr());
-    // SAFETY: row j (two a pass, an odd count entering at the second; the
-    // loop stops when the output pointer reaches out's end; out is not
-    // empty) reads d[j step .. j step + N] (inside d: the
+    // SAFETY: row j (the loop stops when the output pointer reaches out's
+    // end; out is not empty) reads d[j step .. j step + N] (inside d: the
     // caller's contract), the words t[k][b] for bytes b (< 256: inside
     // each table; tables 2 and 3 only when N is 4), and (unless FIRST)
     // out[j], then writes out[j]. Word accesses are aligned (i32 arrays).
