@@ -39,6 +39,7 @@ fn main() {
     println!("cargo::rustc-check-cfg=cfg(atome_cached)");
     println!("cargo::rustc-check-cfg=cfg(atome_q15)");
     println!("cargo::rustc-check-cfg=cfg(atome_tiny)");
+    println!("cargo::rustc-check-cfg=cfg(atome_lazy_block)");
     // atome_portable: the microcontroller code path (every target but
     // x86-64, or any target with the `portable` feature).
     // The cores, each named once. The code tests only these names (and
@@ -145,6 +146,12 @@ fn main() {
     };
     if q15 {
         println!("cargo:rustc-cfg=atome_q15");
+    }
+    // A block as a view of its bytes (src/format/mod.rs): the q15
+    // size-first build's smaller stack. (The float size-first build keeps
+    // the whole block: its .text budget is tighter than its stack.)
+    if q15 && env::var_os("CARGO_FEATURE_SIZE_FIRST").is_some() {
+        println!("cargo:rustc-cfg=atome_lazy_block");
     }
     // The tiny plan (docs/Q15.md#tiny-plan) is the q15 engine's.
     if tiny && !q15 {

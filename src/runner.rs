@@ -330,7 +330,7 @@ impl<'w, K: Keep<'w>> Engine for Runner<'w, K> {
     #[inline(always)]
     fn lm_head(&mut self, model: &Model, n: usize) -> Option<usize> {
         let h = self.mem.final_row(model, n)?;
-        Some(head(&model.unembed, h, self.logits))
+        Some(head(&model.unembed(), h, self.logits))
     }
 
     #[inline(always)]

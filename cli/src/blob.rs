@@ -456,29 +456,29 @@ pub fn same_weights(a: &[u8], b: &[u8], kind: Kind, dims: &Dims) -> Result<usize
         n += x.rows * x.cols;
         Ok(())
     };
-    cmp(&ma.embed, &mb.embed, "embed")?;
+    cmp(&ma.embed(), &mb.embed(), "embed")?;
     for l in 0..dims.n_layers {
         let (x, y) = (ma.block(l), mb.block(l));
-        cmp(&x.conv, &y.conv, "conv")?;
-        cmp(&x.wq, &y.wq, "Wq")?;
-        cmp(&x.wk, &y.wk, "Wk")?;
-        cmp(&x.wv, &y.wv, "Wv")?;
-        cmp(&x.router, &y.router, "router")?;
+        cmp(&x.conv(), &y.conv(), "conv")?;
+        cmp(&x.wq(), &y.wq(), "Wq")?;
+        cmp(&x.wk(), &y.wk(), "Wk")?;
+        cmp(&x.wv(), &y.wv(), "Wv")?;
+        cmp(&x.router(), &y.router(), "router")?;
         let fl = [
-            (x.norm.gamma, y.norm.gamma),
-            (x.norm.beta, y.norm.beta),
-            (x.ssm.a, y.ssm.a),
-            (x.ssm.b, y.ssm.b),
-            (x.ssm.c_out, y.ssm.c_out),
+            (x.norm().gamma, y.norm().gamma),
+            (x.norm().beta, y.norm().beta),
+            (x.ssm().a, y.ssm().a),
+            (x.ssm().b, y.ssm().b),
+            (x.ssm().c_out, y.ssm().c_out),
         ];
         if fl.iter().any(|(p, q)| p.bytes() != q.bytes()) {
             return Err(format!("block {l}: floats differ"));
         }
     }
-    if ma.final_norm.gamma.bytes() != mb.final_norm.gamma.bytes() || ma.final_norm.beta.bytes() != mb.final_norm.beta.bytes() {
+    if ma.final_norm().gamma.bytes() != mb.final_norm().gamma.bytes() || ma.final_norm().beta.bytes() != mb.final_norm().beta.bytes() {
         return Err("final norm differs".into());
     }
-    cmp(&ma.unembed, &mb.unembed, "unembed")?;
+    cmp(&ma.unembed(), &mb.unembed(), "unembed")?;
     if let (Some(x), Some(y)) = (ha, hb) {
         cmp(&x, &y, "head")?;
     }

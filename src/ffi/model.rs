@@ -25,33 +25,34 @@ fn c_norm(n: &Norm) -> atome_norm_t {
 
 /// Fills the reference-visible fields from a parsed model.
 fn fill(m: &Model, out: &mut atome_model_t, blob: &[u8]) {
-    set_tensor(&mut out.embed, &m.embed);
+    set_tensor(&mut out.embed, &m.embed());
     for (l, b) in out.blocks.iter_mut().enumerate() {
         // Field by field (no block-sized temporary to copy).
         let blk = m.block(l);
-        b.norm = c_norm(&blk.norm);
+        b.norm = c_norm(&blk.norm());
+        let (conv, ssm) = (blk.conv(), blk.ssm());
         b.local_conv = atome_conv_t {
-            packed: blk.conv.data.as_ptr(),
-            scale: blk.conv.scale,
-            channels: blk.conv.rows as u16,
-            kernel_size: blk.conv.cols as u16,
-            packing: blk.conv.packing as u8,
+            packed: conv.data.as_ptr(),
+            scale: conv.scale,
+            channels: conv.rows as u16,
+            kernel_size: conv.cols as u16,
+            packing: conv.packing as u8,
         };
         b.ssm = atome_ssm_t {
-            a: blk.ssm.a.bytes().as_ptr() as *const f32,
-            b: blk.ssm.b.bytes().as_ptr() as *const f32,
-            c_out: blk.ssm.c_out.bytes().as_ptr() as *const f32,
+            a: ssm.a.bytes().as_ptr() as *const f32,
+            b: ssm.b.bytes().as_ptr() as *const f32,
+            c_out: ssm.c_out.bytes().as_ptr() as *const f32,
             channels: ATOME_D_MODEL as u16,
         };
-        set_tensor(&mut b.attn.Wq, &blk.wq);
-        set_tensor(&mut b.attn.Wk, &blk.wk);
-        set_tensor(&mut b.attn.Wv, &blk.wv);
+        set_tensor(&mut b.attn.Wq, &blk.wq());
+        set_tensor(&mut b.attn.Wk, &blk.wk());
+        set_tensor(&mut b.attn.Wv, &blk.wv());
         b.attn.d_head = ATOME_D_HEAD as u16;
         b.attn.top_k = ATOME_TOP_K as u16;
-        set_tensor(&mut b.router, &blk.router);
+        set_tensor(&mut b.router, &blk.router());
     }
-    out.final_norm = c_norm(&m.final_norm);
-    set_tensor(&mut out.unembed, &m.unembed);
+    out.final_norm = c_norm(&m.final_norm());
+    set_tensor(&mut out.unembed, &m.unembed());
     out.blob = blob.as_ptr();
     out.blob_len = blob.len();
     out.blob_hash = blob_hash(blob);

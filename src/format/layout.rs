@@ -319,24 +319,28 @@ mod tests {
                 } else {
                     (parse_model(blob, dims).unwrap(), None)
                 };
+                // A block piece's view by value, from either build's Block.
+                fn own<T: Copy>(t: impl core::borrow::Borrow<T>) -> T {
+                    *t.borrow()
+                }
                 for part in parts(dims, f, nc) {
                     let b: Block = m.block(part.layer);
                     let (t, fl) = match part.field {
-                        Field::Embed => (Some(m.embed), None),
-                        Field::Unembed => (Some(m.unembed), None),
+                        Field::Embed => (Some(own::<Tensor>(m.embed())), None),
+                        Field::Unembed => (Some(own::<Tensor>(m.unembed())), None),
                         Field::Head => (head, None),
-                        Field::Conv => (Some(b.conv), None),
-                        Field::Wq => (Some(b.wq), None),
-                        Field::Wk => (Some(b.wk), None),
-                        Field::Wv => (Some(b.wv), None),
-                        Field::Router => (Some(b.router), None),
-                        Field::NormGamma => (None, Some(b.norm.gamma)),
-                        Field::NormBeta => (None, Some(b.norm.beta)),
-                        Field::SsmA => (None, Some(b.ssm.a)),
-                        Field::SsmB => (None, Some(b.ssm.b)),
-                        Field::SsmC => (None, Some(b.ssm.c_out)),
-                        Field::FinalGamma => (None, Some(m.final_norm.gamma)),
-                        Field::FinalBeta => (None, Some(m.final_norm.beta)),
+                        Field::Conv => (Some(own::<Tensor>(b.conv())), None),
+                        Field::Wq => (Some(own::<Tensor>(b.wq())), None),
+                        Field::Wk => (Some(own::<Tensor>(b.wk())), None),
+                        Field::Wv => (Some(own::<Tensor>(b.wv())), None),
+                        Field::Router => (Some(own::<Tensor>(b.router())), None),
+                        Field::NormGamma => (None, Some(b.norm().gamma)),
+                        Field::NormBeta => (None, Some(b.norm().beta)),
+                        Field::SsmA => (None, Some(b.ssm().a)),
+                        Field::SsmB => (None, Some(b.ssm().b)),
+                        Field::SsmC => (None, Some(b.ssm().c_out)),
+                        Field::FinalGamma => (None, Some(m.final_norm().gamma)),
+                        Field::FinalBeta => (None, Some(m.final_norm().beta)),
                     };
                     match (t, fl, part.shape) {
                         (Some(t), None, Shape::Tensor { rows, cols }) => {

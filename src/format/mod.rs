@@ -61,7 +61,8 @@ impl Packing {
 
     /// Payload bytes (after the scale) for n weights: whole units of
     /// [`Packing::unit`] (spelled out: constant divisors, no division
-    /// routine on microcontrollers).
+    /// routine on microcontrollers). (q15 size-first: out of line.)
+    #[cfg_attr(atome_lazy_block, inline(never))]
     pub fn payload_len(self, n: usize) -> usize {
         match self {
             Packing::Trit2 => n.div_ceil(4),
@@ -253,23 +254,237 @@ pub struct Ssm<'a> {
     pub c_out: Floats<'a>,
 }
 
-/// One block's parameters.
+/// One block's parameters. The q15 size-first build: a view of its bytes,
+/// each piece read where it is used (a whole block of views is 160 bytes
+/// of the layer loop's frame on a 32-bit core; this one is 24). Otherwise:
+/// every piece's view, read once (the hot loops read them at every
+/// position; the float size-first build keeps the shorter code).
+#[cfg(atome_lazy_block)]
 #[derive(Clone, Copy, Debug)]
 pub struct Block<'a> {
+    /// The block's bytes (empty past the blocks region).
+    bytes: &'a [u8],
+    /// D
+    d: usize,
+    /// DH
+    dh: usize,
+    /// K
+    k: usize,
+    /// Packing of its tensors.
+    packing: Packing,
+}
+
+/// One block's parameters (see the definition above).
+#[cfg(not(atome_lazy_block))]
+#[derive(Clone, Copy, Debug)]
+pub struct Block<'a> {
+    norm: Norm<'a>,
+    conv: Tensor<'a>,
+    ssm: Ssm<'a>,
+    wq: Tensor<'a>,
+    wk: Tensor<'a>,
+    wv: Tensor<'a>,
+    router: Tensor<'a>,
+}
+
+#[cfg(not(atome_lazy_block))]
+impl<'a> Block<'a> {
+    /// The block in `bytes` (as the blob lays it out for these dims).
+    pub fn new(bytes: &'a [u8], dims: &Dims, packing: Packing) -> Block<'a> {
+        Self::of_layer(bytes, 0, dims, packing)
+    }
+    /// Block l of the blocks region `blocks` (empty views past its end):
+    /// each piece's length once, no cursor.
+    pub(crate) fn of_layer(blocks: &'a [u8], l: usize, dims: &Dims, p: Packing) -> Block<'a> {
+        let (d, dh) = (dims.d_model, dims.d_head);
+        let fl = 4 * d;
+        let (lc, lq, lv, lr) = (p.payload_len(d * dims.kernel_size), p.payload_len(dh * d), p.payload_len(d * d), p.payload_len(3 * d));
+        let len = 5 * fl + 5 * 4 + lc + 2 * lq + lv + lr;
+        let b = l.checked_mul(len).and_then(|s| blocks.get(s..s.checked_add(len)?)).unwrap_or(&[]);
+        let mut at = 0;
+        let norm = Norm { gamma: Floats::new(piece(b, &mut at, fl)), beta: Floats::new(piece(b, &mut at, fl)) };
+        let conv = record(b, &mut at, d, dims.kernel_size, lc, p);
+        let ssm = Ssm { a: Floats::new(piece(b, &mut at, fl)), b: Floats::new(piece(b, &mut at, fl)), c_out: Floats::new(piece(b, &mut at, fl)) };
+        let wq = record(b, &mut at, dh, d, lq, p);
+        let wk = record(b, &mut at, dh, d, lq, p);
+        let wv = record(b, &mut at, d, d, lv, p);
+        let router = record(b, &mut at, 3, d, lr, p);
+        Block { norm, conv, ssm, wq, wk, wv, router }
+    }
+    /// Pieces of a block, in blob order.
+    pub const PIECES: usize = 10;
     /// Pre-norm.
-    pub norm: Norm<'a>,
+    #[inline(always)]
+    pub fn norm(&self) -> &Norm<'a> {
+        &self.norm
+    }
     /// Causal conv, D x K (tap 0 = current position).
-    pub conv: Tensor<'a>,
+    #[inline(always)]
+    pub fn conv(&self) -> &Tensor<'a> {
+        &self.conv
+    }
     /// State pathway.
-    pub ssm: Ssm<'a>,
+    #[inline(always)]
+    pub fn ssm(&self) -> &Ssm<'a> {
+        &self.ssm
+    }
     /// Query projection DH x D.
-    pub wq: Tensor<'a>,
+    #[inline(always)]
+    pub fn wq(&self) -> &Tensor<'a> {
+        &self.wq
+    }
     /// Key projection DH x D.
-    pub wk: Tensor<'a>,
+    #[inline(always)]
+    pub fn wk(&self) -> &Tensor<'a> {
+        &self.wk
+    }
     /// Value projection D x D.
-    pub wv: Tensor<'a>,
+    #[inline(always)]
+    pub fn wv(&self) -> &Tensor<'a> {
+        &self.wv
+    }
     /// Router 3 x D.
-    pub router: Tensor<'a>,
+    #[inline(always)]
+    pub fn router(&self) -> &Tensor<'a> {
+        &self.router
+    }
+}
+
+/// The n bytes of `b` at `*at` (empty past its end); `*at` moves past them.
+#[cfg(not(atome_lazy_block))]
+#[inline(always)]
+fn piece<'a>(b: &'a [u8], at: &mut usize, n: usize) -> &'a [u8] {
+    let s = b.get(*at..at.saturating_add(n)).unwrap_or(&[]);
+    *at = at.saturating_add(n);
+    s
+}
+
+/// The weight record at `*at` of `b` (scale, then n payload bytes).
+#[cfg(not(atome_lazy_block))]
+#[inline(always)]
+fn record<'a>(b: &'a [u8], at: &mut usize, rows: usize, cols: usize, n: usize, packing: Packing) -> Tensor<'a> {
+    let scale = Floats::new(piece(b, at, 4)).get(0);
+    Tensor { data: piece(b, at, n), scale, rows, cols, packing }
+}
+
+/// The q15 size-first build's block view (tested against the whole block
+/// in the other builds).
+#[cfg(not(atome_lazy_block))]
+#[derive(Clone, Copy)]
+#[allow(dead_code)]
+struct Lazy<'a> {
+    bytes: &'a [u8],
+    d: usize,
+    dh: usize,
+    k: usize,
+    packing: Packing,
+}
+
+#[cfg(atome_lazy_block)]
+type Lazy<'a> = Block<'a>;
+
+#[cfg(atome_lazy_block)]
+impl<'a> Block<'a> {
+    /// The block in `bytes` (as the blob lays it out for these dims).
+    pub fn new(bytes: &'a [u8], dims: &Dims, packing: Packing) -> Block<'a> {
+        Block { bytes, d: dims.d_model, dh: dims.d_head, k: dims.kernel_size, packing }
+    }
+    /// Rows and columns of piece j (see [`Lazy::shape`]).
+    pub(crate) fn shape_of(dims: &Dims, j: usize) -> Option<(usize, usize)> {
+        Block::new(&[], dims, Packing::Trit2).shape(j)
+    }
+    /// Pieces of a block, in blob order.
+    pub const PIECES: usize = 10;
+    /// Bytes of a block of these dims.
+    pub(crate) fn bytes_of(dims: &Dims, packing: Packing) -> usize {
+        Block::new(&[], dims, packing).at(Self::PIECES)
+    }
+}
+
+#[cfg_attr(not(atome_lazy_block), allow(dead_code))]
+impl<'a> Lazy<'a> {
+    /// Rows and columns of piece j when it is a weight record (2 the conv,
+    /// 6 Wq, 7 Wk, 8 Wv, 9 the router); the others are D floats (0, 1 the
+    /// norm's gamma and beta, 3, 4, 5 the SSM's a, b and c_out).
+    #[inline(always)]
+    pub(crate) fn shape(&self, j: usize) -> Option<(usize, usize)> {
+        let (d, dh) = (self.d, self.dh);
+        match j {
+            2 => Some((d, self.k)),
+            6 | 7 => Some((dh, d)),
+            8 => Some((d, d)),
+            9 => Some((3, d)),
+            _ => None,
+        }
+    }
+    /// n bytes at `at` (empty past the end).
+    #[inline(always)]
+    fn piece(&self, at: usize, n: usize) -> &'a [u8] {
+        self.bytes.get(at..at.saturating_add(n)).unwrap_or(&[])
+    }
+    /// Byte offset of piece j (the sum of the lengths before it; of j =
+    /// [`Block::PIECES`]: the block's length).
+    /// (q15 size-first: out of line, one copy for every use.)
+    #[cfg_attr(atome_lazy_block, inline(never))]
+    #[cfg_attr(not(atome_lazy_block), inline(always))]
+    pub(crate) fn at(&self, j: usize) -> usize {
+        let mut at = 0;
+        for i in 0..j {
+            at += match self.shape(i) {
+                Some((r, c)) => 4 + self.packing.payload_len(r * c),
+                None => 4 * self.d,
+            };
+        }
+        at
+    }
+    /// Weight record j (a scale, then its payload).
+    #[cfg_attr(atome_lazy_block, inline(never))]
+    #[cfg_attr(not(atome_lazy_block), inline(always))]
+    fn record(&self, j: usize) -> Tensor<'a> {
+        let (rows, cols) = self.shape(j).unwrap_or((0, 0));
+        parse::record_at(self.bytes, self.at(j), rows, cols, self.packing)
+    }
+    /// The D floats of piece j.
+    #[cfg_attr(atome_lazy_block, inline(never))]
+    #[cfg_attr(not(atome_lazy_block), inline(always))]
+    fn floats(&self, j: usize) -> Floats<'a> {
+        Floats::new(self.piece(self.at(j), 4 * self.d))
+    }
+    /// Pre-norm.
+    #[inline(always)]
+    pub fn norm(&self) -> Norm<'a> {
+        Norm { gamma: self.floats(0), beta: self.floats(1) }
+    }
+    /// Causal conv, D x K (tap 0 = current position).
+    #[inline(always)]
+    pub fn conv(&self) -> Tensor<'a> {
+        self.record(2)
+    }
+    /// State pathway.
+    #[inline(always)]
+    pub fn ssm(&self) -> Ssm<'a> {
+        Ssm { a: self.floats(3), b: self.floats(4), c_out: self.floats(5) }
+    }
+    /// Query projection DH x D.
+    #[inline(always)]
+    pub fn wq(&self) -> Tensor<'a> {
+        self.record(6)
+    }
+    /// Key projection DH x D.
+    #[inline(always)]
+    pub fn wk(&self) -> Tensor<'a> {
+        self.record(7)
+    }
+    /// Value projection D x D.
+    #[inline(always)]
+    pub fn wv(&self) -> Tensor<'a> {
+        self.record(8)
+    }
+    /// Router 3 x D.
+    #[inline(always)]
+    pub fn router(&self) -> Tensor<'a> {
+        self.record(9)
+    }
 }
 
 /// Model dimensions (the build-time knobs that shape a blob).
@@ -289,7 +504,9 @@ pub struct Dims {
     pub top_k: usize,
 }
 
-/// A language model: views into the blob.
+/// A language model: views into the blob. (The q15 size-first build: the
+/// body's bytes, each part read where it is used, as its [`Block`]s.)
+#[cfg(not(atome_lazy_block))]
 #[derive(Clone, Copy, Debug)]
 pub struct Model<'a> {
     /// Dimensions it was parsed with.
@@ -297,13 +514,85 @@ pub struct Model<'a> {
     /// Packing of every tensor.
     pub packing: Packing,
     /// V x D embedding.
-    pub embed: Tensor<'a>,
+    embed: Tensor<'a>,
     /// The L blocks, back to back.
-    pub(crate) blocks: &'a [u8],
+    blocks: &'a [u8],
     /// Final norm.
-    pub final_norm: Norm<'a>,
+    final_norm: Norm<'a>,
     /// V x D unembedding.
-    pub unembed: Tensor<'a>,
+    unembed: Tensor<'a>,
+}
+
+/// A language model (see the definition above).
+#[cfg(atome_lazy_block)]
+#[derive(Clone, Copy, Debug)]
+pub struct Model<'a> {
+    /// Dimensions it was parsed with.
+    pub dims: Dims,
+    /// Packing of every tensor.
+    pub packing: Packing,
+    /// The body: the embedding, the blocks, the final norm, the unembedding.
+    body: &'a [u8],
+}
+
+#[cfg(not(atome_lazy_block))]
+impl<'a> Model<'a> {
+    /// V x D embedding.
+    #[inline(always)]
+    pub fn embed(&self) -> &Tensor<'a> {
+        &self.embed
+    }
+    /// Final norm.
+    #[inline(always)]
+    pub fn final_norm(&self) -> &Norm<'a> {
+        &self.final_norm
+    }
+    /// V x D unembedding.
+    #[inline(always)]
+    pub fn unembed(&self) -> &Tensor<'a> {
+        &self.unembed
+    }
+    /// The whole blob region holding the blocks.
+    #[inline(always)]
+    pub fn blocks_bytes(&self) -> &'a [u8] {
+        self.blocks
+    }
+}
+
+#[cfg(atome_lazy_block)]
+impl<'a> Model<'a> {
+    /// Bytes of the embedding's record.
+    fn embed_len(&self) -> usize {
+        4 + self.packing.payload_len(self.dims.vocab * self.dims.d_model)
+    }
+    /// Offset of the final norm.
+    #[inline(never)]
+    fn norm_at(&self) -> usize {
+        self.embed_len() + self.dims.n_layers * Block::bytes_of(&self.dims, self.packing)
+    }
+    /// V x D embedding.
+    #[inline(never)]
+    pub fn embed(&self) -> Tensor<'a> {
+        parse::record_at(self.body, 0, self.dims.vocab, self.dims.d_model, self.packing)
+    }
+    /// Final norm.
+    #[inline(never)]
+    pub fn final_norm(&self) -> Norm<'a> {
+        let (at, fl) = (self.norm_at(), 4 * self.dims.d_model);
+        let f = |at: usize| Floats::new(self.body.get(at..at.saturating_add(fl)).unwrap_or(&[]));
+        Norm { gamma: f(at), beta: f(at + fl) }
+    }
+    /// V x D unembedding.
+    #[inline(never)]
+    pub fn unembed(&self) -> Tensor<'a> {
+        parse::record_at(self.body, self.norm_at() + 8 * self.dims.d_model, self.dims.vocab, self.dims.d_model, self.packing)
+    }
+    /// The whole blob region holding the blocks.
+    #[inline(never)]
+    pub fn blocks_bytes(&self) -> &'a [u8] {
+        let e = self.embed_len();
+        self.body.get(e..self.norm_at()).unwrap_or(&[])
+    }
 }
 
 /// A classifier: a model plus a head.
@@ -313,4 +602,41 @@ pub struct Classifier<'a> {
     pub base: Model<'a>,
     /// n_classes x D head.
     pub head: Tensor<'a>,
+}
+
+#[cfg(all(test, not(atome_lazy_block)))]
+mod tests {
+    use super::*;
+
+    /// The q15 size-first build's view reads the same pieces as the
+    /// eager block (itself checked against the loader's cursor in
+    /// `parse`), for every layer of blobs of odd shapes and every packing.
+    #[test]
+    fn lazy_view_is_the_eager_block() {
+        for dims in [
+            Dims { vocab: 32, d_model: 16, n_layers: 2, d_head: 8, kernel_size: 5, top_k: 4 },
+            Dims { vocab: 40, d_model: 22, n_layers: 3, d_head: 6, kernel_size: 3, top_k: 2 },
+            Dims { vocab: 7, d_model: 5, n_layers: 4, d_head: 3, kernel_size: 1, top_k: 1 },
+        ] {
+            for f in [Format::Atome01, Format::Atome02, Format::AtomeP3] {
+                let p = f.packing();
+                let len = block_bytes(&dims, p);
+                // Distinct bytes everywhere, one block past the end (empty views there).
+                let bytes: [u8; 4096] = core::array::from_fn(|i| (i * 7 + 3) as u8);
+                let region = &bytes[..dims.n_layers * len];
+                for l in 0..=dims.n_layers {
+                    let own = region.get(l * len..(l + 1) * len).unwrap_or(&[]);
+                    let (e, z) = (Block::new(own, &dims, p), Lazy { bytes: own, d: dims.d_model, dh: dims.d_head, k: dims.kernel_size, packing: p });
+                    let same_t = |a: Tensor, b: Tensor| a.data == b.data && a.scale.to_bits() == b.scale.to_bits() && (a.rows, a.cols, a.packing) == (b.rows, b.cols, b.packing);
+                    let (en, zn, es, zs) = (e.norm(), z.norm(), e.ssm(), z.ssm());
+                    assert!(en.gamma.bytes() == zn.gamma.bytes() && en.beta.bytes() == zn.beta.bytes());
+                    assert!(es.a.bytes() == zs.a.bytes() && es.b.bytes() == zs.b.bytes() && es.c_out.bytes() == zs.c_out.bytes());
+                    for (x, y) in [(*e.conv(), z.conv()), (*e.wq(), z.wq()), (*e.wk(), z.wk()), (*e.wv(), z.wv()), (*e.router(), z.router())] {
+                        assert!(same_t(x, y), "layer {l}, {f:?}");
+                    }
+                    assert_eq!(z.at(Block::PIECES), if own.is_empty() { len } else { own.len() });
+                }
+            }
+        }
+    }
 }

@@ -1,7 +1,9 @@
 //! Parsing a blob in place (docs/FORMATS.md), at any alignment, on any host
 //! byte order. The order of the reads below is the one [`super::layout`]
 //! describes (a test checks that the two agree).
-use super::{Block, Classifier, Dims, Floats, Format, Model, Norm, Packing, Ssm, Tensor, BASE3_MAX_BYTE, CL_MAGIC_LEN, LM_MAGIC_LEN};
+#[cfg(not(atome_lazy_block))]
+use super::Ssm;
+use super::{Block, Classifier, Dims, Floats, Format, Model, Norm, Packing, Tensor, BASE3_MAX_BYTE, CL_MAGIC_LEN, LM_MAGIC_LEN};
 
 /// Why a blob was refused (values are the C return codes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,6 +73,8 @@ impl<'a> Cursor<'a> {
     fn norm(&mut self, d: usize) -> Norm<'a> {
         Norm { gamma: self.floats(d), beta: self.floats(d) }
     }
+    /// Reads (and at load checks) one block's records; its views.
+    #[cfg(not(atome_lazy_block))]
     fn block(&mut self, dims: &Dims, p: Packing) -> Block<'a> {
         let d = dims.d_model;
         Block {
@@ -83,6 +87,22 @@ impl<'a> Cursor<'a> {
             router: self.tensor(3, d, p),
         }
     }
+    /// Reads (and at load checks) one block's records; its view.
+    #[cfg(atome_lazy_block)]
+    fn block(&mut self, dims: &Dims, p: Packing) -> Block<'a> {
+        let start = self.pos;
+        for j in 0..Block::PIECES {
+            match Block::shape_of(dims, j) {
+                Some((r, c)) => {
+                    self.tensor(r, c, p);
+                }
+                None => {
+                    self.floats(dims.d_model);
+                }
+            }
+        }
+        Block::new(self.buf.get(start..self.pos).unwrap_or(&[]), dims, p)
+    }
     /// Ok(v) when nothing failed and at most MAX_TRAILING bytes remain
     /// (`end`: the blob must end here).
     fn finish<T>(&self, v: T, end: bool) -> Result<T, LoadError> {
@@ -92,6 +112,12 @@ impl<'a> Cursor<'a> {
             None => Ok(v),
         }
     }
+}
+
+/// The weight record at byte `at` of `bytes` (the loader's read, shared).
+#[cfg_attr(not(atome_lazy_block), allow(dead_code))]
+pub(super) fn record_at(bytes: &[u8], at: usize, rows: usize, cols: usize, p: Packing) -> Tensor<'_> {
+    Cursor::new(bytes, at, false).tensor(rows, cols, p)
 }
 
 /// Bytes of one serialized tensor.
@@ -123,62 +149,30 @@ impl<'a> Model<'a> {
     /// sized at load).
     ///
     /// The q15 cached build, which reads a block at every position, takes
-    /// it by offset arithmetic ([`Model::block_at`]); the others (a lean
-    /// plan reads each block once a call), and the size-first builds,
-    /// through the loader's cursor (code shared with the load).
+    /// it by offset arithmetic ([`Block::new`]); the other default builds
+    /// (a lean plan reads each block once a call) through the loader's
+    /// cursor (code shared with the load); the q15 size-first build makes
+    /// the view of its bytes.
     pub fn block(&self, l: usize) -> Block<'a> {
+        #[cfg(atome_lazy_block)]
+        return {
+            let len = Block::bytes_of(&self.dims, self.packing);
+            Block::new(Cursor::new(self.blocks_bytes(), l.saturating_mul(len), false).take(len), &self.dims, self.packing)
+        };
         #[cfg(all(atome_q15, atome_cached, not(atome_small)))]
-        return self.block_at(l);
-        #[cfg(not(all(atome_q15, atome_cached, not(atome_small))))]
-        return self.block_cursor(l);
+        return Block::of_layer(self.blocks_bytes(), l, &self.dims, self.packing);
+        #[cfg(not(any(atome_lazy_block, all(atome_q15, atome_cached, not(atome_small)))))]
+        return Cursor::new(self.blocks_bytes(), l.saturating_mul(block_bytes(&self.dims, self.packing)), false).block(&self.dims, self.packing);
     }
 
-    /// [`Model::block`] through the loader's cursor.
-    pub fn block_cursor(&self, l: usize) -> Block<'a> {
+    /// [`Model::block`] through the loader's cursor (the test of the
+    /// view's offsets).
+    #[cfg(test)]
+    fn block_cursor(&self, l: usize) -> Block<'a> {
         let len = block_bytes(&self.dims, self.packing);
-        Cursor::new(self.blocks, l.saturating_mul(len), false).block(&self.dims, self.packing)
+        Cursor::new(self.blocks_bytes(), l.saturating_mul(len), false).block(&self.dims, self.packing)
     }
 
-    /// [`Model::block`] by offset arithmetic on the block's bytes (each
-    /// piece's length once, no cursor); the same views as
-    /// [`Model::block_cursor`] (test: `block_at_is_the_cursor_block`).
-    pub fn block_at(&self, l: usize) -> Block<'a> {
-        let (dims, p) = (&self.dims, self.packing);
-        let (d, dh) = (dims.d_model, dims.d_head);
-        let fl = 4 * d;
-        let (lc, lq, lv, lr) = (p.payload_len(d * dims.kernel_size), p.payload_len(dh * d), p.payload_len(d * d), p.payload_len(3 * d));
-        let len = 5 * fl + 5 * 4 + lc + 2 * lq + lv + lr;
-        let b = l.checked_mul(len).and_then(|s| self.blocks.get(s..s.checked_add(len)?)).unwrap_or(&[]);
-        let mut at = 0;
-        let norm = Norm { gamma: Floats::new(piece(b, &mut at, fl)), beta: Floats::new(piece(b, &mut at, fl)) };
-        let conv = tensor_at(b, &mut at, d, dims.kernel_size, lc, p);
-        let ssm = Ssm { a: Floats::new(piece(b, &mut at, fl)), b: Floats::new(piece(b, &mut at, fl)), c_out: Floats::new(piece(b, &mut at, fl)) };
-        let wq = tensor_at(b, &mut at, dh, d, lq, p);
-        let wk = tensor_at(b, &mut at, dh, d, lq, p);
-        let wv = tensor_at(b, &mut at, d, d, lv, p);
-        let router = tensor_at(b, &mut at, 3, d, lr, p);
-        Block { norm, conv, ssm, wq, wk, wv, router }
-    }
-
-    /// The whole blob region holding the blocks.
-    pub fn blocks_bytes(&self) -> &'a [u8] {
-        self.blocks
-    }
-}
-
-/// The n bytes of `b` at `*at` (empty past its end); `*at` moves past them.
-#[inline(always)]
-fn piece<'a>(b: &'a [u8], at: &mut usize, n: usize) -> &'a [u8] {
-    let s = b.get(*at..at.saturating_add(n)).unwrap_or(&[]);
-    *at = at.saturating_add(n);
-    s
-}
-
-/// The weight record at `*at` of `b` (scale, then n payload bytes).
-#[inline(always)]
-fn tensor_at<'a>(b: &'a [u8], at: &mut usize, rows: usize, cols: usize, n: usize, packing: Packing) -> Tensor<'a> {
-    let scale = Floats::new(piece(b, at, 4)).get(0);
-    Tensor { data: piece(b, at, n), scale, rows, cols, packing }
 }
 
 /// The model body after the header (and the class count).
@@ -186,6 +180,7 @@ fn body<'a>(c: &mut Cursor<'a>, dims: &Dims, p: Packing) -> Model<'a> {
     if dims.vocab == 0 || dims.d_model == 0 || dims.n_layers == 0 || dims.d_head == 0 || dims.kernel_size == 0 {
         c.fail(LoadError::BadMagic);
     }
+    let start0 = c.pos;
     let embed = c.tensor(dims.vocab, dims.d_model, p);
     let start = c.pos;
     for _ in 0..dims.n_layers {
@@ -194,7 +189,15 @@ fn body<'a>(c: &mut Cursor<'a>, dims: &Dims, p: Packing) -> Model<'a> {
     let blocks = c.buf.get(start..c.pos).unwrap_or(&[]);
     let final_norm = c.norm(dims.d_model);
     let unembed = c.tensor(dims.vocab, dims.d_model, p);
-    Model { dims: *dims, packing: p, embed, blocks, final_norm, unembed }
+    #[cfg(not(atome_lazy_block))]
+    let _ = start0;
+    #[cfg(not(atome_lazy_block))]
+    return Model { dims: *dims, packing: p, embed, blocks, final_norm, unembed };
+    #[cfg(atome_lazy_block)]
+    return {
+        let _ = (embed, blocks, final_norm, unembed);
+        Model { dims: *dims, packing: p, body: c.buf.get(start0..c.pos).unwrap_or(&[]) }
+    };
 }
 
 /// Magic -> packing of a language-model blob.
@@ -270,10 +273,10 @@ mod tests {
         }
     }
 
-    /// Both block readers give the same views (bytes, scales, shapes) for
-    /// every layer, and empty ones past the last.
+    /// A block's views (bytes, scales, shapes) are the records the loader's
+    /// cursor reads, for every layer, and empty past the last.
     #[test]
-    fn block_at_is_the_cursor_block() {
+    fn block_views_are_the_cursor_records() {
         let same_t = |a: &Tensor, b: &Tensor| a.data == b.data && a.scale.to_bits() == b.scale.to_bits() && (a.rows, a.cols, a.packing) == (b.rows, b.cols, b.packing);
         let same_f = |a: &Floats, b: &Floats| a.bytes() == b.bytes();
         for dims in [
@@ -286,11 +289,14 @@ mod tests {
                 let n = write_blob(&mut buf, &dims, f, 0, &mut Fill).expect("write");
                 let m = parse_model(&buf[..n], &dims).expect("parse");
                 for l in 0..=dims.n_layers {
-                    let (a, b) = (m.block_at(l), m.block_cursor(l));
-                    assert!(same_f(&a.norm.gamma, &b.norm.gamma) && same_f(&a.norm.beta, &b.norm.beta));
-                    assert!(same_f(&a.ssm.a, &b.ssm.a) && same_f(&a.ssm.b, &b.ssm.b) && same_f(&a.ssm.c_out, &b.ssm.c_out));
-                    for (x, y) in [(&a.conv, &b.conv), (&a.wq, &b.wq), (&a.wk, &b.wk), (&a.wv, &b.wv), (&a.router, &b.router)] {
-                        assert!(same_t(x, y), "layer {l}, {f:?}");
+                    let len = block_bytes(&dims, f.packing());
+                    let own = m.blocks_bytes().get(l * len..(l + 1) * len).unwrap_or(&[]);
+                    let (a, b) = (Block::new(own, &dims, f.packing()), m.block_cursor(l));
+                    let (an, bn, as_, bs) = (a.norm(), b.norm(), a.ssm(), b.ssm());
+                    assert!(same_f(&an.gamma, &bn.gamma) && same_f(&an.beta, &bn.beta));
+                    assert!(same_f(&as_.a, &bs.a) && same_f(&as_.b, &bs.b) && same_f(&as_.c_out, &bs.c_out));
+                    for (x, y) in [(a.conv(), b.conv()), (a.wq(), b.wq()), (a.wk(), b.wk()), (a.wv(), b.wv()), (a.router(), b.router())] {
+                        assert!(same_t(&x, &y), "layer {l}, {f:?}");
                     }
                 }
             }

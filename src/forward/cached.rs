@@ -94,11 +94,11 @@ pub fn fingerprint(model: &Model) -> u32 {
             h = (h ^ b as u32).wrapping_mul(0x0100_0193);
         }
     };
-    mix(model.embed.data.as_ptr() as usize as u64);
-    mix(model.embed.data.len() as u64);
+    mix(model.embed().data.as_ptr() as usize as u64);
+    mix(model.embed().data.len() as u64);
     mix(model.blocks_bytes().as_ptr() as usize as u64);
-    mix(model.unembed.data.as_ptr() as usize as u64);
-    mix(model.embed.scale.to_bits() as u64 | (model.unembed.scale.to_bits() as u64) << 32);
+    mix(model.unembed().data.as_ptr() as usize as u64);
+    mix(model.embed().scale.to_bits() as u64 | (model.unembed().scale.to_bits() as u64) << 32);
     mix(model.packing as u64);
     h
 }

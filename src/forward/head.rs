@@ -5,7 +5,7 @@ use crate::kernels::{argmax, layer_norm};
 
 /// Final LayerNorm of one residual row into `h` (D floats).
 pub fn final_norm(model: &Model, xrow: &[f32], h: &mut [f32]) {
-    layer_norm(xrow, &model.final_norm, h);
+    layer_norm(xrow, &model.final_norm(), h);
 }
 
 /// logits = unembed(h); returns the argmax.

@@ -95,7 +95,7 @@ fn layers_with<L: Layers, S: Lanes<N>, const N: usize>(
     let p0 = if L::KEEPS { p0 } else { 0 };
     for t in p0..n {
         if let Some(row) = x.get_mut(t * d..t * d + d) {
-            embed_row(&model.embed, tokens.id(t, dims.vocab), row);
+            embed_row(&model.embed(), tokens.id(t, dims.vocab), row);
         }
     }
     let inv_sqrt_dh = 1.0 / sqrtf(dh as f32);
@@ -105,8 +105,9 @@ fn layers_with<L: Layers, S: Lanes<N>, const N: usize>(
         let mut mem = layers.layer(l);
         let kc = KeyCache::new(mem.k.len(), dh);
         if p0 == 0 {
+            let a = blk.ssm().a;
             for (c, th) in mem.tanh_a.iter_mut().enumerate() {
-                *th = tanhf(blk.ssm.a.get(c));
+                *th = tanhf(a.get(c));
             }
             for v in mem.hs.iter_mut() {
                 *v = 0.0;
@@ -135,7 +136,7 @@ fn layers_with<L: Layers, S: Lanes<N>, const N: usize>(
             for i in 0..m {
                 let t = c0 + i;
                 if let (Some(xr), Some(hr)) = (x.get(t * d..t * d + d), hc.get_mut(i * d..i * d + d)) {
-                    layer_norm(xr, &blk.norm, hr);
+                    layer_norm(xr, &blk.norm(), hr);
                 }
             }
             // The router is needed at the mixed positions and wherever
@@ -205,22 +206,22 @@ fn project<K: KeyLayout>(sc: &mut Scratch, mem: &mut LayerMem, blk: &Block, kc: 
         // takes less code.
         let in_rows = match kc.rows_from(mem.k, c0) {
             Some(kd) => {
-                project_one(acc, &blk.wk, hc, 0, m, kd, dh);
+                project_one(acc, &blk.wk(), hc, 0, m, kd, dh);
                 true
             }
             None => {
-                project_one(acc, &blk.wk, hc, 0, m, sc.q, dh);
+                project_one(acc, &blk.wk(), hc, 0, m, sc.q, dh);
                 false
             }
         };
         if !lazy_v {
-            project_one(acc, &blk.wv, hc, 0, m, vdst, d);
+            project_one(acc, &blk.wv(), hc, 0, m, vdst, d);
         }
         if !in_rows {
             kc.store(mem.k, c0, m, sc.q);
         }
-        project_one(acc, &blk.router, hc, i_rout, m, sc.r, 3);
-        project_one(acc, &blk.wq, hc, i_full, m, sc.q, dh);
+        project_one(acc, &blk.router(), hc, i_rout, m, sc.r, 3);
+        project_one(acc, &blk.wq(), hc, i_full, m, sc.q, dh);
         return;
     }
     // Matrices over the same positions share one matvec call (one set of
@@ -252,10 +253,10 @@ fn project<K: KeyLayout>(sc: &mut Scratch, mem: &mut LayerMem, blk: &Block, kc: 
         if let (Some(xs), Some(qo)) = (hc.get(i_full * d..), sc.q.get_mut(i_full * dh..)) {
             if i_rout == i_full && i_rout > 0 {
                 let ro = sc.r.get_mut(i_rout * 3..).unwrap_or(&mut []);
-                let mut jobs = [MvJob { w: &blk.router, out: ro, ostride: 3 }, MvJob { w: &blk.wq, out: qo, ostride: dh }];
+                let mut jobs = [MvJob { w: &blk.router(), out: ro, ostride: 3 }, MvJob { w: &blk.wq(), out: qo, ostride: dh }];
                 matvec_multi_accel(acc, &mut jobs, xs, d, m - i_full);
             } else {
-                matvec_multi_accel(acc, &mut [MvJob { w: &blk.wq, out: qo, ostride: dh }], xs, d, m - i_full);
+                matvec_multi_accel(acc, &mut [MvJob { w: &blk.wq(), out: qo, ostride: dh }], xs, d, m - i_full);
             }
         }
     }
@@ -267,19 +268,19 @@ fn project<K: KeyLayout>(sc: &mut Scratch, mem: &mut LayerMem, blk: &Block, kc: 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn group(acc: Accel, blk: &Block, k: &mut [f32], v: Option<&mut [f32]>, r: &mut [f32], q: Option<&mut [f32]>, with_r: bool, hc: &[f32], d: usize, dh: usize, m: usize) {
-    let kj = MvJob { w: &blk.wk, out: k, ostride: dh };
-    let rj = MvJob { w: &blk.router, out: r, ostride: 3 };
+    let kj = MvJob { w: &blk.wk(), out: k, ostride: dh };
+    let rj = MvJob { w: &blk.router(), out: r, ostride: 3 };
     let Some(v) = v else {
         // (The lazy value cache: no values here.)
         return match q {
-            Some(q) => matvec_multi_accel(acc, &mut [kj, rj, MvJob { w: &blk.wq, out: q, ostride: dh }], hc, d, m),
+            Some(q) => matvec_multi_accel(acc, &mut [kj, rj, MvJob { w: &blk.wq(), out: q, ostride: dh }], hc, d, m),
             None if with_r => matvec_multi_accel(acc, &mut [kj, rj], hc, d, m),
             None => matvec_multi_accel(acc, &mut [kj], hc, d, m),
         };
     };
-    let vj = MvJob { w: &blk.wv, out: v, ostride: d };
+    let vj = MvJob { w: &blk.wv(), out: v, ostride: d };
     match q {
-        Some(q) => matvec_multi_accel(acc, &mut [kj, vj, rj, MvJob { w: &blk.wq, out: q, ostride: dh }], hc, d, m),
+        Some(q) => matvec_multi_accel(acc, &mut [kj, vj, rj, MvJob { w: &blk.wq(), out: q, ostride: dh }], hc, d, m),
         None if with_r => matvec_multi_accel(acc, &mut [kj, vj, rj], hc, d, m),
         None => matvec_multi_accel(acc, &mut [kj, vj], hc, d, m),
     }
@@ -297,7 +298,7 @@ fn chosen_values(sc: &Scratch, mem: &mut LayerMem, blk: &Block, x: &mut [f32], i
     let keff = topk.min(t + 1);
     for &ix in slot_i.get(i * topk..i * topk + keff).unwrap_or(&[]) {
         let Some(row) = slot_key(ix).and_then(|j| mem.v.get_mut(j * d..(j + 1) * d)) else { continue };
-        matvec_batch_accel(sc.accel, &blk.wv, row, d, 1, tmp, d);
+        matvec_batch_accel(sc.accel, &blk.wv(), row, d, 1, tmp, d);
         copy(row, tmp);
     }
 }
@@ -364,16 +365,17 @@ fn mix<S: Lanes<N>, const N: usize>(x: &mut [f32], sc: &mut Scratch, mem: &mut L
         let co = if cw == N { 0 } else { ch0 % cw };
         if i_full < m && co == 0 {
             if cw == N {
-                conv_lanes::<N>(&blk.conv, ch0, nb, kk, q);
+                conv_lanes::<N>(&blk.conv(), ch0, nb, kk, q);
             } else {
-                conv_lanes::<CONV_LANES>(&blk.conv, ch0, (d - ch0).min(CONV_LANES), kk, q);
+                conv_lanes::<CONV_LANES>(&blk.conv(), ch0, (d - ch0).min(CONV_LANES), kk, q);
             }
         }
         let th = S::ld(tanh_a, ch0, nb);
         let mut hs = S::ld(hs_mem, ch0, nb);
-        let bc = S::ld_bytes(blk.ssm.b.bytes(), ch0, nb);
-        let cc = S::ld_bytes(blk.ssm.c_out.bytes(), ch0, nb);
-        let scale = S::splat(blk.conv.scale);
+        let ssm = blk.ssm();
+        let bc = S::ld_bytes(ssm.b.bytes(), ch0, nb);
+        let cc = S::ld_bytes(ssm.c_out.bytes(), ch0, nb);
+        let scale = S::splat(blk.conv().scale);
         for i in 0..m {
             let t = c0 + i;
             let at = (hist_rows + i) * d + ch0;

@@ -335,7 +335,7 @@ impl<'w> Q15CachedRunner<'w> {
     #[inline(never)]
     fn embed_row(&mut self, model: &Model, tok: usize) -> Option<()> {
         let mut b = bufs!(self, &mut [], &mut [], &mut [], &mut [], &mut []);
-        embed(&model.embed, tok, 0, &mut b)
+        embed(&model.embed(), tok, 0, &mut b)
     }
 
     /// The model's scalars into `lp` ([`stored_words`]).
@@ -399,7 +399,7 @@ impl<'w> Q15CachedRunner<'w> {
         let mut fin = 0;
         if let Some(fs) = fin_from(s).filter(|&fs| p0 <= fs) {
             let fe = self.lp.get(l_n * LAYER_WORDS..l_n * LAYER_WORDS + 2)?;
-            let (g, b) = (PVec::with_exp(model.final_norm.gamma, QA, *fe.first()?), PVec::with_exp(model.final_norm.beta, QA, *fe.get(1)?));
+            let (g, b) = (PVec::with_exp(model.final_norm().gamma, QA, *fe.first()?), PVec::with_exp(model.final_norm().beta, QA, *fe.get(1)?));
             let rows = self.c16.get_mut(value_rows(&self.dims, s, 0, fs..fs + FROWS))?;
             if let Some((wg, wb)) = kept_words_mut(rows, 2 * d).and_then(|w| w.split_at_mut_checked(d)) {
                 g.fill(wg);
@@ -511,7 +511,7 @@ impl<'w> Q15CachedRunner<'w> {
 #[inline(never)]
 fn layer_q<'a>(model: &Model<'a>, l: usize, w: &[i32; LAYER_WORDS]) -> (LayerQ<'a>, Floats<'a>) {
     let bl = model.block(l);
-    (LayerQ::from_words(&bl, w), bl.ssm.a)
+    (LayerQ::from_words(&bl, w), bl.ssm().a)
 }
 
 /// LayerNorm of the residual row into ring row `slot` and the SSM step of
@@ -624,7 +624,7 @@ fn byte_tables<'a>(logits: &'a mut [f32], pa: &'a mut [i32], clean: bool) -> Opt
 #[inline(never)]
 fn clean_payloads(model: &Model) -> bool {
     let acc = Accel::detect();
-    (0..model.dims.n_layers).all(|l| projections(model, l).iter().all(|w| trit2_no_code10(acc, w))) && trit2_no_code10(acc, &model.unembed)
+    (0..model.dims.n_layers).all(|l| projections(model, l).iter().all(|w| trit2_no_code10(acc, w))) && trit2_no_code10(acc, &model.unembed())
 }
 
 /// The query of one layer at position t and attention over the cached
@@ -663,13 +663,13 @@ fn ring_from_hist(ring: &mut [i16], ering: &mut [i16], hist: &[i16], ehist: &[i1
 #[inline(never)]
 fn projections<'a>(model: &Model<'a>, l: usize) -> [Tensor<'a>; 4] {
     let bl = model.block(l);
-    [bl.wk, bl.wv, bl.router, bl.wq]
+    [Tensor::clone(&bl.wk()), Tensor::clone(&bl.wv()), Tensor::clone(&bl.router()), Tensor::clone(&bl.wq())]
 }
 
 /// Layer l's conv tensor alone (no Block on the conv's call path).
 #[inline(never)]
 fn conv_tensor<'a>(model: &Model<'a>, l: usize) -> Tensor<'a> {
-    model.block(l).conv
+    Tensor::clone(&model.block(l).conv())
 }
 
 /// The conv sums of one layer at position t into `b.mv[..d]`.
@@ -720,7 +720,7 @@ impl Engine for Q15CachedRunner<'_> {
 
     fn lm_head(&mut self, model: &Model, eh: i32) -> Option<usize> {
         let h = self.ring.get(..self.dims.d_model)?;
-        Some(head_logits(&model.unembed, h, eh, self.mv, Some(self.logits)))
+        Some(head_logits(&model.unembed(), h, eh, self.mv, Some(self.logits)))
     }
 
     /// (Inlined, as the other q15 runners' one; a generation step before the
@@ -742,7 +742,7 @@ impl Engine for Q15CachedRunner<'_> {
         // where the outputs are shorter than a table, two in the parameter
         // area.
         let (mv, more) = if self.mv.len() >= 256 { (&mut *self.mv, &mut *self.pa) } else { self.pa.split_at_mut(self.pa.len().min(256)) };
-        Some(head_argmax::<true>(&model.unembed, h, eh, logit_words(self.logits), mv, more, clean))
+        Some(head_argmax::<true>(&model.unembed(), h, eh, logit_words(self.logits), mv, more, clean))
     }
 
     fn class_head(&mut self, clf: &Classifier, eh: i32, out: Option<&mut [f32]>) -> Option<usize> {

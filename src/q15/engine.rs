@@ -90,7 +90,7 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
     let accel = Accel::detect();
     // Embedding.
     for t in 0..n {
-        embed(&model.embed, toks.id(t, dims.vocab), t, b)?;
+        embed(&model.embed(), toks.id(t, dims.vocab), t, b)?;
     }
     for l in 0..l_n {
         let bl = model.block(l);
@@ -102,15 +102,16 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
         // the logits area as far as it goes (bit patterns: the logits are
         // written only after the last block), then in the int32 area.
         let mut areas = logits.chunks_exact_mut(d).map(Area::Bits).chain(pa.chunks_exact_mut(d).map(Area::Ints));
-        let tanh = areas.next()?.fill(|c| tanh_q30(bl.ssm.a.get(c)));
-        let pg = PSrc::of(bl.norm.gamma, None, d, QA, areas.next());
-        let pb = PSrc::of(bl.norm.beta, None, d, QA, areas.next());
-        let psb = PSrc::of(bl.ssm.b, Some(bl.ssm.c_out), d, QP, areas.next());
-        let clean = conv::conv_clean(&bl.conv, d);
+        let (nm, ssm) = (bl.norm(), bl.ssm());
+        let tanh = areas.next()?.fill(|c| tanh_q30(ssm.a.get(c)));
+        let pg = PSrc::of(nm.gamma, None, d, QA, areas.next());
+        let pb = PSrc::of(nm.beta, None, d, QA, areas.next());
+        let psb = PSrc::of(ssm.b, Some(ssm.c_out), d, QP, areas.next());
+        let clean = conv::conv_clean(&bl.conv(), d);
         // Checked once per layer instead of at each position's matvec (only
         // the AVX2 shift decode needs it).
         #[cfg(not(atome_small))]
-        let nc10 = accel.avx2() && [&bl.wk, &bl.wv, &bl.router, &bl.wq].into_iter().all(|w| trit2_no_code10(accel, w));
+        let nc10 = accel.avx2() && [&bl.wk(), &bl.wv(), &bl.router(), &bl.wq()].into_iter().all(|w| trit2_no_code10(accel, w));
         for hs in b.hs.iter_mut() {
             *hs = 0;
         }
@@ -134,15 +135,15 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
             // (Size-first: one matrix at a time, no job arrays on the stack.)
             #[cfg(atome_small)]
             {
-                matvec_q_accel(accel, &bl.wk, h, d, 1, b.mv.get_mut(..dh)?, dh);
+                matvec_q_accel(accel, &bl.wk(), h, d, 1, b.mv.get_mut(..dh)?, dh);
                 if !last {
-                    matvec_q_accel(accel, &bl.wv, h, d, 1, b.mv.get_mut(dh..dh + d)?, d);
+                    matvec_q_accel(accel, &bl.wv(), h, d, 1, b.mv.get_mut(dh..dh + d)?, d);
                 }
                 if mixes || ents {
-                    matvec_q_accel(accel, &bl.router, h, d, 1, b.mv.get_mut(dh + d..dh + d + 3)?, 3);
+                    matvec_q_accel(accel, &bl.router(), h, d, 1, b.mv.get_mut(dh + d..dh + d + 3)?, 3);
                 }
                 if mixes {
-                    matvec_q_accel(accel, &bl.wq, h, d, 1, b.mv.get_mut(dh + d + 3..2 * dh + d + 3)?, dh);
+                    matvec_q_accel(accel, &bl.wq(), h, d, 1, b.mv.get_mut(dh + d + 3..2 * dh + d + 3)?, dh);
                 }
             }
             #[cfg(not(atome_small))]
@@ -152,10 +153,10 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
                 let (or, r) = r.split_at_mut_checked(3)?;
                 let oq = r.get_mut(..dh)?;
                 let (wk, wv, wr, wq) = (
-                    MvJobQ { w: &bl.wk, out: ok, ostride: dh },
-                    MvJobQ { w: &bl.wv, out: ov, ostride: d },
-                    MvJobQ { w: &bl.router, out: or, ostride: 3 },
-                    MvJobQ { w: &bl.wq, out: oq, ostride: dh },
+                    MvJobQ { w: &bl.wk(), out: ok, ostride: dh },
+                    MvJobQ { w: &bl.wv(), out: ov, ostride: d },
+                    MvJobQ { w: &bl.router(), out: or, ostride: 3 },
+                    MvJobQ { w: &bl.wq(), out: oq, ostride: dh },
                 );
                 // The last layer mixes only its last position, whose
                 // attention reads the values of at most TOP_K keys: there
@@ -201,15 +202,15 @@ fn blocks(model: &Model, toks: &Tokens, n: usize, b: &mut Bufs, pa: &mut [i32], 
                     let row = b.v.get_mut(j * d..(j + 1) * d)?;
                     let out = b.mv.get_mut(..d)?;
                     #[cfg(atome_small)]
-                    matvec_q_accel(accel, &bl.wv, row, d, 1, out, d);
+                    matvec_q_accel(accel, &bl.wv(), row, d, 1, out, d);
                     #[cfg(not(atome_small))]
-                    matvec_q_multi_checked(accel, &mut [MvJobQ { w: &bl.wv, out, ostride: d }], row, d, 1, nc10);
+                    matvec_q_multi_checked(accel, &mut [MvJobQ { w: &bl.wv(), out, ostride: d }], row, d, 1, nc10);
                     let e = quant::quant_into(accel, b.mv.get(..d)?, i32::from(*b.ev.get(j)?), row);
                     *b.ev.get_mut(j)? = e as i16;
                 }
             }
             let esp = attention::attention_sum(accel, dims.top_k, keff, b)?;
-            let (mxl, et) = conv::conv_sums(accel, accel.avx2(), clean, &bl.conv, b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
+            let (mxl, et) = conv::conv_sums(accel, accel.avx2(), clean, &bl.conv(), b.ring, b.ering, t, d, b.mv.get_mut(..d)?);
             let ex = i32::from(*b.ex.get(t)?);
             let st = mix::State { hs: b.hs.get(..d)?, ehs };
             let e = mix::mix(accel, &s_conv, &s_wv, st, b.mv.get_mut(..d)?, (mxl, et), (b.sparse.get_mut(..d)?, esp), r, b.x.get_mut(t * d..(t + 1) * d)?, ex);
@@ -246,8 +247,8 @@ fn embed(w: &Tensor, tok: usize, t: usize, b: &mut Bufs) -> Option<()> {
 /// exponent. Then [`head_logits`] reads it.
 pub fn final_row(model: &Model, n: usize, b: &mut Bufs) -> Option<i32> {
     let d = model.dims.d_model;
-    let g = PSrc::new(PVec::new(model.final_norm.gamma, d, QA), None);
-    let be = PSrc::new(PVec::new(model.final_norm.beta, d, QA), None);
+    let g = PSrc::new(PVec::new(model.final_norm().gamma, d, QA), None);
+    let be = PSrc::new(PVec::new(model.final_norm().beta, d, QA), None);
     final_norm(model, n, b, &g, &be)
 }
 
@@ -255,7 +256,7 @@ pub fn final_row(model: &Model, n: usize, b: &mut Bufs) -> Option<i32> {
 /// ([`final_exps`]), and their mantissas too where `kept` holds them (as
 /// [`PVec::fill`] wrote them: the same integers).
 pub fn final_row_at(model: &Model, n: usize, b: &mut Bufs, [eg, eb]: [i32; 2], kept: Option<(&[i32], &[i32])>) -> Option<i32> {
-    let (g, be) = (PVec::with_exp(model.final_norm.gamma, QA, eg), PVec::with_exp(model.final_norm.beta, QA, eb));
+    let (g, be) = (PVec::with_exp(model.final_norm().gamma, QA, eg), PVec::with_exp(model.final_norm().beta, QA, eb));
     let (g, be) = match kept {
         Some((wg, wb)) => (PSrc::stored(g, wg), PSrc::stored(be, wb)),
         None => (PSrc::new(g, None), PSrc::new(be, None)),
@@ -276,7 +277,7 @@ fn final_norm(model: &Model, n: usize, b: &mut Bufs, g: &PSrc, be: &PSrc) -> Opt
 /// The block exponents of the final LayerNorm's gamma and beta.
 pub fn final_exps(model: &Model) -> [i32; 2] {
     let d = model.dims.d_model;
-    [PVec::new(model.final_norm.gamma, d, QA).e, PVec::new(model.final_norm.beta, d, QA).e]
+    [PVec::new(model.final_norm().gamma, d, QA).e, PVec::new(model.final_norm().beta, d, QA).e]
 }
 
 /// Logits of a head over the final row (h, eh): each the exact integer

@@ -147,7 +147,7 @@ impl Engine for Q15Runner<'_> {
 
     fn lm_head(&mut self, model: &Model, eh: i32) -> Option<usize> {
         let h = self.b.ring.get(..self.dims.d_model)?;
-        Some(engine::head_logits(&model.unembed, h, eh, self.b.mv, Some(self.logits)))
+        Some(engine::head_logits(&model.unembed(), h, eh, self.b.mv, Some(self.logits)))
     }
 
     predict_pick_inline!();
@@ -157,7 +157,7 @@ impl Engine for Q15Runner<'_> {
             return self.lm_head(model, eh);
         }
         let h = self.b.ring.get(..self.dims.d_model)?;
-        Some(engine::head_argmax::<false>(&model.unembed, h, eh, engine::logit_words(self.logits), self.b.mv, &mut [], false))
+        Some(engine::head_argmax::<false>(&model.unembed(), h, eh, engine::logit_words(self.logits), self.b.mv, &mut [], false))
     }
 
     fn class_head(&mut self, clf: &Classifier, eh: i32, out: Option<&mut [f32]>) -> Option<usize> {

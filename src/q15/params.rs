@@ -289,10 +289,11 @@ impl<'a> LayerQ<'a> {
     /// The integer parameters of block `bl` (model width d, head width dh).
     pub fn new(bl: &Block<'a>, d: usize, dh: usize) -> LayerQ<'a> {
         let [conv, wv, router, cq] = Self::scales_of(bl, dh);
+        let (nm, ssm) = (bl.norm(), bl.ssm());
         LayerQ {
-            g: PVec::new(bl.norm.gamma, d, QA),
-            b: PVec::new(bl.norm.beta, d, QA),
-            sb: PVec::prod(bl.ssm.b, bl.ssm.c_out, d),
+            g: PVec::new(nm.gamma, d, QA),
+            b: PVec::new(nm.beta, d, QA),
+            sb: PVec::prod(ssm.b, ssm.c_out, d),
             conv,
             wv,
             router,
@@ -302,10 +303,10 @@ impl<'a> LayerQ<'a> {
 
     /// The scales of [`LayerQ::new`] alone: conv, wv, router, cq.
     pub fn scales_of(bl: &Block, dh: usize) -> [Scale; 4] {
-        let (q, k) = (Scale::of(&bl.wq), Scale::of(&bl.wk));
+        let (q, k) = (Scale::of(&bl.wq()), Scale::of(&bl.wk()));
         let (ism, ise) = fquant_scalar(1.0 / crate::math::sqrtf(dh as f32));
         let (cm, ce) = quant_scalar(i64::from(q.m) * i64::from(k.m) * ism, q.e + k.e + ise, QA);
-        [Scale::of(&bl.conv), Scale::of(&bl.wv), Scale::of(&bl.router), Scale { m: cm as i32, e: ce }]
+        [Scale::of(&bl.conv()), Scale::of(&bl.wv()), Scale::of(&bl.router()), Scale { m: cm as i32, e: ce }]
     }
 
     /// Its scalars as words (the exponents of g, b and sb, then the four
@@ -340,10 +341,11 @@ impl<'a> LayerQ<'a> {
     /// The parameters of block `bl` from its stored [`LayerQ::words`]
     /// (the same values as [`LayerQ::new`], without its scans).
     pub fn from_words(bl: &Block<'a>, w: &[i32; LAYER_WORDS]) -> LayerQ<'a> {
+        let (nm, ssm) = (bl.norm(), bl.ssm());
         LayerQ {
-            g: PVec::with_exp(bl.norm.gamma, QA, w[0]),
-            b: PVec::with_exp(bl.norm.beta, QA, w[1]),
-            sb: PVec { f: bl.ssm.b, g: Some(bl.ssm.c_out), bits: QP, e: w[2] },
+            g: PVec::with_exp(nm.gamma, QA, w[0]),
+            b: PVec::with_exp(nm.beta, QA, w[1]),
+            sb: PVec { f: ssm.b, g: Some(ssm.c_out), bits: QP, e: w[2] },
             conv: Scale::at(w, 3),
             wv: Scale::at(w, 5),
             router: Scale::at(w, 7),

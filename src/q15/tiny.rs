@@ -216,7 +216,7 @@ fn layers(model: &Model, toks: &Tokens, n: usize, tb: &mut Tb, pa: &mut [i32], l
     }
     let accel = Accel::detect();
     for t in 0..n {
-        embed(&model.embed, toks.id(t, dims.vocab), t, &mut tb.b)?;
+        embed(&model.embed(), toks.id(t, dims.vocab), t, &mut tb.b)?;
     }
     let nb = n.div_ceil(c);
     for l in 0..l_n {
@@ -225,15 +225,16 @@ fn layers(model: &Model, toks: &Tokens, n: usize, tb: &mut Tb, pa: &mut [i32], l
         // tanh(a), gamma, beta and the SSM gain as int32, where the lean
         // plan keeps them (the logits area, then the int32 area).
         let mut areas = logits.chunks_exact_mut(d).map(Area::Bits).chain(pa.chunks_exact_mut(d).map(Area::Ints));
-        let tanh = areas.next()?.fill(|i| tanh_q30(bl.ssm.a.get(i)));
+        let a = bl.ssm().a;
+        let tanh = areas.next()?.fill(|i| tanh_q30(a.get(i)));
         let pg = PSrc::new(p.g, areas.next());
         let pb = PSrc::new(p.b, areas.next());
         let psb = PSrc::new(p.sb, areas.next());
         #[cfg(not(atome_small))]
-        let nc10 = accel.avx2() && [&bl.wk, &bl.wv, &bl.router, &bl.wq].into_iter().all(|w| trit2_no_code10(accel, w));
+        let nc10 = accel.avx2() && [&bl.wk(), &bl.wv(), &bl.router(), &bl.wq()].into_iter().all(|w| trit2_no_code10(accel, w));
         #[cfg(atome_small)]
         let nc10 = false;
-        let ly = Layer { bl: &bl, p: &p, tanh, pg, pb, psb, clean: conv::conv_clean(&bl.conv, d), nc10, l, c, n };
+        let ly = Layer { bl: &bl, p: &p, tanh, pg, pb, psb, clean: conv::conv_clean(&bl.conv(), d), nc10, l, c, n };
         // The ring's and the value rows' contents are the previous layer's.
         tb.rpos.fill(-1);
         tb.vpos.fill(-1);
@@ -327,16 +328,16 @@ fn forward(accel: Accel, ly: &Layer, tb: &mut Tb, cb: usize, pass_a: bool, all: 
         let router = last && !all.is_empty() && t + 1 < ly.n;
         #[cfg(atome_small)]
         {
-            matvec_q_accel(accel, &ly.bl.wk, h, d, 1, tb.b.mv.get_mut(..dh)?, dh);
+            matvec_q_accel(accel, &ly.bl.wk(), h, d, 1, tb.b.mv.get_mut(..dh)?, dh);
             if router {
-                matvec_q_accel(accel, &ly.bl.router, h, d, 1, tb.b.mv.get_mut(dh..dh + 3)?, 3);
+                matvec_q_accel(accel, &ly.bl.router(), h, d, 1, tb.b.mv.get_mut(dh..dh + 3)?, 3);
             }
         }
         #[cfg(not(atome_small))]
         {
             let (ok, r) = tb.b.mv.split_at_mut_checked(dh)?;
             let or = r.get_mut(..3)?;
-            let (wk, wr) = (MvJobQ { w: &ly.bl.wk, out: ok, ostride: dh }, MvJobQ { w: &ly.bl.router, out: or, ostride: 3 });
+            let (wk, wr) = (MvJobQ { w: &ly.bl.wk(), out: ok, ostride: dh }, MvJobQ { w: &ly.bl.router(), out: or, ostride: 3 });
             if router {
                 matvec_q_multi_checked(accel, &mut [wk, wr], h, d, 1, ly.nc10);
             } else {
@@ -377,14 +378,14 @@ fn mix_at(accel: Accel, ly: &Layer, tb: &mut Tb, t: usize, all: &mut [f32]) -> O
     // The router and the query.
     #[cfg(atome_small)]
     {
-        matvec_q_accel(accel, &ly.bl.router, h, d, 1, tb.b.mv.get_mut(..3)?, 3);
-        matvec_q_accel(accel, &ly.bl.wq, h, d, 1, tb.b.mv.get_mut(3..3 + dh)?, dh);
+        matvec_q_accel(accel, &ly.bl.router(), h, d, 1, tb.b.mv.get_mut(..3)?, 3);
+        matvec_q_accel(accel, &ly.bl.wq(), h, d, 1, tb.b.mv.get_mut(3..3 + dh)?, dh);
     }
     #[cfg(not(atome_small))]
     {
         let (or, r) = tb.b.mv.split_at_mut_checked(3)?;
         let oq = r.get_mut(..dh)?;
-        let (wr, wq) = (MvJobQ { w: &ly.bl.router, out: or, ostride: 3 }, MvJobQ { w: &ly.bl.wq, out: oq, ostride: dh });
+        let (wr, wq) = (MvJobQ { w: &ly.bl.router(), out: or, ostride: 3 }, MvJobQ { w: &ly.bl.wq(), out: oq, ostride: dh });
         matvec_q_multi_checked(accel, &mut [wr, wq], h, d, 1, ly.nc10);
     }
     let r = mix::router(ly.p.router, tb.b.mv.get(..3)?, eh);
@@ -398,7 +399,7 @@ fn mix_at(accel: Accel, ly: &Layer, tb: &mut Tb, t: usize, all: &mut [f32]) -> O
     let keff = attention::attention_top(accel, dh, &ly.p.cq, t, eq, top_k, &mut tb.b)?;
     values(accel, ly, tb, keff)?;
     let esp = attention::attention_sum(accel, top_k, keff, &mut tb.b)?;
-    let (mxl, et) = conv::conv_sums(accel, accel.avx2(), ly.clean, &ly.bl.conv, tb.b.ring, tb.b.ering, t, d, tb.b.mv.get_mut(..d)?);
+    let (mxl, et) = conv::conv_sums(accel, accel.avx2(), ly.clean, &ly.bl.conv(), tb.b.ring, tb.b.ering, t, d, tb.b.mv.get_mut(..d)?);
     let i = t.checked_rem(ly.c)?;
     let ex = i32::from(*tb.b.ex.get(t)?);
     let st = mix::State { hs: tb.b.hs.get(i * d..(i + 1) * d)?, ehs: *tb.est.get(i)? };
@@ -453,9 +454,9 @@ fn value_row(accel: Accel, ly: &Layer, tb: &mut Tb, j: usize, s: usize) -> Optio
     };
     let out = tb.b.mv.get_mut(..d)?;
     #[cfg(atome_small)]
-    matvec_q_accel(accel, &ly.bl.wv, row, d, 1, out, d);
+    matvec_q_accel(accel, &ly.bl.wv(), row, d, 1, out, d);
     #[cfg(not(atome_small))]
-    matvec_q_multi_checked(accel, &mut [MvJobQ { w: &ly.bl.wv, out, ostride: d }], row, d, 1, ly.nc10);
+    matvec_q_multi_checked(accel, &mut [MvJobQ { w: &ly.bl.wv(), out, ostride: d }], row, d, 1, ly.nc10);
     let e = quant::quant_into(accel, tb.b.mv.get(..d)?, eh, row);
     *tb.b.ev.get_mut(s)? = e as i16;
     Some(())
@@ -487,7 +488,7 @@ impl Engine for Q15TinyRunner<'_> {
 
     fn lm_head(&mut self, model: &Model, eh: i32) -> Option<usize> {
         let h = self.t.b.ring.get(..self.dims.d_model)?;
-        Some(head_logits(&model.unembed, h, eh, self.t.b.mv, Some(self.logits)))
+        Some(head_logits(&model.unembed(), h, eh, self.t.b.mv, Some(self.logits)))
     }
 
     predict_pick_inline!();
@@ -497,7 +498,7 @@ impl Engine for Q15TinyRunner<'_> {
             return self.lm_head(model, eh);
         }
         let h = self.t.b.ring.get(..self.dims.d_model)?;
-        Some(head_argmax::<false>(&model.unembed, h, eh, logit_words(self.logits), self.t.b.mv, &mut [], false))
+        Some(head_argmax::<false>(&model.unembed(), h, eh, logit_words(self.logits), self.t.b.mv, &mut [], false))
     }
 
     fn class_head(&mut self, clf: &Classifier, eh: i32, out: Option<&mut [f32]>) -> Option<usize> {

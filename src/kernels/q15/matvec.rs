@@ -274,6 +274,8 @@ fn matvec_q_small(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i
 }
 
 /// The plain definition of [`matvec_q`]: the oracle of its differential tests.
+/// (Out of line: the fast kernels' fallback, its buffer not in their frames.)
+#[inline(never)]
 pub fn matvec_q_naive(w: &Tensor, xs: &[i16], xstride: usize, n: usize, out: &mut [i32], ostride: usize) {
     let cols = w.cols;
     let mut codes = [0i8; BLOCK];
