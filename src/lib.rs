@@ -13,6 +13,10 @@
 //! [`config`]; its runtime API runs any mode, sized by the model).
 #![no_std]
 #![warn(missing_docs)]
+// A block's and the model's pieces come from accessors that return
+// references to the whole views, or values in the q15 size-first build
+// (format::Block): `&blk.wq()` is the borrow the latter needs.
+#![cfg_attr(not(atome_lazy_block), allow(clippy::needless_borrow))]
 
 #[cfg(any(panic = "unwind", feature = "std"))]
 extern crate std;

@@ -1,5 +1,9 @@
 //! Configuration search, weight statistics and lossless conversion between
 //! packings, on the library's description of the formats (atome::format).
+// The library's block and model accessors return references here (its
+// whole-view builds) and values in its q15 size-first build: `&m.embed()`
+// reads the same in both.
+#![allow(clippy::needless_borrow)]
 use atome::format::{self, Dims, Format as BlobFormat, Packing, Tensor};
 
 /// Vocabulary sizes tried when inferring a configuration.
