@@ -149,7 +149,7 @@ impl<'a> Model<'a> {
     /// sized at load).
     ///
     /// The q15 cached build, which reads a block at every position, takes
-    /// it by offset arithmetic ([`Block::new`]); the other default builds
+    /// it by offset arithmetic ([`Block::of_layer`]); the other default builds
     /// (a lean plan reads each block once a call) through the loader's
     /// cursor (code shared with the load); the q15 size-first build makes
     /// the view of its bytes.
